@@ -1,0 +1,61 @@
+"""Starting the Qt application: the window, the store, clean shut-down."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from app.main_window import MainWindow
+from timothy import __version__, paths
+from timothy.errors import TimothyError
+from timothy.health import Check
+from timothy.store import Store
+
+
+def run_app(data_dir: Path | None) -> int:
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Timothy")
+    app.setOrganizationName("Timothy")
+    app.setApplicationVersion(__version__)
+    store_error: str | None = None
+    store: Store | None = None
+    try:
+        store = Store.open(paths.data_dir(data_dir))
+    except TimothyError as exc:
+        store_error = str(exc)
+    window = MainWindow(store, store_error=store_error)
+    window.show()
+    # For smoke tests and screenshots: quit on its own after this many milliseconds.
+    auto_quit = os.environ.get("TIMOTHY_QUIT_AFTER_MS")
+    if auto_quit:
+        QTimer.singleShot(int(auto_quit), window.close)
+    code = app.exec()
+    if store is not None:
+        store.close()
+    return int(code)
+
+
+def check_qt() -> Check:
+    """A Qt window can be created (offscreen when there is no screen)."""
+    try:
+        if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+            os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        from PySide6.QtWidgets import QWidget
+
+        app = QApplication.instance() or QApplication(sys.argv[:1])
+        widget = QWidget()
+        widget.resize(200, 100)
+        widget.show()
+        app.processEvents()
+        shown = widget.isVisible()
+        widget.close()
+        if not shown:
+            return Check("Qt window", False, "a window could not be shown")
+        return Check("Qt window", True, f"platform {QApplication.platformName()}")
+    except Exception as exc:
+        return Check("Qt window", False, str(exc))

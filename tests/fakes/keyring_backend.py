@@ -1,0 +1,40 @@
+"""A keyring backend for tests: keeps secrets in a JSON file named by TIMOTHY_TEST_KEYRING_FILE.
+
+A file (not memory) so that a subprocess under test and the test itself see the same secrets,
+and so a test can prove a key went to the keyring and to no other file it controls.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from keyring.backend import KeyringBackend
+
+
+class FileKeyring(KeyringBackend):
+    priority = 1  # type: ignore[assignment]
+
+    @property
+    def _path(self) -> Path:
+        return Path(os.environ["TIMOTHY_TEST_KEYRING_FILE"])
+
+    def _load(self) -> dict[str, str]:
+        try:
+            return dict(json.loads(self._path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            return {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self._load().get(f"{service}\x00{username}")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        data = self._load()
+        data[f"{service}\x00{username}"] = password
+        self._path.write_text(json.dumps(data), encoding="utf-8")
+
+    def delete_password(self, service: str, username: str) -> None:
+        data = self._load()
+        data.pop(f"{service}\x00{username}", None)
+        self._path.write_text(json.dumps(data), encoding="utf-8")

@@ -1,0 +1,95 @@
+"""What every subcommand shares: options, the data folder, the store, output and errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from timothy import paths
+from timothy.errors import InvalidInputError
+from timothy.store import Store
+from timothy.store.records import parse_time, utc_now
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Options accepted before or after any subcommand."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="use this data folder instead of the usual one (also: TIMOTHY_DATA_DIR)",
+    )
+    common.add_argument(
+        "--verbose", action="store_true", default=argparse.SUPPRESS, help="log to stderr too"
+    )
+    return common
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def add_now(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--now", metavar="ISO", help="act as if it were this moment (ISO 8601; default: now)"
+    )
+
+
+class Context:
+    """One command's run: parsed arguments, a lazily opened store, stdout and stderr."""
+
+    def __init__(
+        self, args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None
+    ) -> None:
+        self.args = args
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self._store: Store | None = None
+
+    @property
+    def data_override(self) -> Path | None:
+        value = getattr(self.args, "data_dir", None)
+        return Path(value).expanduser() if value else None
+
+    @property
+    def data_dir(self) -> Path:
+        return paths.data_dir(self.data_override)
+
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store.open(self.data_dir)
+        return self._store
+
+    def now(self) -> datetime:
+        value = getattr(self.args, "now", None)
+        if not value:
+            return utc_now()
+        try:
+            return parse_time(value)
+        except ValueError:
+            raise InvalidInputError(
+                f"--now needs an ISO 8601 time such as 2026-01-31T09:00:00Z, not {value!r}."
+            ) from None
+
+    @property
+    def json(self) -> bool:
+        return bool(getattr(self.args, "json", False))
+
+    def print(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+
+    def print_json(self, value: Any) -> None:
+        self.out.write(json.dumps(value, ensure_ascii=False) + "\n")
+
+    def fail(self, message: str) -> None:
+        self.err.write(f"timothy: {message}\n")
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None

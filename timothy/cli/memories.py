@@ -1,0 +1,270 @@
+"""`timothy memories ...`: the memory lifecycle, export and import, from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from timothy.cli.context import Context, add_json, add_now
+from timothy.errors import InvalidInputError, StoreError, TimothyError
+from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
+from timothy.store.transfer import export_memories, import_memories
+
+_TYPES = [t.value for t in MemoryType]
+_STATUSES = [s.value for s in MemoryStatus]
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    group = sub.add_parser("memories", parents=[common], help="inspect and change memories")
+    msub = group.add_subparsers(dest="memories_command", metavar="ACTION")
+
+    p = msub.add_parser("add", parents=[common], help="store a fact (active unless --staged)")
+    p.add_argument("text", nargs="+", help="the fact ('-' reads it from stdin)")
+    p.add_argument("--type", choices=_TYPES, default=MemoryType.SEMANTIC.value)
+    p.add_argument("--entity", action="append", default=[], metavar="NAME", help="repeatable")
+    p.add_argument("--staged", action="store_true", help="stage it for confirmation instead")
+    p.add_argument("--confidence", type=float, default=None)
+    add_json(p)
+    add_now(p)
+    p.set_defaults(handler=cmd_add)
+
+    p = msub.add_parser("list", parents=[common], help="list memories, newest first")
+    p.add_argument("--status", choices=_STATUSES)
+    p.add_argument("--type", choices=_TYPES)
+    p.add_argument("--search", metavar="TEXT", help="only memories containing these words")
+    p.add_argument("--limit", type=int, default=None)
+    add_json(p)
+    p.set_defaults(handler=cmd_list)
+
+    p = msub.add_parser("show", parents=[common], help="show one memory")
+    p.add_argument("id")
+    add_json(p)
+    p.set_defaults(handler=cmd_show)
+
+    for name, handler, text in (
+        ("confirm", cmd_confirm, "promote staged memories (or re-confirm active ones)"),
+        ("reject", cmd_reject, "reject staged (or active) memories"),
+        ("archive", cmd_archive, "archive active memories"),
+    ):
+        p = msub.add_parser(name, parents=[common], help=text)
+        p.add_argument("ids", nargs="+", metavar="ID")
+        add_json(p)
+        add_now(p)
+        p.set_defaults(handler=handler)
+
+    p = msub.add_parser("edit", parents=[common], help="supersede a memory with a new version")
+    p.add_argument("id")
+    p.add_argument("text", nargs="+", help="the new text ('-' reads it from stdin)")
+    p.add_argument("--type", choices=_TYPES, default=None)
+    p.add_argument("--entity", action="append", default=None, metavar="NAME")
+    add_json(p)
+    add_now(p)
+    p.set_defaults(handler=cmd_edit)
+
+    p = msub.add_parser("chain", parents=[common], help="every version of a memory, oldest first")
+    p.add_argument("id")
+    add_json(p)
+    p.set_defaults(handler=cmd_chain)
+
+    p = msub.add_parser("export", parents=[common], help="write every memory as JSON Lines")
+    p.add_argument("file", nargs="?", help="output file (default: stdout)")
+    p.set_defaults(handler=cmd_export)
+
+    p = msub.add_parser("import", parents=[common], help="read memories from JSON Lines")
+    p.add_argument("file", help="input file ('-' for stdin)")
+    add_now(p)
+    p.set_defaults(handler=cmd_import)
+
+
+def _text(ctx: Context, parts: list[str]) -> str:
+    if parts == ["-"]:
+        return sys.stdin.read()
+    return " ".join(parts)
+
+
+def _one_line(text: str, width: int = 72) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _when(memory_time: Any) -> str:
+    return "never" if memory_time is None else memory_time.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def print_memory_line(ctx: Context, memory: Memory) -> None:
+    entities = f"  [{', '.join(memory.entities)}]" if memory.entities else ""
+    ctx.print(
+        f"{memory.id}  {memory.status.value:<10} {memory.type.value:<10} "
+        f"{_one_line(memory.content)}{entities}"
+    )
+
+
+def print_memory(ctx: Context, memory: Memory) -> None:
+    rows = [
+        ("id", memory.id),
+        ("content", memory.content),
+        ("status", memory.status.value),
+        ("type", memory.type.value),
+        ("confidence", f"{memory.confidence:.2f}"),
+        ("source", memory.source.value),
+        ("entities", ", ".join(memory.entities) or "none"),
+        ("created", _when(memory.created_at)),
+        ("confirmed", _when(memory.last_confirmed_at)),
+        ("retrieved", _when(memory.last_retrieved_at)),
+    ]
+    if memory.session_id:
+        rows.append(("session", memory.session_id))
+    if memory.supersedes:
+        rows.append(("supersedes", memory.supersedes))
+    if memory.superseded_by:
+        rows.append(("superseded by", memory.superseded_by))
+    for label, value in rows:
+        ctx.print(f"{label + ':':<15}{value}")
+
+
+def _emit(ctx: Context, memory: Memory) -> None:
+    if ctx.json:
+        ctx.print_json(memory.to_json())
+    else:
+        print_memory(ctx, memory)
+
+
+def cmd_add(ctx: Context) -> int:
+    args = ctx.args
+    repo = ctx.store().memories
+    kwargs: dict[str, Any] = {
+        "type": args.type,
+        "entities": args.entity,
+        "source": MemorySource.MANUAL,
+        "now": ctx.now(),
+    }
+    if args.confidence is not None:
+        kwargs["confidence"] = args.confidence
+    text = _text(ctx, args.text)
+    memory = repo.stage(text, **kwargs) if args.staged else repo.add(text, **kwargs)
+    if ctx.json:
+        ctx.print_json(memory.to_json())
+    else:
+        ctx.print(f"{'Staged' if args.staged else 'Added'} {memory.id}")
+    return 0
+
+
+def cmd_list(ctx: Context) -> int:
+    args = ctx.args
+    if args.limit is not None and args.limit < 0:
+        raise InvalidInputError("--limit must be zero or more.")
+    memories = ctx.store().memories.list(
+        status=args.status, type=args.type, text=args.search, limit=args.limit
+    )
+    for memory in memories:
+        if ctx.json:
+            ctx.print_json(memory.to_json())
+        else:
+            print_memory_line(ctx, memory)
+    if not ctx.json and not memories:
+        ctx.err.write("No memories match.\n")
+    return 0
+
+
+def cmd_show(ctx: Context) -> int:
+    _emit(ctx, ctx.store().memories.get(ctx.args.id))
+    return 0
+
+
+def _each(ctx: Context, verb: str, action: Callable[[str], Memory]) -> int:
+    failed = 0
+    for memory_id in ctx.args.ids:
+        try:
+            memory = action(memory_id)
+        except TimothyError as exc:
+            ctx.fail(str(exc))
+            failed += 1
+            continue
+        if ctx.json:
+            ctx.print_json(memory.to_json())
+        else:
+            ctx.print(f"{verb} {memory.id}")
+    return 1 if failed else 0
+
+
+def cmd_confirm(ctx: Context) -> int:
+    repo, now = ctx.store().memories, ctx.now()
+    return _each(ctx, "Confirmed", lambda i: repo.confirm(i, now=now))
+
+
+def cmd_reject(ctx: Context) -> int:
+    repo, now = ctx.store().memories, ctx.now()
+    return _each(ctx, "Rejected", lambda i: repo.reject(i, now=now))
+
+
+def cmd_archive(ctx: Context) -> int:
+    repo, now = ctx.store().memories, ctx.now()
+    return _each(ctx, "Archived", lambda i: repo.archive(i, now=now))
+
+
+def cmd_edit(ctx: Context) -> int:
+    args = ctx.args
+    memory = ctx.store().memories.supersede(
+        args.id, _text(ctx, args.text), type=args.type, entities=args.entity, now=ctx.now()
+    )
+    _emit(ctx, memory)
+    return 0
+
+
+def cmd_chain(ctx: Context) -> int:
+    chain = ctx.store().memories.chain(ctx.args.id)
+    for memory in chain:
+        if ctx.json:
+            ctx.print_json(memory.to_json())
+        else:
+            print_memory_line(ctx, memory)
+    return 0
+
+
+def cmd_export(ctx: Context) -> int:
+    store = ctx.store()
+    target = ctx.args.file
+    if not target or target == "-":
+        export_memories(store, ctx.out)
+        return 0
+    path = Path(target).expanduser()
+    # Write beside the target, then rename: an interrupted export never leaves half a file.
+    try:
+        handle, temp_name = tempfile.mkstemp(prefix=".export-", dir=path.parent or Path("."))
+    except OSError as exc:
+        raise StoreError(f"Cannot write to {path.parent}: {exc.strerror}.") from exc
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            count = export_memories(store, out)
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+    ctx.err.write(f"Exported {count} memories to {path}\n")
+    return 0
+
+
+def cmd_import(ctx: Context) -> int:
+    source = ctx.args.file
+    if source == "-":
+        count = import_memories(ctx.store(), sys.stdin, now=ctx.now())
+    else:
+        path = Path(source).expanduser()
+        try:
+            handle = path.open(encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInputError(f"Cannot read {path}: {exc.strerror}.") from exc
+        with handle:
+            try:
+                count = import_memories(ctx.store(), handle, now=ctx.now())
+            except UnicodeDecodeError:
+                raise InvalidInputError(
+                    f"{path} is not UTF-8 text; nothing was imported."
+                ) from None
+    ctx.err.write(f"Imported {count} memories\n")
+    return 0

@@ -1,0 +1,1 @@
+"""Chat and embedding providers behind two small protocols (see `base`)."""

@@ -1,0 +1,544 @@
+"""The memory repository: the seed's lifecycle (stage, add, promote, reject, supersede, archive)."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import logging
+import math
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import apsw
+
+from timothy.errors import IllegalTransitionError, InvalidInputError, NotFoundError
+from timothy.store.db import Database, scalar
+from timothy.store.ids import new_id
+from timothy.store.records import (
+    MAX_CONTENT_CHARS,
+    MAX_ENTITY_CHARS,
+    Memory,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    format_time,
+    parse_time,
+    utc_now,
+)
+from timothy.text import fts_query, normalise_name
+
+log = logging.getLogger(__name__)
+
+COLUMNS = (
+    "m.seq, m.id, m.type, m.content, m.status, m.confidence, m.source, m.session_id, "
+    "m.supersedes, m.superseded_by, m.created_at, m.last_confirmed_at, m.last_retrieved_at"
+)
+
+# What happened to a memory, told to listeners after the write committed
+# (the embedding queue listens for "added", "promoted" and "superseded").
+MemoryListener = Callable[[str, Memory], None]
+
+
+def validate_content(content: str) -> str:
+    if not isinstance(content, str):
+        raise InvalidInputError("A memory's text must be a string.")
+    text = content.strip()
+    if not text:
+        raise InvalidInputError("A memory needs some text; this one is empty.")
+    if len(text) > MAX_CONTENT_CHARS:
+        raise InvalidInputError(
+            f"A memory can hold at most {MAX_CONTENT_CHARS:,} characters; "
+            f"this one has {len(text):,}."
+        )
+    return text
+
+
+def validate_entities(entities: Iterable[str]) -> list[tuple[str, str]]:
+    """(name as given, normalised name) pairs, blanks dropped, duplicates folded together."""
+    if isinstance(entities, str):
+        raise InvalidInputError("Entities must be a list of names, not one string.")
+    seen: dict[str, str] = {}
+    for raw in entities:
+        if not isinstance(raw, str):
+            raise InvalidInputError("Every entity must be a name (a string).")
+        name = raw.strip()
+        if not name:
+            continue
+        if len(name) > MAX_ENTITY_CHARS:
+            raise InvalidInputError(
+                f"An entity name can be at most {MAX_ENTITY_CHARS} characters long."
+            )
+        norm = normalise_name(name)
+        if norm and norm not in seen:
+            seen[norm] = name
+    return [(name, norm) for norm, name in seen.items()]
+
+
+def validate_confidence(confidence: float) -> float:
+    try:
+        value = float(confidence)
+    except (TypeError, ValueError):
+        raise InvalidInputError("Confidence must be a number from 0 to 1.") from None
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise InvalidInputError("Confidence must be a number from 0 to 1.")
+    return value
+
+
+def parse_type(value: str | MemoryType) -> MemoryType:
+    try:
+        return MemoryType(value)
+    except ValueError:
+        names = ", ".join(t.value for t in MemoryType)
+        raise InvalidInputError(f"Unknown memory type {value!r}; use one of: {names}.") from None
+
+
+def parse_status(value: str | MemoryStatus) -> MemoryStatus:
+    try:
+        return MemoryStatus(value)
+    except ValueError:
+        names = ", ".join(s.value for s in MemoryStatus)
+        raise InvalidInputError(f"Unknown status {value!r}; use one of: {names}.") from None
+
+
+def parse_source(value: str | MemorySource) -> MemorySource:
+    try:
+        return MemorySource(value)
+    except ValueError:
+        names = ", ".join(s.value for s in MemorySource)
+        raise InvalidInputError(f"Unknown source {value!r}; use one of: {names}.") from None
+
+
+def _time(value: object) -> datetime | None:
+    return None if value is None else parse_time(str(value))
+
+
+def row_to_memory(row: Sequence[Any], entities: tuple[str, ...]) -> Memory:
+    created = _time(row[10])
+    assert created is not None
+    return Memory(
+        id=str(row[1]),
+        type=MemoryType(str(row[2])),
+        content=str(row[3]),
+        status=MemoryStatus(str(row[4])),
+        confidence=float(row[5]),
+        source=MemorySource(str(row[6])),
+        session_id=None if row[7] is None else str(row[7]),
+        supersedes=None if row[8] is None else str(row[8]),
+        superseded_by=None if row[9] is None else str(row[9]),
+        created_at=created,
+        last_confirmed_at=_time(row[11]),
+        last_retrieved_at=_time(row[12]),
+        entities=entities,
+    )
+
+
+def load_entities(conn: apsw.Connection, seqs: Sequence[int]) -> dict[int, tuple[str, ...]]:
+    """Entity names of many memories in one query, in the order they were given."""
+    if not seqs:
+        return {}
+    found: dict[int, list[str]] = {}
+    for seq, name in conn.execute(
+        "SELECT memory_seq, name FROM memory_entities "
+        "WHERE memory_seq IN (SELECT value FROM json_each(?)) ORDER BY memory_seq, position",
+        (json.dumps(list(seqs)),),
+    ):
+        found.setdefault(int(seq), []).append(str(name))
+    return {seq: tuple(names) for seq, names in found.items()}
+
+
+def rows_to_memories(conn: apsw.Connection, rows: Sequence[Sequence[Any]]) -> list[Memory]:
+    entities = load_entities(conn, [int(row[0]) for row in rows])
+    return [row_to_memory(row, entities.get(int(row[0]), ())) for row in rows]
+
+
+class MemoryRepository:
+    """Every read and write of memories; SQL lives here, next to the method that runs it."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.listeners: list[MemoryListener] = []
+
+    # -- reading -----------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Memory:
+        with self.db.read() as conn:
+            rows = conn.execute(f"SELECT {COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,))
+            memories = rows_to_memories(conn, rows.fetchall())
+        if not memories:
+            raise NotFoundError(f"No memory has the id {memory_id!r}.")
+        return memories[0]
+
+    def get_many(self, memory_ids: Iterable[str]) -> dict[str, Memory]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {COLUMNS} FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))",
+                (json.dumps(ids),),
+            ).fetchall()
+            return {memory.id: memory for memory in rows_to_memories(conn, rows)}
+
+    def list(
+        self,
+        *,
+        status: MemoryStatus | str | Iterable[MemoryStatus | str] | None = None,
+        type: MemoryType | str | Iterable[MemoryType | str] | None = None,
+        text: str | None = None,
+        session_id: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        oldest_first: bool = False,
+    ) -> list[Memory]:
+        """Memories matching every filter given, newest first (or best text match first).
+
+        `text` is normalised like a recall query; every term must appear, the last one
+        may be a prefix (search as you type).
+        """
+        where: list[str] = []
+        params: list[object] = []
+        join = ""
+        order = "m.seq ASC" if oldest_first else "m.seq DESC"
+        if text is not None and text.strip():
+            match = fts_query(text, operator="AND", prefix_last=True)
+            if match is None:
+                return []
+            join = "JOIN memories_fts f ON f.rowid = m.seq"
+            where.append("memories_fts MATCH ?")
+            params.append(match)
+            order = "bm25(memories_fts), m.seq DESC"
+        if status is not None:
+            statuses = [status] if isinstance(status, str) else list(status)
+            where.append("m.status IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps([parse_status(s).value for s in statuses]))
+        if type is not None:
+            types = [type] if isinstance(type, str) else list(type)
+            where.append("m.type IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps([parse_type(t).value for t in types]))
+        if session_id is not None:
+            where.append("m.session_id = ?")
+            params.append(session_id)
+        sql = f"SELECT {COLUMNS} FROM memories m {join}"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += f" ORDER BY {order} LIMIT ? OFFSET ?"
+        params += [-1 if limit is None else int(limit), int(offset)]
+        with self.db.read() as conn:
+            return rows_to_memories(conn, conn.execute(sql, params).fetchall())
+
+    def count(
+        self,
+        *,
+        status: MemoryStatus | str | None = None,
+        type: MemoryType | str | None = None,
+    ) -> int:
+        where, params = [], []
+        if status is not None:
+            where.append("status = ?")
+            params.append(parse_status(status).value)
+        if type is not None:
+            where.append("type = ?")
+            params.append(parse_type(type).value)
+        sql = "SELECT count(*) FROM memories"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        with self.db.read() as conn:
+            return int(scalar(conn, sql, params))
+
+    def chain(self, memory_id: str) -> builtins.list[Memory]:
+        """The whole version history of a memory, oldest first, from any of its versions.
+
+        Follows `superseded_by` to the newest version, then gathers every version that led to
+        it (a consolidation merge has several), so each member's history is complete.
+        """
+        self.get(memory_id)  # raises NotFoundError
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"""
+                WITH RECURSIVE
+                forward (id, next) AS (
+                    SELECT id, superseded_by FROM memories WHERE id = ?
+                    UNION
+                    SELECT m.id, m.superseded_by FROM memories m JOIN forward f ON m.id = f.next
+                ),
+                head (id) AS (SELECT id FROM forward WHERE next IS NULL
+                              OR next NOT IN (SELECT id FROM memories)),
+                versions (id) AS (
+                    SELECT id FROM head
+                    UNION
+                    SELECT m.id FROM memories m JOIN versions v ON m.superseded_by = v.id
+                )
+                SELECT {COLUMNS} FROM memories m JOIN versions v ON v.id = m.id
+                ORDER BY m.created_at, m.seq
+                """,
+                (memory_id,),
+            ).fetchall()
+            return rows_to_memories(conn, rows)
+
+    # -- writing -----------------------------------------------------------------------
+
+    def _notify(self, event: str, memory: Memory) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(event, memory)
+            except Exception:  # a listener must never undo or fail a committed write
+                log.exception("memory listener failed on %s", event)
+
+    def insert(self, conn: apsw.Connection, memory: Memory) -> None:
+        """Write one memory row and its entities as they are (inside the caller's transaction)."""
+        conn.execute(
+            "INSERT INTO memories (id, type, content, status, confidence, source, session_id, "
+            "supersedes, superseded_by, created_at, last_confirmed_at, last_retrieved_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                memory.id,
+                memory.type.value,
+                memory.content,
+                memory.status.value,
+                memory.confidence,
+                memory.source.value,
+                memory.session_id,
+                memory.supersedes,
+                memory.superseded_by,
+                format_time(memory.created_at),
+                None if memory.last_confirmed_at is None else format_time(memory.last_confirmed_at),
+                None if memory.last_retrieved_at is None else format_time(memory.last_retrieved_at),
+            ),
+        )
+        seq = conn.last_insert_rowid()
+        conn.executemany(
+            "INSERT INTO memory_entities (memory_seq, position, name, norm) VALUES (?, ?, ?, ?)",
+            [
+                (seq, position, name, norm)
+                for position, (name, norm) in enumerate(validate_entities(memory.entities))
+            ],
+        )
+
+    def _create(
+        self,
+        content: str,
+        *,
+        status: MemoryStatus,
+        type: MemoryType | str,
+        entities: Iterable[str],
+        confidence: float,
+        source: MemorySource | str,
+        session_id: str | None,
+        now: datetime | None,
+        supersedes: str | None = None,
+    ) -> Memory:
+        moment = now or utc_now()
+        memory = Memory(
+            id=new_id(moment),
+            type=parse_type(type),
+            content=validate_content(content),
+            status=status,
+            confidence=validate_confidence(confidence),
+            source=parse_source(source),
+            session_id=session_id,
+            supersedes=supersedes,
+            superseded_by=None,
+            created_at=moment,
+            last_confirmed_at=moment if status is MemoryStatus.ACTIVE else None,
+            last_retrieved_at=None,
+            entities=tuple(name for name, _ in validate_entities(entities)),
+        )
+        return memory
+
+    def stage(
+        self,
+        content: str,
+        *,
+        type: MemoryType | str = MemoryType.SEMANTIC,
+        entities: Iterable[str] = (),
+        confidence: float = 0.8,
+        source: MemorySource | str = MemorySource.EXTRACTION,
+        session_id: str | None = None,
+        now: datetime | None = None,
+    ) -> Memory:
+        """Propose a fact: it waits, staged, until the owner confirms or rejects it."""
+        memory = self._create(
+            content,
+            status=MemoryStatus.STAGED,
+            type=type,
+            entities=entities,
+            confidence=confidence,
+            source=source,
+            session_id=session_id,
+            now=now,
+        )
+        with self.db.write() as conn:
+            self.insert(conn, memory)
+        self._notify("staged", memory)
+        return memory
+
+    def add(
+        self,
+        content: str,
+        *,
+        type: MemoryType | str = MemoryType.SEMANTIC,
+        entities: Iterable[str] = (),
+        confidence: float = 1.0,
+        source: MemorySource | str = MemorySource.MANUAL,
+        session_id: str | None = None,
+        now: datetime | None = None,
+    ) -> Memory:
+        """Store a fact as active at once (the owner said it: manual entry or `remember`)."""
+        memory = self._create(
+            content,
+            status=MemoryStatus.ACTIVE,
+            type=type,
+            entities=entities,
+            confidence=confidence,
+            source=source,
+            session_id=session_id,
+            now=now,
+        )
+        with self.db.write() as conn:
+            self.insert(conn, memory)
+        self._notify("added", memory)
+        return memory
+
+    def _transition(
+        self,
+        memory_id: str,
+        *,
+        allowed: tuple[MemoryStatus, ...],
+        verb: str,
+        assignments: str,
+        params: Sequence[object],
+    ) -> None:
+        """Apply an UPDATE only from an allowed status; otherwise raise and change nothing."""
+        with self.db.write() as conn:
+            rows = conn.execute("SELECT status FROM memories WHERE id = ?", (memory_id,)).fetchall()
+            if not rows:
+                raise NotFoundError(f"No memory has the id {memory_id!r}.")
+            current = MemoryStatus(str(rows[0][0]))
+            if current not in allowed:
+                names = " or ".join(s.value for s in allowed)
+                raise IllegalTransitionError(
+                    f"Memory {memory_id} is {current.value}; only a {names} memory can be {verb}."
+                )
+            conn.execute(f"UPDATE memories SET {assignments} WHERE id = ?", (*params, memory_id))
+
+    def promote(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Staged -> active; stamps last_confirmed_at."""
+        moment = format_time(now or utc_now())
+        self._transition(
+            memory_id,
+            allowed=(MemoryStatus.STAGED,),
+            verb="confirmed",
+            assignments="status = 'active', last_confirmed_at = ?",
+            params=(moment,),
+        )
+        memory = self.get(memory_id)
+        self._notify("promoted", memory)
+        return memory
+
+    def reconfirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """The owner says an active memory is still true: stamps last_confirmed_at."""
+        moment = format_time(now or utc_now())
+        self._transition(
+            memory_id,
+            allowed=(MemoryStatus.ACTIVE,),
+            verb="re-confirmed",
+            assignments="last_confirmed_at = ?",
+            params=(moment,),
+        )
+        memory = self.get(memory_id)
+        self._notify("reconfirmed", memory)
+        return memory
+
+    def confirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Promote a staged memory, or re-confirm an active one."""
+        current = self.get(memory_id)
+        if current.status is MemoryStatus.ACTIVE:
+            return self.reconfirm(memory_id, now=now)
+        if current.status is not MemoryStatus.STAGED:
+            raise IllegalTransitionError(
+                f"Memory {memory_id} is {current.status.value}; only a staged or active "
+                "memory can be confirmed."
+            )
+        return self.promote(memory_id, now=now)
+
+    def reject(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Staged or active -> rejected (a refused proposal, or an undone `remember`)."""
+        self._transition(
+            memory_id,
+            allowed=(MemoryStatus.STAGED, MemoryStatus.ACTIVE),
+            verb="rejected",
+            assignments="status = 'rejected'",
+            params=(),
+        )
+        memory = self.get(memory_id)
+        self._notify("rejected", memory)
+        return memory
+
+    def archive(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Active -> archived: kept, inspectable, no longer recalled."""
+        self._transition(
+            memory_id,
+            allowed=(MemoryStatus.ACTIVE,),
+            verb="archived",
+            assignments="status = 'archived'",
+            params=(),
+        )
+        memory = self.get(memory_id)
+        self._notify("archived", memory)
+        return memory
+
+    def supersede(
+        self,
+        memory_id: str,
+        content: str,
+        *,
+        entities: Iterable[str] | None = None,
+        type: MemoryType | str | None = None,
+        confidence: float | None = None,
+        source: MemorySource | str = MemorySource.MANUAL,
+        now: datetime | None = None,
+    ) -> Memory:
+        """An edit: the new version is inserted active, the old one marked superseded, linked
+        both ways. Entities, type and confidence carry over unless new ones are given."""
+        old = self.get(memory_id)
+        allowed = (MemoryStatus.STAGED, MemoryStatus.ACTIVE)
+        if old.status not in allowed:
+            raise IllegalTransitionError(
+                f"Memory {memory_id} is {old.status.value}; only a staged or active memory "
+                "can be edited."
+            )
+        new = self._create(
+            content,
+            status=MemoryStatus.ACTIVE,
+            type=old.type if type is None else type,
+            entities=old.entities if entities is None else entities,
+            confidence=1.0 if confidence is None else confidence,
+            source=source,
+            session_id=old.session_id,
+            now=now,
+            supersedes=old.id,
+        )
+        with self.db.write() as conn:
+            changed = conn.execute(
+                "UPDATE memories SET status = 'superseded', superseded_by = ? "
+                "WHERE id = ? AND status IN ('staged', 'active') RETURNING id",
+                (new.id, old.id),
+            ).fetchall()
+            if not changed:  # someone else changed it between our read and this write
+                raise IllegalTransitionError(f"Memory {memory_id} changed meanwhile; try again.")
+            self.insert(conn, new)
+        self._notify("superseded", new)
+        return new
+
+    def mark_retrieved(self, memory_ids: Iterable[str], *, now: datetime | None = None) -> None:
+        """Stamp last_retrieved_at only: retrieval is not endorsement."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return
+        with self.db.write() as conn:
+            conn.execute(
+                "UPDATE memories SET last_retrieved_at = ? "
+                "WHERE id IN (SELECT value FROM json_each(?))",
+                (format_time(now or utc_now()), json.dumps(ids)),
+            )

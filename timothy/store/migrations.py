@@ -1,0 +1,73 @@
+"""The schema, as numbered migrations; `PRAGMA user_version` holds how many have run."""
+
+from __future__ import annotations
+
+# Never edit a migration that has shipped: add a new one at the end.
+MIGRATIONS: list[str] = [
+    # 1: memories, their entities, full text, embedding models, key-value meta.
+    """
+    CREATE TABLE memories (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL
+            CHECK (type IN ('semantic', 'preference', 'episodic', 'procedural')),
+        content TEXT NOT NULL,
+        status TEXT NOT NULL
+            CHECK (status IN ('staged', 'active', 'superseded', 'rejected', 'archived')),
+        confidence REAL NOT NULL CHECK (confidence >= 0.0 AND confidence <= 1.0),
+        source TEXT NOT NULL
+            CHECK (source IN ('extraction', 'remember', 'manual', 'import', 'consolidation')),
+        session_id TEXT,
+        supersedes TEXT,
+        superseded_by TEXT,
+        created_at TEXT NOT NULL,
+        last_confirmed_at TEXT,
+        last_retrieved_at TEXT
+    );
+    CREATE INDEX memories_by_status ON memories (status, type, created_at);
+    CREATE INDEX memories_by_superseded_by ON memories (superseded_by);
+    CREATE INDEX memories_by_session ON memories (session_id);
+
+    CREATE TABLE memory_entities (
+        memory_seq INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        norm TEXT NOT NULL,
+        PRIMARY KEY (memory_seq, norm)
+    ) WITHOUT ROWID;
+    CREATE INDEX memory_entities_by_norm ON memory_entities (norm, memory_seq);
+
+    CREATE VIRTUAL TABLE memories_fts USING fts5 (
+        content,
+        content = 'memories',
+        content_rowid = 'seq',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, content) VALUES (new.seq, new.content);
+    END;
+    CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, content)
+        VALUES ('delete', old.seq, old.content);
+    END;
+    CREATE TRIGGER memories_fts_update AFTER UPDATE OF content ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, content)
+        VALUES ('delete', old.seq, old.content);
+        INSERT INTO memories_fts (rowid, content) VALUES (new.seq, new.content);
+    END;
+
+    CREATE TABLE embedding_models (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        dimension INTEGER NOT NULL CHECK (dimension > 0),
+        created_at TEXT NOT NULL
+    );
+
+    CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

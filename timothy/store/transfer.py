@@ -1,0 +1,234 @@
+"""Export and import memories as JSON Lines: every field, entities and (where one exists) a vector.
+
+Import is all or nothing: every line is checked first, then all are written in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import IO, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from timothy.errors import ImportFailedError, InvalidInputError
+from timothy.store import Store
+from timothy.store.ids import new_id
+from timothy.store.memories import (
+    parse_source,
+    parse_status,
+    parse_type,
+    validate_confidence,
+    validate_content,
+    validate_entities,
+)
+from timothy.store.records import (
+    Memory,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    parse_time,
+    utc_now,
+)
+
+EXPORT_BATCH = 500
+_FIELDS = {
+    "id",
+    "type",
+    "content",
+    "status",
+    "confidence",
+    "source",
+    "session_id",
+    "supersedes",
+    "superseded_by",
+    "created_at",
+    "last_confirmed_at",
+    "last_retrieved_at",
+    "entities",
+    "embedding",
+    "embedding_model",
+}
+
+
+def export_lines(store: Store) -> Iterator[str]:
+    """One JSON object per memory, oldest first, with its vector when it has one."""
+    offset = 0
+    while True:
+        batch = store.memories.list(limit=EXPORT_BATCH, offset=offset, oldest_first=True)
+        if not batch:
+            return
+        vectors = store.vectors.vectors_of([m.id for m in batch])
+        for memory in batch:
+            record = memory.to_json()
+            if memory.id in vectors:
+                model_name, vector = vectors[memory.id]
+                record["embedding"] = vector.tolist()
+                record["embedding_model"] = model_name
+            yield json.dumps(record, ensure_ascii=False)
+        offset += len(batch)
+
+
+def export_memories(store: Store, out: IO[str]) -> int:
+    count = 0
+    for line in export_lines(store):
+        out.write(line + "\n")
+        count += 1
+    return count
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    line: int
+    memory: Memory
+    embedding_model: str | None
+    embedding: npt.NDArray[np.float32] | None
+
+
+def _optional_str(record: dict[str, Any], key: str) -> str | None:
+    value = record.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{key!r} must be a string or null")
+    return value
+
+
+def _optional_time(record: dict[str, Any], key: str, default: datetime | None) -> datetime | None:
+    if key not in record:
+        return default
+    value = record[key]
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{key!r} must be an ISO 8601 time or null")
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise InvalidInputError(f"{key!r} is not an ISO 8601 time: {value!r}") from None
+
+
+def _parse_record(record: dict[str, Any], now: datetime) -> tuple[Memory, str | None, Any]:
+    unknown = set(record) - _FIELDS
+    if unknown:
+        raise InvalidInputError(f"unknown field {sorted(unknown)[0]!r}")
+    if "content" not in record:
+        raise InvalidInputError("'content' is missing")
+    if not isinstance(record["content"], str):
+        raise InvalidInputError("'content' must be a string")
+    status = parse_status(record.get("status", MemoryStatus.ACTIVE))
+    created_at = _optional_time(record, "created_at", now)
+    if created_at is None:
+        raise InvalidInputError("'created_at' cannot be null")
+    entities = record.get("entities", [])
+    if not isinstance(entities, list):
+        raise InvalidInputError("'entities' must be a list of names")
+    confirmed_default = now if status is MemoryStatus.ACTIVE else None
+    memory_id = _optional_str(record, "id") or new_id(now)
+    if not 1 <= len(memory_id) <= 100 or not memory_id.isprintable():
+        raise InvalidInputError("'id' must be 1 to 100 printable characters")
+    memory = Memory(
+        id=memory_id,
+        type=parse_type(record.get("type", MemoryType.SEMANTIC)),
+        content=validate_content(record["content"]),
+        status=status,
+        confidence=validate_confidence(record.get("confidence", 1.0)),
+        source=parse_source(record.get("source", MemorySource.IMPORT)),
+        session_id=_optional_str(record, "session_id"),
+        supersedes=_optional_str(record, "supersedes"),
+        superseded_by=_optional_str(record, "superseded_by"),
+        created_at=created_at,
+        last_confirmed_at=_optional_time(record, "last_confirmed_at", confirmed_default),
+        last_retrieved_at=_optional_time(record, "last_retrieved_at", None),
+        entities=tuple(name for name, _ in validate_entities(entities)),
+    )
+    model = _optional_str(record, "embedding_model")
+    embedding = record.get("embedding")
+    if (model is None) != (embedding is None):
+        raise InvalidInputError("'embedding' and 'embedding_model' go together")
+    return memory, model, embedding
+
+
+def _parse_embedding(value: Any) -> npt.NDArray[np.float32]:
+    if not isinstance(value, list) or not value:
+        raise InvalidInputError("'embedding' must be a non-empty list of numbers")
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in value):
+        raise InvalidInputError("'embedding' must hold only numbers")
+    if not all(math.isfinite(x) for x in value):
+        raise InvalidInputError("'embedding' must hold only finite numbers")
+    return np.asarray(value, dtype=np.float32)
+
+
+def import_memories(store: Store, lines: Iterable[str], *, now: datetime | None = None) -> int:
+    """Import JSON Lines; a bad line raises ImportFailedError naming it, and nothing is written."""
+    moment = now or utc_now()
+    parsed: list[_Parsed] = []
+    seen_ids: dict[str, int] = {}
+    dimensions: dict[str, int] = {m.name: m.dimension for m in store.vectors.models()}
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ImportFailedError(number, f"not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise ImportFailedError(number, "each line must be one JSON object")
+        try:
+            memory, model, embedding_value = _parse_record(record, moment)
+            embedding = None if embedding_value is None else _parse_embedding(embedding_value)
+        except InvalidInputError as exc:
+            raise ImportFailedError(number, str(exc).rstrip(".")) from None
+        if memory.id in seen_ids:
+            raise ImportFailedError(
+                number, f"the id {memory.id!r} already appears on line {seen_ids[memory.id]}"
+            )
+        seen_ids[memory.id] = number
+        if model is not None and embedding is not None:
+            expected = dimensions.setdefault(model, embedding.shape[0])
+            if embedding.shape[0] != expected:
+                raise ImportFailedError(
+                    number,
+                    f"the embedding has {embedding.shape[0]} numbers but {model!r} "
+                    f"vectors have {expected}",
+                )
+        parsed.append(_Parsed(number, memory, model, embedding))
+
+    existing = store.memories.get_many(seen_ids)
+    for item in parsed:
+        if item.memory.id in existing:
+            raise ImportFailedError(
+                item.line, f"a memory with the id {item.memory.id!r} is already stored"
+            )
+    linked = {
+        link for item in parsed for link in (item.memory.supersedes, item.memory.superseded_by)
+    }
+    linked.discard(None)
+    stored_links = store.memories.get_many(link for link in linked if link not in seen_ids)  # type: ignore[misc]
+    for item in parsed:
+        for key in ("supersedes", "superseded_by"):
+            link = getattr(item.memory, key)
+            if link is not None and link not in seen_ids and link not in stored_links:
+                raise ImportFailedError(item.line, f"{key!r} names an unknown memory {link!r}")
+
+    used = {item.embedding_model for item in parsed if item.embedding_model is not None}
+    with store.db.write() as conn:
+        # Inside the transaction, so a failed import leaves no new model behind either.
+        models = {name: store.vectors.ensure_model(name, dimensions[name]) for name in used}
+        for item in parsed:
+            store.memories.insert(conn, item.memory)
+        for name, embedding_model in models.items():
+            store.vectors.put_many(
+                embedding_model,
+                (
+                    (item.memory.id, item.embedding)
+                    for item in parsed
+                    if item.embedding_model == name and item.embedding is not None
+                ),
+                conn=conn,
+            )
+    return len(parsed)

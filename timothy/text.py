@@ -1,0 +1,83 @@
+"""Text normalisation shared by the store, recall and the UI: one meaning of word and name."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Unicode format characters (category Cf) plus the other default-ignorable code points
+# (variation selectors, Hangul fillers, tag characters): invisible when rendered, so they
+# can hide inside a word or a tag without the owner seeing them.
+INVISIBLE_CHARS = (
+    "\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u115f-\u1160"
+    "\u17b4-\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164"
+    "\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+)
+INVISIBLE_RE = re.compile(f"[{INVISIBLE_CHARS}]")
+_WORD_RE = re.compile(r"\w+")
+_SPACE_RE = re.compile(r"\s+")
+
+# English stop words: dropped from full-text queries so that "what", "do", "I" do not
+# rank every memory. Kept short on purpose: words like "not" or "never" carry meaning.
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are aren as at be because been
+    before being below between both but by can could did didn do does doesn doing don down
+    during each few for from further had hadn has hasn have haven having he her here hers
+    herself him himself his how i if in into is isn it its itself just ll me might more
+    most mustn my myself now o of off on once only or other our ours ourselves out over own
+    re s same shan she should shouldn so some such t than that the their theirs them
+    themselves then there these they this those through to too under until up ve very was
+    wasn we were weren what when where which while who whom why will with won would wouldn
+    y you your yours yourself yourselves
+    """.split()  # noqa: SIM905
+)
+
+
+def strip_invisible(text: str) -> str:
+    """Remove invisible format characters (zero-width, bidi controls, tags, ...)."""
+    return INVISIBLE_RE.sub("", text)
+
+
+def fold(text: str) -> str:
+    """NFKC, invisible characters removed, case-folded: the form used for matching."""
+    return strip_invisible(unicodedata.normalize("NFKC", text)).casefold()
+
+
+def words(text: str) -> list[str]:
+    """The word terms of a text, in order, folded (NFKC, case-folded, invisibles removed)."""
+    return _WORD_RE.findall(fold(text))
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct word terms of a query with English stop words dropped, in first-seen order."""
+    seen: dict[str, None] = {}
+    for word in words(text):
+        if word not in STOP_WORDS:
+            seen.setdefault(word, None)
+    return list(seen)
+
+
+def fts_query(text: str, *, operator: str = "OR", prefix_last: bool = False) -> str | None:
+    """An FTS5 MATCH expression for free text: every term quoted, joined by OR (or AND).
+
+    Quoting every term means nothing a user types (quotes, `*`, `NEAR`, `col:`, `-x`,
+    parentheses) can change the query or make it raise. None when no term is left.
+    `prefix_last` lets the last term match as a prefix (search as you type).
+    """
+    if operator not in ("OR", "AND"):
+        raise ValueError("operator must be OR or AND")
+    terms = query_terms(text)
+    if not terms:
+        return None
+    # \w+ never contains a double quote, so wrapping in quotes is a complete escape.
+    quoted = [f'"{term}"' for term in terms]
+    if prefix_last:
+        quoted[-1] += "*"
+    return f" {operator} ".join(quoted)
+
+
+def normalise_name(name: str) -> str:
+    """The matching form of an entity name: folded, inner whitespace collapsed."""
+    return _SPACE_RE.sub(" ", fold(name)).strip()
