@@ -1,0 +1,51 @@
+"""API keys in the OS keyring, and nowhere else (never the database, config files or logs)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+import keyring
+import keyring.errors
+from keyring.backends import fail
+
+from timothy.errors import TimothyError
+
+log = logging.getLogger(__name__)
+
+SERVICE = "Timothy"
+
+
+class KeyringUnavailableError(TimothyError):
+    """No usable OS keyring: keys cannot be stored safely."""
+
+
+def keyring_available() -> bool:
+    return not isinstance(keyring.get_keyring(), fail.Keyring)
+
+
+def get_secret(name: str) -> str | None:
+    """A stored secret, or None (also when the keyring cannot be read: the caller degrades)."""
+    try:
+        return keyring.get_password(SERVICE, name)
+    except keyring.errors.KeyringError as exc:
+        log.warning("keyring read of %s failed: %s", name, type(exc).__name__)
+        return None
+
+
+def set_secret(name: str, value: str | None) -> None:
+    """Store (or, with None or an empty value, delete) a secret in the OS keyring."""
+    try:
+        if not value:
+            with contextlib.suppress(keyring.errors.PasswordDeleteError):
+                keyring.delete_password(SERVICE, name)
+            return
+        keyring.set_password(SERVICE, name, value)
+    except keyring.errors.NoKeyringError as exc:
+        raise KeyringUnavailableError(
+            "No system keyring is available, so the key cannot be stored safely. "
+            "Install and unlock one (e.g. GNOME Keyring or KWallet), or set the key in the "
+            "environment instead."
+        ) from exc
+    except keyring.errors.KeyringError as exc:
+        raise KeyringUnavailableError(f"The system keyring refused the key: {exc}") from exc

@@ -1,0 +1,173 @@
+"""The owner's settings: one JSON file in the config folder, read into frozen dataclasses.
+
+Secrets never live here (see `timothy.secrets`). Each feature defines its own section
+dataclass beside its code; this module composes them and handles the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import logging
+import os
+import tempfile
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from timothy import paths
+
+log = logging.getLogger(__name__)
+
+SETTINGS_FILENAME = "settings.json"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAISettings:
+    """OpenAI, or any OpenAI-compatible server (Ollama, LM Studio, llama.cpp) via base_url."""
+
+    base_url: str | None = None
+    chat_model: str = "gpt-4o-mini"
+    embedding_model: str = "text-embedding-3-small"
+    use_memories: bool = True  # send recalled memories and run extraction with this provider
+    timeout_seconds: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class BedrockSettings:
+    """Amazon Bedrock: credentials from the standard AWS chain, optionally a named profile."""
+
+    region: str | None = None
+    profile: str | None = None
+    chat_model: str = "us.amazon.nova-lite-v1:0"
+    embedding_model: str = "amazon.titan-embed-text-v2:0"
+    embedding_dimension: int = 1024
+    use_memories: bool = True
+    timeout_seconds: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPolicySettings:
+    ask_before_saving: bool = False  # `remember` stages facts instead of saving them active
+    extraction_enabled: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    chat_provider: str | None = None  # "openai" | "bedrock" | None
+    embedding_provider: str | None = None  # "openai" | "bedrock" | "local" | None
+    openai: OpenAISettings = field(default_factory=OpenAISettings)
+    bedrock: BedrockSettings = field(default_factory=BedrockSettings)
+    memory: MemoryPolicySettings = field(default_factory=MemoryPolicySettings)
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+
+def settings_path() -> Path:
+    return paths.config_dir() / SETTINGS_FILENAME
+
+
+def _coerce(kind: Any, value: Any, default: Any) -> Any:
+    """`value` as `kind`, or `default` when it does not fit (a hand-edited file must not crash)."""
+    if dataclasses.is_dataclass(kind) and isinstance(kind, type):
+        return from_json(kind, value) if isinstance(value, dict) else default
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(kind)
+        if value is None and type(None) in options:
+            return None
+        for option in options:
+            if option is type(None):
+                continue
+            coerced = _coerce(option, value, _MISSING)
+            if coerced is not _MISSING:
+                return coerced
+        return default
+    if origin is dict:
+        _key_kind, value_kind = typing.get_args(kind)
+        if not isinstance(value, dict):
+            return default
+        result = {}
+        for key, item in value.items():
+            coerced = _coerce(value_kind, item, _MISSING)
+            if isinstance(key, str) and coerced is not _MISSING:
+                result[key] = coerced
+        return result
+    if kind is bool:
+        return value if isinstance(value, bool) else default
+    if kind is int:
+        return value if isinstance(value, int) and not isinstance(value, bool) else default
+    if kind is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        return default
+    if kind is str:
+        return value if isinstance(value, str) else default
+    return value if value is not None else default
+
+
+_MISSING = object()
+
+
+def from_json(cls: type[T], data: dict[str, Any]) -> T:
+    """Build a settings dataclass from JSON, keeping defaults for missing or unusable values."""
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for item in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if item.name in data:
+            if item.default is not dataclasses.MISSING:
+                default = item.default
+            elif item.default_factory is not dataclasses.MISSING:
+                default = item.default_factory()
+            else:
+                default = _MISSING
+            coerced = _coerce(hints[item.name], data[item.name], default)
+            if coerced is not _MISSING:
+                values[item.name] = coerced
+    return cls(**values)
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """The saved settings; defaults when there is no file; a broken file is kept aside."""
+    target = path or settings_path()
+    try:
+        text = target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Settings()
+    except OSError as exc:
+        log.warning("cannot read settings %s: %s; using defaults", target, exc)
+        return Settings()
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("settings must be a JSON object")
+    except ValueError as exc:
+        aside = target.with_suffix(".broken.json")
+        log.warning("settings %s unreadable (%s); kept as %s, using defaults", target, exc, aside)
+        with contextlib.suppress(OSError):
+            os.replace(target, aside)
+        return Settings()
+    return from_json(Settings, data)
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> None:
+    """Write atomically (temp file, then rename): a crash never leaves half a settings file."""
+    target = path or settings_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(prefix=".settings-", dir=target.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(settings.to_json(), out, indent=2, sort_keys=True)
+            out.write("\n")
+        os.replace(temp_name, target)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
