@@ -6,6 +6,7 @@ import builtins
 import json
 import logging
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -35,6 +36,8 @@ COLUMNS = (
     "m.supersedes, m.superseded_by, m.created_at, m.last_confirmed_at, m.last_retrieved_at"
 )
 
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
 # What happened to a memory, told to listeners after the write committed
 # (the embedding queue listens for "added", "promoted" and "superseded").
 MemoryListener = Callable[[str, Memory], None]
@@ -44,6 +47,10 @@ def validate_content(content: str) -> str:
     if not isinstance(content, str):
         raise InvalidInputError("A memory's text must be a string.")
     text = content.strip()
+    if _SURROGATE_RE.search(text):
+        raise InvalidInputError(
+            "This text holds broken characters (unpaired UTF-16 surrogates) and cannot be saved."
+        )
     if not text:
         raise InvalidInputError("A memory needs some text; this one is empty.")
     if len(text) > MAX_CONTENT_CHARS:
@@ -65,6 +72,8 @@ def validate_entities(entities: Iterable[str]) -> list[tuple[str, str]]:
         name = raw.strip()
         if not name:
             continue
+        if _SURROGATE_RE.search(name):
+            raise InvalidInputError("An entity name holds broken characters (lone surrogates).")
         if len(name) > MAX_ENTITY_CHARS:
             raise InvalidInputError(
                 f"An entity name can be at most {MAX_ENTITY_CHARS} characters long."

@@ -1,0 +1,228 @@
+"""The memory lifecycle: every legal transition, every illegal one, chains, and the FTS index."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from timothy.errors import IllegalTransitionError, NotFoundError
+from timothy.store import Store
+from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
+
+T0 = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
+
+
+def active_ids_matching(store: Store, text: str) -> set[str]:
+    return {m.id for m in store.memories.list(status="active", text=text)}
+
+
+def test_stage_then_promote_stamps_last_confirmed(store: Store) -> None:
+    staged = store.memories.stage("I prefer aisle seats", type="preference", now=T0)
+    assert staged.status is MemoryStatus.STAGED
+    assert staged.source is MemorySource.EXTRACTION
+    assert staged.last_confirmed_at is None
+    promoted = store.memories.promote(staged.id, now=T0 + timedelta(hours=1))
+    assert promoted.status is MemoryStatus.ACTIVE
+    assert promoted.last_confirmed_at == T0 + timedelta(hours=1)
+    assert promoted.created_at == T0
+
+
+def test_add_is_active_at_once(store: Store) -> None:
+    memory = store.memories.add(
+        "My sister is Zoë", entities=["Zoë"], source="remember", session_id="s1", now=T0
+    )
+    assert memory.status is MemoryStatus.ACTIVE
+    assert memory.last_confirmed_at == T0
+    assert store.memories.get(memory.id) == memory
+    assert memory.entities == ("Zoë",)
+
+
+def test_reconfirm_moves_only_last_confirmed(store: Store) -> None:
+    memory = store.memories.add("I live in Lisbon", now=T0)
+    later = T0 + timedelta(days=200)
+    again = store.memories.confirm(memory.id, now=later)
+    assert again.last_confirmed_at == later
+    assert again.created_at == T0
+    assert again.status is MemoryStatus.ACTIVE
+
+
+def test_reject_staged_and_active(store: Store) -> None:
+    staged = store.memories.stage("junk proposal", now=T0)
+    assert store.memories.reject(staged.id).status is MemoryStatus.REJECTED
+    remembered = store.memories.add("undo me", source="remember", now=T0)
+    assert store.memories.reject(remembered.id).status is MemoryStatus.REJECTED
+
+
+def test_archive_active(store: Store) -> None:
+    memory = store.memories.add("We went to Porto in May", type="episodic", now=T0)
+    archived = store.memories.archive(memory.id)
+    assert archived.status is MemoryStatus.ARCHIVED
+    assert active_ids_matching(store, "Porto") == set()
+
+
+def test_supersede_links_both_ways_and_keeps_entities(store: Store) -> None:
+    old = store.memories.add(
+        "Zoë lives in Paris", entities=["Zoë", "Paris"], type="semantic", now=T0
+    )
+    new = store.memories.supersede(old.id, "Zoë lives in Berlin", now=T0 + timedelta(days=1))
+    old_after = store.memories.get(old.id)
+    assert old_after.status is MemoryStatus.SUPERSEDED
+    assert old_after.superseded_by == new.id
+    assert new.supersedes == old.id
+    assert new.status is MemoryStatus.ACTIVE
+    assert new.entities == ("Zoë", "Paris")
+    assert new.type is MemoryType.SEMANTIC
+    renamed = store.memories.supersede(new.id, "Zoë moved to Rome", entities=["Zoë", "Rome"])
+    assert renamed.entities == ("Zoë", "Rome")
+
+
+def test_supersede_of_staged_is_edit_then_confirm(store: Store) -> None:
+    staged = store.memories.stage("I like jazz", type="preference", confidence=0.6, now=T0)
+    edited = store.memories.supersede(staged.id, "I like cool jazz", now=T0)
+    assert edited.status is MemoryStatus.ACTIVE
+    assert edited.type is MemoryType.PREFERENCE
+    assert store.memories.get(staged.id).status is MemoryStatus.SUPERSEDED
+
+
+def _snapshot(store: Store) -> list[Memory]:
+    return store.memories.list(oldest_first=True)
+
+
+@pytest.mark.parametrize(
+    ("setup", "action"),
+    [
+        ("superseded", "promote"),
+        ("superseded", "confirm"),
+        ("superseded", "supersede"),
+        ("superseded", "archive"),
+        ("superseded", "reject"),
+        ("rejected", "supersede"),
+        ("rejected", "promote"),
+        ("rejected", "archive"),
+        ("rejected", "confirm"),
+        ("archived", "promote"),
+        ("archived", "supersede"),
+        ("archived", "reject"),
+        ("active", "promote"),
+        ("staged", "archive"),
+        ("staged", "reconfirm"),
+    ],
+)
+def test_illegal_transitions_raise_and_change_nothing(
+    store: Store, setup: str, action: str
+) -> None:
+    memory = store.memories.stage("a fact", now=T0)
+    if setup in ("active", "superseded", "archived"):
+        store.memories.promote(memory.id, now=T0)
+    if setup == "superseded":
+        store.memories.supersede(memory.id, "a newer fact", now=T0)
+    if setup == "rejected":
+        store.memories.reject(memory.id)
+    if setup == "archived":
+        store.memories.archive(memory.id)
+    before = _snapshot(store)
+    operations = {
+        "promote": lambda: store.memories.promote(memory.id),
+        "confirm": lambda: store.memories.confirm(memory.id),
+        "reconfirm": lambda: store.memories.reconfirm(memory.id),
+        "supersede": lambda: store.memories.supersede(memory.id, "edited"),
+        "archive": lambda: store.memories.archive(memory.id),
+        "reject": lambda: store.memories.reject(memory.id),
+    }
+    with pytest.raises(IllegalTransitionError) as caught:
+        operations[action]()
+    assert memory.id in str(caught.value)
+    assert _snapshot(store) == before
+
+
+@pytest.mark.parametrize("action", ["get", "promote", "reject", "archive", "supersede", "chain"])
+def test_unknown_id_raises_not_found(store: Store, action: str) -> None:
+    before = _snapshot(store)
+    with pytest.raises(NotFoundError, match="NOPE"):
+        if action == "supersede":
+            store.memories.supersede("NOPE", "text")
+        else:
+            getattr(store.memories, action)("NOPE")
+    assert _snapshot(store) == before
+
+
+def test_chain_from_any_member_is_whole_history_oldest_first(store: Store) -> None:
+    v1 = store.memories.add("v1", now=T0)
+    v2 = store.memories.supersede(v1.id, "v2", now=T0 + timedelta(days=1))
+    v3 = store.memories.supersede(v2.id, "v3", now=T0 + timedelta(days=2))
+    other = store.memories.add("unrelated", now=T0)
+    for member in (v1, v2, v3):
+        chain = store.memories.chain(member.id)
+        assert [m.id for m in chain] == [v1.id, v2.id, v3.id]
+        assert [m.status for m in chain] == [
+            MemoryStatus.SUPERSEDED,
+            MemoryStatus.SUPERSEDED,
+            MemoryStatus.ACTIVE,
+        ]
+    assert [m.id for m in store.memories.chain(other.id)] == [other.id]
+
+
+def test_fts_index_follows_add_edit_and_archive(store: Store) -> None:
+    seat = store.memories.add("I prefer aisle seats on long flights", now=T0)
+    assert active_ids_matching(store, "aisle") == {seat.id}
+    window = store.memories.supersede(seat.id, "I prefer window seats on long flights")
+    assert active_ids_matching(store, "aisle") == set()
+    assert active_ids_matching(store, "window") == {window.id}
+    # The old text is still searchable among all versions, only not among active ones.
+    assert seat.id in {m.id for m in store.memories.list(text="aisle")}
+    store.memories.archive(window.id)
+    assert active_ids_matching(store, "window") == set()
+
+
+def test_fts_rows_match_content_table(store: Store) -> None:
+    for i in range(20):
+        memory = store.memories.add(f"fact number {i} about tea")
+        if i % 3 == 0:
+            store.memories.supersede(memory.id, f"fact number {i} about coffee")
+    conn = store.db.connection()
+    conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
+    indexed = conn.execute("SELECT count(*) FROM memories_fts").fetchall()[0][0]
+    assert indexed == store.memories.count()
+
+
+def test_mark_retrieved_stamps_only_last_retrieved(store: Store) -> None:
+    a = store.memories.add("a", now=T0)
+    b = store.memories.add("b", now=T0)
+    store.memories.mark_retrieved([a.id], now=T0 + timedelta(days=3))
+    a_after, b_after = store.memories.get(a.id), store.memories.get(b.id)
+    assert a_after.last_retrieved_at == T0 + timedelta(days=3)
+    assert a_after.last_confirmed_at == T0
+    assert b_after == b
+
+
+def test_list_filters(store: Store) -> None:
+    pref = store.memories.add("I like tea", type="preference", now=T0)
+    episode = store.memories.add("We had tea in Kyoto", type="episodic", now=T0)
+    staged = store.memories.stage("Maybe I like coffee", now=T0)
+    assert [m.id for m in store.memories.list(type="preference")] == [pref.id]
+    assert {m.id for m in store.memories.list(status="active")} == {pref.id, episode.id}
+    assert [m.id for m in store.memories.list(status="staged")] == [staged.id]
+    assert {m.id for m in store.memories.list(text="tea")} == {pref.id, episode.id}
+    # Newest first by default.
+    assert [m.id for m in store.memories.list()] == [staged.id, episode.id, pref.id]
+    # Search as you type: the last word may be a prefix.
+    assert {m.id for m in store.memories.list(text="Kyo")} == {episode.id}
+
+
+def test_entities_are_deduplicated_by_normal_form(store: Store) -> None:
+    memory = store.memories.add("x", entities=["Zoë", " zoë ", "ZOË", "", "Paris"])
+    assert memory.entities == ("Zoë", "Paris")
+    conn = store.db.connection()
+    norms = [row[0] for row in conn.execute("SELECT norm FROM memory_entities ORDER BY position")]
+    assert norms == ["zoë", "paris"]
+
+
+def test_listeners_hear_committed_writes(store: Store) -> None:
+    heard: list[tuple[str, str]] = []
+    store.memories.listeners.append(lambda event, memory: heard.append((event, memory.id)))
+    store.memories.listeners.append(lambda event, memory: 1 / 0)  # a broken listener
+    staged = store.memories.stage("s")
+    store.memories.promote(staged.id)
+    new = store.memories.supersede(staged.id, "s2")
+    assert heard == [("staged", staged.id), ("promoted", staged.id), ("superseded", new.id)]

@@ -1,0 +1,60 @@
+"""tiktoken's o200k_base loads from the shipped file with the network blocked."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO
+from timothy import tokens
+
+# Runs in a fresh interpreter: any socket use raises, then the encoding is loaded and used.
+CHILD = """
+import socket
+def refuse(*a, **k):
+    raise OSError("network blocked by the test")
+socket.socket.connect = refuse
+socket.getaddrinfo = refuse
+socket.create_connection = refuse
+from timothy import tokens
+enc = tokens.encoding()
+assert enc.name == "o200k_base", enc.name
+print(tokens.count_tokens("hello world"), enc.decode(enc.encode("Zoë 🍣")))
+"""
+
+
+def _network_isolated(command: list[str]) -> list[str]:
+    """Also cut the network at the kernel where this machine allows it (a new net namespace)."""
+    unshare = shutil.which("unshare")
+    if unshare and subprocess.run([unshare, "-rn", "true"], capture_output=True).returncode == 0:
+        return [unshare, "-rn", *command]
+    return command
+
+
+def test_encoding_loads_offline_into_a_fresh_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "fresh-cache"
+    env = {
+        **os.environ,
+        "TIMOTHY_CACHE_DIR": str(cache),
+        "TIKTOKEN_CACHE_DIR": str(tmp_path / "elsewhere"),
+        "PYTHONPATH": str(REPO),
+    }
+    result = subprocess.run(
+        _network_isolated([sys.executable, "-c", CHILD]),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split(maxsplit=1) == ["2", "Zoë 🍣\n"]
+    cached = list((cache / "tiktoken").iterdir())
+    assert [p.name for p in cached] == ["fb374d419588a4632f3f557e76b4b70aebbca790"]
+    assert cached[0].stat().st_size == 3_613_922
+
+
+def test_special_token_lookalikes_count_as_text() -> None:
+    assert tokens.count_tokens("<|endoftext|>") > 1
