@@ -8,6 +8,7 @@ from timothy import paths
 from timothy.store.db import DEFAULT_BUSY_TIMEOUT_MS, Database
 from timothy.store.memories import MemoryRepository
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
+from timothy.store.sessions import SessionRepository
 from timothy.store.vectors import EmbeddingModel, VectorStore
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "MemorySource",
     "MemoryStatus",
     "MemoryType",
+    "SessionRepository",
     "Store",
     "VectorStore",
 ]
@@ -30,6 +32,7 @@ class Store:
         self.db = Database(path, busy_timeout_ms=busy_timeout_ms)
         self.memories = MemoryRepository(self.db)
         self.vectors = VectorStore(self.db)
+        self.sessions = SessionRepository(self.db)
 
     @classmethod
     def open(cls, data: Path | None = None, **kwargs: int) -> Store:

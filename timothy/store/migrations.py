@@ -68,6 +68,64 @@ MIGRATIONS: list[str] = [
         value TEXT NOT NULL
     );
     """,
+    # 2: conversations (sessions) and their messages, with what the model saw each turn.
+    """
+    CREATE TABLE sessions (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        title TEXT NOT NULL DEFAULT '',
+        title_source TEXT NOT NULL DEFAULT 'none'
+            CHECK (title_source IN ('none', 'fallback', 'auto', 'owner')),
+        provider TEXT,
+        model TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        deleted_at TEXT
+    );
+    CREATE INDEX sessions_by_updated ON sessions (deleted_at, updated_at);
+
+    CREATE TABLE messages (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool', 'summary')),
+        content TEXT NOT NULL,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        status TEXT NOT NULL DEFAULT 'complete'
+            CHECK (status IN ('complete', 'streaming', 'cancelled', 'failed')),
+        error TEXT,
+        provider TEXT,
+        model TEXT,
+        input_tokens INTEGER,
+        output_tokens INTEGER,
+        cached_tokens INTEGER,
+        memory_block TEXT,
+        recall TEXT,
+        compacted_by TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX messages_by_session ON messages (session_id, seq);
+
+    CREATE VIRTUAL TABLE messages_fts USING fts5 (
+        content,
+        content = 'messages',
+        content_rowid = 'seq',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+    END;
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content)
+        VALUES ('delete', old.seq, old.content);
+    END;
+    CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content)
+        VALUES ('delete', old.seq, old.content);
+        INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+    END;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

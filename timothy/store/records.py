@@ -91,3 +91,93 @@ class Memory:
             "last_retrieved_at": _time_or_none(self.last_retrieved_at),
             "entities": list(self.entities),
         }
+
+
+class MessageRole(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"  # a tool's result, answering one of the assistant's tool calls
+    SUMMARY = "summary"  # compacted older turns, as the model sees them
+
+
+class MessageStatus(StrEnum):
+    COMPLETE = "complete"
+    STREAMING = "streaming"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredToolCall:
+    id: str
+    name: str
+    arguments: str  # JSON text as the model produced it
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    id: str
+    title: str
+    title_source: str  # "none" | "fallback" | "auto" | "owner"
+    provider: str | None
+    model: str | None
+    created_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "title_source": self.title_source,
+            "provider": self.provider,
+            "model": self.model,
+            "created_at": format_time(self.created_at),
+            "updated_at": format_time(self.updated_at),
+            "deleted_at": _time_or_none(self.deleted_at),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: str
+    session_id: str
+    role: MessageRole
+    content: str
+    created_at: datetime
+    status: MessageStatus = MessageStatus.COMPLETE
+    tool_calls: tuple[StoredToolCall, ...] = ()
+    tool_call_id: str | None = None
+    error: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    memory_block: str | None = None  # the exact block the model saw on this turn
+    recall: dict[str, Any] | None = None  # the recall explanation for that block
+    compacted_by: str | None = None  # the summary message that replaced it for the model
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "session_id": self.session_id,
+            "role": self.role.value,
+            "content": self.content,
+            "status": self.status.value,
+            "tool_calls": [call.to_json() for call in self.tool_calls],
+            "tool_call_id": self.tool_call_id,
+            "error": self.error,
+            "provider": self.provider,
+            "model": self.model,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cached_tokens": self.cached_tokens,
+            "memory_block": self.memory_block,
+            "recall": self.recall,
+            "compacted_by": self.compacted_by,
+            "created_at": format_time(self.created_at),
+        }

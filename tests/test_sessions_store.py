@@ -1,0 +1,131 @@
+"""Conversations and messages: order, search, titles, the bin, and what the model saw."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from timothy.cli import main
+from timothy.errors import InvalidInputError, NotFoundError
+from timothy.store import Store
+from timothy.store.records import MessageRole, MessageStatus, StoredToolCall
+
+T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
+
+
+def test_sessions_are_listed_most_recently_active_first(store: Store) -> None:
+    older = store.sessions.create(now=T0)
+    newer = store.sessions.create(now=T0 + timedelta(minutes=1))
+    assert [s.id for s in store.sessions.list()] == [newer.id, older.id]
+    store.sessions.add_message(older.id, "user", "hello again", now=T0 + timedelta(hours=1))
+    assert [s.id for s in store.sessions.list()] == [older.id, newer.id]
+
+
+def test_messages_keep_order_and_every_field(store: Store) -> None:
+    session = store.sessions.create(now=T0)
+    user = store.sessions.add_message(session.id, MessageRole.USER, "Remember my seat", now=T0)
+    reply = store.sessions.add_message(
+        session.id,
+        "assistant",
+        "",
+        status="streaming",
+        tool_calls=[StoredToolCall("c1", "remember", '{"content": "aisle"}')],
+        provider="openai",
+        model="gpt-x",
+        now=T0,
+    )
+    tool = store.sessions.add_message(session.id, "tool", '{"ok": true}', tool_call_id="c1", now=T0)
+    done = store.sessions.update_message(
+        reply.id,
+        content="Saved.",
+        status=MessageStatus.COMPLETE,
+        input_tokens=10,
+        output_tokens=2,
+        cached_tokens=8,
+        memory_block="<memory ...>",
+        recall={"tokens": 5, "items": []},
+    )
+    assert done.content == "Saved." and done.cached_tokens == 8
+    assert done.recall == {"tokens": 5, "items": []}
+    assert done.tool_calls[0].name == "remember"
+    messages = store.sessions.messages(session.id)
+    assert [m.id for m in messages] == [user.id, reply.id, tool.id]
+    assert messages[1] == done
+    assert messages[2].tool_call_id == "c1"
+
+
+def test_search_over_titles_and_message_text(store: Store) -> None:
+    trip = store.sessions.create(title="Lisbon trip", now=T0)
+    food = store.sessions.create(now=T0)
+    store.sessions.add_message(food.id, "user", "Which sushi places near Alfama?", now=T0)
+    assert [s.id for s in store.sessions.list(search="lisbon")] == [trip.id]
+    assert [s.id for s in store.sessions.list(search="sushi")] == [food.id]
+    assert [s.id for s in store.sessions.list(search="alfa")] == [food.id]
+    assert store.sessions.list(search='"unbalanced NEAR(') == []
+
+
+def test_titles(store: Store) -> None:
+    session = store.sessions.create(now=T0)
+    assert session.title == "" and session.title_source == "none"
+    titled = store.sessions.set_title(session.id, "  Trip\nplanning  ", source="auto")
+    assert titled.title == "Trip planning" and titled.title_source == "auto"
+    with pytest.raises(InvalidInputError):
+        store.sessions.set_title(session.id, "   ")
+    with pytest.raises(NotFoundError):
+        store.sessions.set_title("NOPE", "x")
+
+
+def test_delete_is_undoable_then_purged(store: Store) -> None:
+    session = store.sessions.create(now=T0)
+    store.sessions.add_message(session.id, "user", "hi", now=T0)
+    store.sessions.delete(session.id, now=T0)
+    assert store.sessions.list() == []
+    store.sessions.restore(session.id)
+    assert [s.id for s in store.sessions.list()] == [session.id]
+    store.sessions.delete(session.id, now=T0)
+    assert store.sessions.purge_deleted(before=T0 + timedelta(days=30)) == 1
+    with pytest.raises(NotFoundError):
+        store.sessions.get(session.id)
+    conn = store.db.connection()
+    assert conn.execute("SELECT count(*) FROM messages").fetchall() == [(0,)]
+
+
+def test_regenerate_deletes_from_a_message_on(store: Store) -> None:
+    session = store.sessions.create(now=T0)
+    first = store.sessions.add_message(session.id, "user", "q", now=T0)
+    answer = store.sessions.add_message(session.id, "assistant", "a", now=T0)
+    store.sessions.add_message(session.id, "user", "q2", now=T0)
+    assert store.sessions.delete_messages_from(answer.id) == 2
+    assert [m.id for m in store.sessions.messages(session.id)] == [first.id]
+
+
+def test_compacted_messages_leave_the_model_view(store: Store) -> None:
+    session = store.sessions.create(now=T0)
+    old = [store.sessions.add_message(session.id, "user", f"m{i}", now=T0) for i in range(3)]
+    summary = store.sessions.add_message(session.id, "summary", "earlier: m0..m2", now=T0)
+    store.sessions.mark_compacted([m.id for m in old], summary.id)
+    assert [m.id for m in store.sessions.messages(session.id, include_compacted=False)] == [
+        summary.id
+    ]
+    assert len(store.sessions.messages(session.id)) == 4
+
+
+def test_cli_lists_and_shows_with_the_memory_block(
+    store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = store.sessions.create(title="Seats", now=T0)
+    store.sessions.add_message(session.id, "user", "Where do I sit?", now=T0)
+    reply = store.sessions.add_message(session.id, "assistant", "By the aisle.", now=T0)
+    store.sessions.update_message(reply.id, memory_block="<memory>aisle</memory>")
+    assert main(["sessions", "list", "--json"]) == 0
+    [listed] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert listed["id"] == session.id and listed["title"] == "Seats"
+    assert main(["sessions", "show", session.id, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [m["role"] for m in shown["messages"]] == ["user", "assistant"]
+    assert shown["messages"][1]["memory_block"] == "<memory>aisle</memory>"
+    assert main(["sessions", "show", session.id]) == 0
+    text = capsys.readouterr().out
+    assert "<memory>aisle</memory>" in text and "By the aisle." in text

@@ -1,0 +1,351 @@
+"""Conversations and their messages, in the same database file as the memories."""
+
+from __future__ import annotations
+
+import builtins
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from timothy.errors import InvalidInputError, NotFoundError
+from timothy.store.db import Database
+from timothy.store.ids import new_id
+from timothy.store.records import (
+    Message,
+    MessageRole,
+    MessageStatus,
+    Session,
+    StoredToolCall,
+    format_time,
+    parse_time,
+    utc_now,
+)
+from timothy.text import fts_query
+
+MAX_TITLE_CHARS = 200
+_SESSION_COLUMNS = (
+    "s.id, s.title, s.title_source, s.provider, s.model, s.created_at, s.updated_at, s.deleted_at"
+)
+_MESSAGE_COLUMNS = (
+    "m.id, m.session_id, m.role, m.content, m.created_at, m.status, m.tool_calls, "
+    "m.tool_call_id, m.error, m.provider, m.model, m.input_tokens, m.output_tokens, "
+    "m.cached_tokens, m.memory_block, m.recall, m.compacted_by"
+)
+_UNSET: Any = object()
+
+
+def _time(value: Any) -> datetime | None:
+    return None if value is None else parse_time(str(value))
+
+
+def _session(row: Sequence[Any]) -> Session:
+    return Session(
+        id=str(row[0]),
+        title=str(row[1]),
+        title_source=str(row[2]),
+        provider=row[3],
+        model=row[4],
+        created_at=parse_time(str(row[5])),
+        updated_at=parse_time(str(row[6])),
+        deleted_at=_time(row[7]),
+    )
+
+
+def _message(row: Sequence[Any]) -> Message:
+    calls = tuple(
+        StoredToolCall(str(c["id"]), str(c["name"]), str(c["arguments"]))
+        for c in json.loads(row[6] or "[]")
+    )
+    return Message(
+        id=str(row[0]),
+        session_id=str(row[1]),
+        role=MessageRole(str(row[2])),
+        content=str(row[3]),
+        created_at=parse_time(str(row[4])),
+        status=MessageStatus(str(row[5])),
+        tool_calls=calls,
+        tool_call_id=row[7],
+        error=row[8],
+        provider=row[9],
+        model=row[10],
+        input_tokens=row[11],
+        output_tokens=row[12],
+        cached_tokens=row[13],
+        memory_block=row[14],
+        recall=None if row[15] is None else json.loads(row[15]),
+        compacted_by=row[16],
+    )
+
+
+def clean_title(title: str) -> str:
+    flat = " ".join(title.split())
+    return flat[:MAX_TITLE_CHARS].rstrip()
+
+
+class SessionRepository:
+    """Sessions newest first; messages in the order they were said."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # -- sessions ----------------------------------------------------------------------
+
+    def create(
+        self,
+        *,
+        title: str = "",
+        provider: str | None = None,
+        model: str | None = None,
+        now: datetime | None = None,
+    ) -> Session:
+        moment = now or utc_now()
+        session = Session(
+            id=new_id(moment),
+            title=clean_title(title),
+            title_source="owner" if title.strip() else "none",
+            provider=provider,
+            model=model,
+            created_at=moment,
+            updated_at=moment,
+        )
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT INTO sessions (id, title, title_source, provider, model, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session.id,
+                    session.title,
+                    session.title_source,
+                    provider,
+                    model,
+                    format_time(moment),
+                    format_time(moment),
+                ),
+            )
+        return session
+
+    def get(self, session_id: str) -> Session:
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", (session_id,)
+            ).fetchall()
+        if not rows:
+            raise NotFoundError(f"No conversation has the id {session_id!r}.")
+        return _session(rows[0])
+
+    def list(
+        self, *, search: str | None = None, include_deleted: bool = False, limit: int | None = None
+    ) -> builtins.list[Session]:
+        """Conversations, most recently active first; `search` looks in titles and messages."""
+        where = [] if include_deleted else ["s.deleted_at IS NULL"]
+        params: list[Any] = []
+        if search is not None and search.strip():
+            clauses = ["instr(lower(s.title), lower(?)) > 0"]
+            params.append(search.strip())
+            match = fts_query(search, operator="AND", prefix_last=True)
+            if match is not None:
+                clauses.append(
+                    "s.id IN (SELECT m.session_id FROM messages_fts f "
+                    "JOIN messages m ON m.seq = f.rowid WHERE messages_fts MATCH ?)"
+                )
+                params.append(match)
+            where.append("(" + " OR ".join(clauses) + ")")
+        sql = f"SELECT {_SESSION_COLUMNS} FROM sessions s"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY s.updated_at DESC, s.seq DESC LIMIT ?"
+        params.append(-1 if limit is None else int(limit))
+        with self.db.read() as conn:
+            return [_session(row) for row in conn.execute(sql, params).fetchall()]
+
+    def set_title(self, session_id: str, title: str, *, source: str = "owner") -> Session:
+        if source not in ("fallback", "auto", "owner"):
+            raise InvalidInputError(f"Unknown title source {source!r}.")
+        cleaned = clean_title(title)
+        if not cleaned:
+            raise InvalidInputError("A conversation's title cannot be empty.")
+        with self.db.write() as conn:
+            changed = conn.execute(
+                "UPDATE sessions SET title = ?, title_source = ? WHERE id = ? RETURNING id",
+                (cleaned, source, session_id),
+            ).fetchall()
+        if not changed:
+            raise NotFoundError(f"No conversation has the id {session_id!r}.")
+        return self.get(session_id)
+
+    def set_model(self, session_id: str, provider: str | None, model: str | None) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "UPDATE sessions SET provider = ?, model = ? WHERE id = ?",
+                (provider, model, session_id),
+            )
+
+    def delete(self, session_id: str, *, now: datetime | None = None) -> Session:
+        """Move a conversation to the bin (undoable with `restore`)."""
+        with self.db.write() as conn:
+            changed = conn.execute(
+                "UPDATE sessions SET deleted_at = ? WHERE id = ? RETURNING id",
+                (format_time(now or utc_now()), session_id),
+            ).fetchall()
+        if not changed:
+            raise NotFoundError(f"No conversation has the id {session_id!r}.")
+        return self.get(session_id)
+
+    def restore(self, session_id: str) -> Session:
+        with self.db.write() as conn:
+            changed = conn.execute(
+                "UPDATE sessions SET deleted_at = NULL WHERE id = ? RETURNING id", (session_id,)
+            ).fetchall()
+        if not changed:
+            raise NotFoundError(f"No conversation has the id {session_id!r}.")
+        return self.get(session_id)
+
+    def purge_deleted(self, *, before: datetime) -> int:
+        """Delete for good the conversations binned before `before` (with their messages)."""
+        with self.db.write() as conn:
+            rows = conn.execute(
+                "DELETE FROM sessions WHERE deleted_at IS NOT NULL AND deleted_at < ? RETURNING id",
+                (format_time(before),),
+            ).fetchall()
+        return len(rows)
+
+    # -- messages ----------------------------------------------------------------------
+
+    def add_message(
+        self,
+        session_id: str,
+        role: MessageRole | str,
+        content: str,
+        *,
+        status: MessageStatus | str = MessageStatus.COMPLETE,
+        tool_calls: Iterable[StoredToolCall] = (),
+        tool_call_id: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        now: datetime | None = None,
+    ) -> Message:
+        moment = now or utc_now()
+        message = Message(
+            id=new_id(moment),
+            session_id=session_id,
+            role=MessageRole(role),
+            content=content,
+            created_at=moment,
+            status=MessageStatus(status),
+            tool_calls=tuple(tool_calls),
+            tool_call_id=tool_call_id,
+            provider=provider,
+            model=model,
+        )
+        with self.db.write() as conn:
+            changed = conn.execute(
+                "UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ? RETURNING id",
+                (format_time(moment), session_id),
+            ).fetchall()
+            if not changed:
+                raise NotFoundError(f"No conversation has the id {session_id!r}.")
+            conn.execute(
+                "INSERT INTO messages (id, session_id, role, content, status, tool_calls, "
+                "tool_call_id, provider, model, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    message.id,
+                    session_id,
+                    message.role.value,
+                    content,
+                    message.status.value,
+                    json.dumps([c.to_json() for c in message.tool_calls]) if tool_calls else None,
+                    tool_call_id,
+                    provider,
+                    model,
+                    format_time(moment),
+                ),
+            )
+        return message
+
+    def update_message(
+        self,
+        message_id: str,
+        *,
+        content: str = _UNSET,
+        status: MessageStatus | str = _UNSET,
+        error: str | None = _UNSET,
+        tool_calls: Iterable[StoredToolCall] = _UNSET,
+        input_tokens: int | None = _UNSET,
+        output_tokens: int | None = _UNSET,
+        cached_tokens: int | None = _UNSET,
+        memory_block: str | None = _UNSET,
+        recall: dict[str, Any] | None = _UNSET,
+    ) -> Message:
+        """Change the given fields of a message (a streaming reply as it grows and ends)."""
+        changes: dict[str, Any] = {}
+        if content is not _UNSET:
+            changes["content"] = content
+        if status is not _UNSET:
+            changes["status"] = MessageStatus(status).value
+        if error is not _UNSET:
+            changes["error"] = error
+        if tool_calls is not _UNSET:
+            calls = [c.to_json() for c in tool_calls]
+            changes["tool_calls"] = json.dumps(calls) if calls else None
+        for name, value in (
+            ("input_tokens", input_tokens),
+            ("output_tokens", output_tokens),
+            ("cached_tokens", cached_tokens),
+            ("memory_block", memory_block),
+        ):
+            if value is not _UNSET:
+                changes[name] = value
+        if recall is not _UNSET:
+            changes["recall"] = None if recall is None else json.dumps(recall, ensure_ascii=False)
+        if changes:
+            assignments = ", ".join(f"{name} = ?" for name in changes)
+            with self.db.write() as conn:
+                changed = conn.execute(
+                    f"UPDATE messages SET {assignments} WHERE id = ? RETURNING id",
+                    (*changes.values(), message_id),
+                ).fetchall()
+            if not changed:
+                raise NotFoundError(f"No message has the id {message_id!r}.")
+        return self.message(message_id)
+
+    def message(self, message_id: str) -> Message:
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?", (message_id,)
+            ).fetchall()
+        if not rows:
+            raise NotFoundError(f"No message has the id {message_id!r}.")
+        return _message(rows[0])
+
+    def messages(
+        self, session_id: str, *, include_compacted: bool = True
+    ) -> builtins.list[Message]:
+        sql = f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = ?"
+        if not include_compacted:
+            sql += " AND m.compacted_by IS NULL"
+        sql += " ORDER BY m.seq"
+        with self.db.read() as conn:
+            return [_message(row) for row in conn.execute(sql, (session_id,)).fetchall()]
+
+    def mark_compacted(self, message_ids: Iterable[str], summary_id: str) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "UPDATE messages SET compacted_by = ? WHERE id IN (SELECT value FROM json_each(?))",
+                (summary_id, json.dumps(list(message_ids))),
+            )
+
+    def delete_messages_from(self, message_id: str) -> int:
+        """Delete a message and every later one in its conversation (regenerating a reply)."""
+        with self.db.write() as conn:
+            rows = conn.execute(
+                "SELECT seq, session_id FROM messages WHERE id = ?", (message_id,)
+            ).fetchall()
+            if not rows:
+                raise NotFoundError(f"No message has the id {message_id!r}.")
+            seq, session_id = rows[0]
+            deleted = conn.execute(
+                "DELETE FROM messages WHERE session_id = ? AND seq >= ? RETURNING id",
+                (session_id, seq),
+            ).fetchall()
+        return len(deleted)
