@@ -4,7 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest bench clean
+DIST_STAMP := $(VENV)/.installed-dist
+
+.PHONY: run test lint typecheck pytest bench clean dist check-bundle
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,14 +20,34 @@ run: $(STAMP)
 test: $(STAMP) lint typecheck pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check timothy app tests bench
-	$(BIN)/ruff format --check timothy app tests bench
+	$(BIN)/ruff check timothy app tests bench packaging
+	$(BIN)/ruff format --check timothy app tests bench packaging
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
 pytest: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+
+$(DIST_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,dist]"
+	touch $(DIST_STAMP)
+
+# The one-folder bundle dist/Timothy/ (PyInstaller, build.spec), packed for this platform.
+dist: $(DIST_STAMP)
+	rm -rf dist/Timothy dist/Timothy.app
+	$(BIN)/pyinstaller --noconfirm --log-level WARN --distpath dist --workpath build build.spec
+	version=$$($(BIN)/python -c 'import timothy; print(timothy.__version__)'); \
+	case "$$(uname -s)" in \
+	  Linux) tar -C dist -czf "dist/Timothy-$$version-linux-$$(uname -m).tar.gz" Timothy && \
+	         ls -l "dist/Timothy-$$version-linux-$$(uname -m).tar.gz" ;; \
+	  Darwin) packaging/macos/make-dmg.sh "dist/Timothy.app" "dist/Timothy-$$version-macos-$$(uname -m).dmg" ;; \
+	esac
+	du -sh dist/Timothy
+
+# Run the bundle with no Python, no network and a fresh data folder (Linux).
+check-bundle:
+	packaging/check-bundle.sh dist/Timothy
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
