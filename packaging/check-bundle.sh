@@ -12,9 +12,10 @@ if [ "${1:-}" = "--inside" ]; then
   # Second half, inside the network namespace and the private D-Bus session.
   bundle=$2
   work=$3
+  passed=0
   failures=0
   step() { printf '\n== %s\n' "$1"; }
-  ok() { printf 'ok    %s\n' "$1"; }
+  ok() { printf 'ok    %s\n' "$1"; passed=$((passed + 1)); }
   bad() { printf 'FAIL  %s\n' "$1"; failures=$((failures + 1)); }
 
   # The bundle's own PATH: an empty folder, so nothing it runs can be a Python.
@@ -45,7 +46,7 @@ if [ "${1:-}" = "--inside" ]; then
 
   step "timothy --version"
   data="$work/data-version"
-  timothy --version || bad "--version"
+  if timothy --version; then ok "--version"; else bad "--version"; fi
 
   step "timothy --self-check (fresh data folder)"
   data="$work/data-self-check"
@@ -74,13 +75,9 @@ if [ "${1:-}" = "--inside" ]; then
     ok "the default data folder was never touched"
   fi
 
-  printf '\n'
-  if [ "$failures" -ne 0 ]; then
-    echo "check-bundle: $failures check(s) failed"
-    exit 1
-  fi
-  echo "check-bundle: all checks passed"
-  exit 0
+  printf '\nbundle: %d passed, %d failed\n' "$passed" "$failures"
+  [ "$failures" -eq 0 ]
+  exit
 fi
 
 bundle=$(cd "${1:-dist/Timothy}" && pwd)
