@@ -13,6 +13,7 @@ CHECKS = (
     "data folder",
     "database",
     "keyring",
+    "OpenAI client",
     "Bedrock client",
     "local embedder",
     "Qt window",

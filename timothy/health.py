@@ -183,6 +183,53 @@ def _probe_bedrock() -> str:
     return "bedrock-runtime Converse request built, signed and answered offline"
 
 
+def _probe_openai() -> str:
+    """The openai client builds a chat request and reads the reply, answered in-process."""
+    import importlib
+
+    import openai
+
+    # openai 3 talks through httpx2, older releases through httpx; both have MockTransport.
+    try:
+        http: Any = importlib.import_module("httpx2")
+    except ImportError:
+        http = importlib.import_module("httpx")
+    sent: dict[str, str] = {}
+
+    def answer(request: Any) -> Any:
+        sent["url"] = str(request.url)
+        reply = {
+            "id": "chatcmpl-self-check",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "self-check",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "ok"},
+                    "finish_reason": "stop",
+                }
+            ],
+        }
+        return http.Response(200, json=reply)
+
+    client = openai.OpenAI(
+        api_key="sk-self-check",
+        base_url="http://openai.invalid/v1",
+        http_client=http.Client(transport=http.MockTransport(answer)),
+        max_retries=0,
+    )
+    with no_network():
+        result = client.chat.completions.create(
+            model="self-check", messages=[{"role": "user", "content": "ping"}]
+        )
+    if not sent.get("url", "").endswith("/chat/completions"):
+        raise RuntimeError(f"the request went to {sent.get('url')}")
+    if result.choices[0].message.content != "ok":
+        raise RuntimeError("the chat completion was misread")
+    return f"openai {openai.__version__} chat request built and answered offline"
+
+
 def _probe_local_embedder() -> str:
     """The offline MiniLM model runs through onnxruntime and tells related sentences apart."""
     import numpy as np
@@ -229,6 +276,7 @@ def self_checks(data: Path | None = None) -> list[Check]:
         _run("data folder", _probe_data_dir(folder)),
         _run("database", _probe_database(folder)),
         _run("keyring", _probe_keyring),
+        _run("OpenAI client", _probe_openai),
         _run("Bedrock client", _probe_bedrock),
         _run("local embedder", _probe_local_embedder),
     ]
