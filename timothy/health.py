@@ -113,12 +113,16 @@ def _probe_database(folder: Path) -> Callable[[], str]:
 
 def _probe_keyring() -> str:
     import keyring
-    from keyring.backends import fail
 
-    backend = keyring.get_keyring()
-    if isinstance(backend, fail.Keyring):
+    from timothy import secrets
+
+    if not secrets.keyring_available():
         raise RuntimeError("no keyring backend: API keys cannot be stored safely")
-    return f"{type(backend).__module__}.{type(backend).__name__}"
+    # A real look-up (of a name never stored), so a backend that is present but cannot answer
+    # (no Secret Service on the bus, a refused D-Bus call) fails here rather than at the first key.
+    keyring.get_password(secrets.SERVICE, "self-check")
+    backend = keyring.get_keyring()
+    return f"{type(backend).__module__}.{type(backend).__name__} answers"
 
 
 class _Body:
