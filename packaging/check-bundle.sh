@@ -5,7 +5,8 @@
 #
 #   packaging/check-bundle.sh [dist/Timothy]
 #
-# Needs (Debian/Ubuntu): util-linux (unshare), dbus-daemon (dbus-run-session), gnome-keyring.
+# Needs (Debian/Ubuntu): util-linux (unshare), dbus-daemon (dbus-run-session), gnome-keyring;
+# with xvfb and xauth it also starts the app on a virtual X screen.
 set -euo pipefail
 
 if [ "${1:-}" = "--inside" ]; then
@@ -56,6 +57,18 @@ if [ "${1:-}" = "--inside" ]; then
   data="$work/data"
   if TIMOTHY_QUIT_AFTER_MS=1500 timothy; then ok "app exited cleanly"; else bad "app exit code $?"; fi
   if [ -f "$data/timothy.db" ]; then ok "the app created its store: $data/timothy.db"; else bad "no store in $data"; fi
+
+  if command -v xvfb-run >/dev/null; then
+    step "the app on a real X server (Xvfb), through the xcb platform plugin"
+    data="$work/data-x11"
+    if xvfb-run --auto-servernum \
+      timeout 120 env -u PYTHONPATH -u PYTHONHOME PATH="$nopython" QT_QPA_PLATFORM=xcb \
+      TIMOTHY_DATA_DIR="$data" TIMOTHY_QUIT_AFTER_MS=1500 "$bundle/timothy"; then
+      ok "app exited cleanly on xcb"
+    else
+      bad "app on xcb"
+    fi
+  fi
 
   step "store and recall a memory through the CLI"
   added=$(timothy memories add "I prefer aisle seats on long flights" --type preference --entity Zoë) \
