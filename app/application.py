@@ -42,14 +42,38 @@ def run_app(data_dir: Path | None) -> int:
     return int(code)
 
 
+def screen_platforms() -> list[str]:
+    """The Qt platforms that would show this machine's screen, best first; none when headless."""
+    if sys.platform == "darwin":
+        return ["cocoa"]
+    if sys.platform == "win32":
+        return ["windows"]
+    if os.environ.get("WAYLAND_DISPLAY"):
+        return ["wayland", "xcb"]
+    return ["xcb"] if os.environ.get("DISPLAY") else []
+
+
 def check_qt() -> Check:
-    """A Qt window can be created (offscreen when there is no screen)."""
+    """A Qt window can be created: on the screen's own platform, or offscreen with no screen."""
     try:
-        if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-            os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        wanted = screen_platforms()
+        if not os.environ.get("QT_QPA_PLATFORM"):
+            # A platform plugin that fails to load is fatal to Qt (the process aborts before the
+            # report is printed). Offscreen as the last resort turns that into a FAIL line.
+            os.environ["QT_QPA_PLATFORM"] = ";".join([*wanted, "offscreen"])
+        else:
+            wanted = []  # the caller chose the platform; any that loads is what they asked for
         from PySide6.QtWidgets import QWidget
 
         app = QApplication.instance() or QApplication(sys.argv[:1])
+        platform = QApplication.platformName()
+        if wanted and platform not in wanted:
+            return Check(
+                "Qt window",
+                False,
+                f"the {' or '.join(wanted)} platform plugin could not be loaded "
+                f"(fell back to {platform})",
+            )
         widget = QWidget()
         widget.resize(200, 100)
         widget.show()
@@ -58,6 +82,6 @@ def check_qt() -> Check:
         widget.close()
         if not shown:
             return Check("Qt window", False, "a window could not be shown")
-        return Check("Qt window", True, f"platform {QApplication.platformName()}")
+        return Check("Qt window", True, f"platform {platform}")
     except Exception as exc:
         return Check("Qt window", False, str(exc))
