@@ -59,15 +59,19 @@ if [ "${1:-}" = "--inside" ]; then
   if [ -f "$data/timothy.db" ]; then ok "the app created its store: $data/timothy.db"; else bad "no store in $data"; fi
 
   if command -v xvfb-run >/dev/null; then
-    step "the app on a real X server (Xvfb), through the xcb platform plugin"
+    step "on a real X server (Xvfb), through the xcb platform plugin"
     data="$work/data-x11"
-    if xvfb-run --auto-servernum \
-      timeout 120 env -u PYTHONPATH -u PYTHONHOME PATH="$nopython" QT_QPA_PLATFORM=xcb \
-      TIMOTHY_DATA_DIR="$data" TIMOTHY_QUIT_AFTER_MS=1500 "$bundle/timothy"; then
-      ok "app exited cleanly on xcb"
+    on_x11() {
+      xvfb-run --auto-servernum timeout 120 env -u PYTHONPATH -u PYTHONHOME -u QT_QPA_PLATFORM \
+        PATH="$nopython" TIMOTHY_DATA_DIR="$data" "$bundle/timothy" "$@"
+    }
+    if on_x11 --self-check | tee "$work/x11-check.txt" | grep '^ok    Qt window: platform xcb$' >/dev/null; then
+      ok "self-check chose xcb and showed a window"
     else
-      bad "app on xcb"
+      cat "$work/x11-check.txt"
+      bad "self-check on xcb"
     fi
+    if TIMOTHY_QUIT_AFTER_MS=1500 on_x11; then ok "app exited cleanly on xcb"; else bad "app on xcb"; fi
   fi
 
   step "store and recall a memory through the CLI"
