@@ -75,15 +75,14 @@ if [ "${1:-}" = "--inside" ]; then
   fi
 
   step "store and recall a memory through the CLI"
-  added=$(timothy memories add "I prefer aisle seats on long flights" --type preference --entity Zoë) \
-    || bad "memories add"
+  fact="I prefer aisle seats on long flights"
+  added=$(timothy memories add "$fact" --type preference --entity Zoë) || bad "memories add"
   echo "$added"
-  id=${added##* }
-  # TODO(recall): switch to the recall command once it is on main:
-  #   found=$(timothy recall "which seat do I like on a plane?")
+  # TODO(recall): once `timothy recall` is on main, replace the next line with
+  #   found=$(timothy recall "which seat do I like on a plane?") || bad "recall"
   found=$(timothy memories list --search "aisle seats") || bad "memories list --search"
   echo "$found"
-  if [ -n "$id" ] && grep -q "$id" <<<"$found"; then ok "found $id again"; else bad "memory $id not found"; fi
+  if grep -qF "$fact" <<<"$found"; then ok "recalled: $fact"; else bad "the memory was not found"; fi
 
   step "nothing landed outside the chosen folders"
   if [ -e "$HOME/.local/share/Timothy" ]; then
