@@ -39,7 +39,8 @@ dist: $(DIST_STAMP)
 	$(BIN)/pyinstaller --noconfirm --log-level WARN --distpath dist --workpath build build.spec
 	version=$$($(BIN)/python -c 'import timothy; print(timothy.__version__)'); \
 	case "$$(uname -s)" in \
-	  Linux) tar -C dist -czf "dist/Timothy-$$version-linux-$$(uname -m).tar.gz" Timothy && \
+	  Linux) cp packaging/linux/install-desktop-entry.sh dist/Timothy/ && \
+	         tar -C dist -czf "dist/Timothy-$$version-linux-$$(uname -m).tar.gz" Timothy && \
 	         ls -l "dist/Timothy-$$version-linux-$$(uname -m).tar.gz" ;; \
 	  Darwin) packaging/macos/make-dmg.sh "dist/Timothy.app" "dist/Timothy-$$version-macos-$$(uname -m).dmg" ;; \
 	esac

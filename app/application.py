@@ -24,6 +24,8 @@ def run_app(data_dir: Path | None) -> int:
     app.setOrganizationName("Timothy")
     app.setApplicationVersion(__version__)
     app.setWindowIcon(QIcon(str(paths.resources_dir() / "icons" / "timothy.png")))
+    # Wayland docks take the icon from the desktop entry of this name (install-desktop-entry.sh).
+    app.setDesktopFileName("timothy")
     store_error: str | None = None
     store: Store | None = None
     try:

@@ -84,6 +84,19 @@ if [ "${1:-}" = "--inside" ]; then
   echo "$found"
   if grep -qF "$fact" <<<"$found"; then ok "recalled: $fact"; else bad "the memory was not found"; fi
 
+  if [ -x "$bundle/install-desktop-entry.sh" ]; then
+    step "the desktop entry (install-desktop-entry.sh, shipped in the archive)"
+    "$bundle/install-desktop-entry.sh"
+    entry="$HOME/.local/share/applications/timothy.desktop"
+    if grep -qxF "Exec=\"$bundle/timothy\"" "$entry" && grep -q '^Icon=/' "$entry" &&
+      [ -f "$(sed -n 's/^Icon=//p' "$entry")" ]; then
+      ok "desktop entry points at this bundle and its icon"
+    else
+      bad "desktop entry"
+    fi
+    "$bundle/install-desktop-entry.sh" --remove >/dev/null
+  fi
+
   step "nothing landed outside the chosen folders"
   if [ -e "$HOME/.local/share/Timothy" ]; then
     bad "the default data folder was created: $HOME/.local/share/Timothy"
