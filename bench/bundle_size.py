@@ -48,7 +48,7 @@ def main(argv: list[str]) -> int:
         print(f"{megabytes(size)}  {name}")
     rest = sum(size for _, size in sizes.most_common()[25:])
     print(f"{megabytes(rest)}  everything else")
-    print(f"{megabytes(outside)}  the executables")
+    print(f"{megabytes(outside)}  the executables (their archives hold the Python modules)")
     for archive in sorted(bundle.parent.glob("Timothy-*")):
         print(f"{megabytes(archive.stat().st_size)}  {archive.name}")
     return 0
