@@ -10,6 +10,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
+from app import theme
 from app.main_window import MainWindow
 from timothy import __version__, paths
 from timothy.errors import TimothyError
@@ -26,6 +27,7 @@ def run_app(data_dir: Path | None) -> int:
     app.setWindowIcon(QIcon(str(paths.resources_dir() / "icons" / "timothy.png")))
     # Wayland docks take the icon from the desktop entry of this name (install-desktop-entry.sh).
     app.setDesktopFileName("timothy")
+    theme.follow_system(app)
     store_error: str | None = None
     store: Store | None = None
     try:

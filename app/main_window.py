@@ -1,33 +1,493 @@
-"""The main window (a first version: the store's state; the chat arrives with the chat engine)."""
+"""The main window: conversations on the left, the chat in the centre, memory on the right.
+
+It wires the panes together and owns what outlives them: the workers, the settings, the
+window's remembered state, the banner for errors, and the pending (undoable) deletions.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QMainWindow, QVBoxLayout, QWidget
+import dataclasses
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
 
-from timothy.store import Store
+from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QShortcut
+from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
+
+from app import icons
+from app.banner import Banner
+from app.chat_panel import ChatPanel
+from app.chat_port import Conversations, ConversationSummary, NoConversations
+from app.conversation_list import ConversationList
+from app.local_servers import LocalServer, find_local_servers
+from app.memory_pane import MemoryPane
+from app.settings_dialog import SettingsDialog
+from app.status_bar import StatusBar, consolidation_text
+from app.window_state import WindowState
+from app.workers import Failure, Workers
+from timothy import paths
+from timothy.settings import Settings, load_settings, save_settings
+from timothy.store import Memory, MemoryStatus, Store
+from timothy.store.records import utc_now
+
+log = logging.getLogger(__name__)
+
+DELETE_UNDO_MS = 8000
+DEFAULT_SIZES = [260, 780, 420]
+CONVERSATION_LIMIT = 500
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, store: Store | None, *, store_error: str | None = None) -> None:
+    started = Signal()  # the first loads were asked for; the window is usable
+    settings_applied = Signal(object)  # Settings: the chat engine rebuilds its provider
+
+    def __init__(
+        self,
+        store: Store | None,
+        *,
+        store_error: str | None = None,
+        conversations: Conversations | None = None,
+        settings: Settings | None = None,
+        now: Callable[[], datetime] = utc_now,
+        window_state: WindowState | None = None,
+        probe_local_servers: Callable[[], list[LocalServer]] = find_local_servers,
+    ) -> None:
         super().__init__()
         self.store = store
+        self.now = now
+        self.conversations: Conversations = conversations or NoConversations()
+        self.settings = settings if settings is not None else load_settings()
+        self.state = window_state or WindowState()
+        self.probe_local_servers = probe_local_servers
+        self.workers = Workers(self, threads=2)  # the store
+        self.network = Workers(self, threads=3)  # the chat stream, tests, probes
+        self.settings_dialog: SettingsDialog | None = None
+        self.pending_deletes: list[str] = []
+        self._conversation_search = ""
+        self._closing = False
         self.setWindowTitle("Timothy")
-        self.resize(1100, 720)
+        self.setWindowIcon(icons.icon("timothy", None, 64))
+        self.resize(1380, 860)
+        self.setMinimumSize(760, 480)
+
         central = QWidget(self)
         layout = QVBoxLayout(central)
-        title = QLabel("<h2>Timothy</h2>", central)
-        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        layout.addWidget(title)
-        if store is not None:
-            active = store.memories.count(status="active")
-            staged = store.memories.count(status="staged")
-            text = f"{active} active memories, {staged} waiting for confirmation."
-        else:
-            text = f"The memory store could not be opened: {store_error}"
-        self.status_label = QLabel(text, central)
-        self.status_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.status_label.setWordWrap(True)
-        layout.addWidget(self.status_label)
-        layout.addStretch(1)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        self.banner = Banner(central)
+        self.banner.action_clicked.connect(self._banner_action)
+        layout.addWidget(self.banner)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, central)
+        self.splitter.setChildrenCollapsible(False)
+        self.sidebar = ConversationList(self.splitter)
+        self.chat = ChatPanel(
+            self.conversations, self.workers, self.network, now=now, parent=self.splitter
+        )
+        self.memory_pane = MemoryPane(
+            store,
+            self.workers,
+            now=now,
+            title_of=self.conversations.title_of,
+            store_error=store_error,
+            parent=self.splitter,
+        )
+        self.memory_pane.setMinimumWidth(340)
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(self.chat)
+        self.splitter.addWidget(self.memory_pane)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setStretchFactor(2, 0)
+        layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
+        self.status = StatusBar(self)
+        self.status.settings_requested.connect(lambda: self.open_settings())
+        self.setStatusBar(self.status)
+
+        self._connect()
+        self._build_menus()
+        self._restore_state()
+        self.apply_settings(self.settings)
+        if store is None:
+            self.show_error(
+                "Your memory store could not be opened"
+                + (f": {store_error}" if store_error else ".")
+                + " Chat still works, without memory."
+            )
+        self._counts_timer = QTimer(self)
+        self._counts_timer.setSingleShot(True)
+        self._counts_timer.setInterval(200)
+        self._counts_timer.timeout.connect(self.refresh_counts)
+        QTimer.singleShot(0, self._start)
+
+    # -- wiring ------------------------------------------------------------------------
+
+    def _connect(self) -> None:
+        sidebar, chat, pane = self.sidebar, self.chat, self.memory_pane
+        sidebar.new_chat_requested.connect(self.new_chat)
+        sidebar.conversation_selected.connect(self.open_conversation)
+        sidebar.search_changed.connect(self._search_conversations)
+        sidebar.conversation_renamed.connect(self._rename_conversation)
+        sidebar.conversation_deleted.connect(self._delete_conversation)
+        chat.conversation_started.connect(self._conversation_started)
+        chat.conversation_opened.connect(self._conversation_opened)
+        chat.title_changed.connect(lambda _id, _title: self.reload_conversations())
+        chat.turn_finished.connect(self.reload_conversations)
+        chat.recall_arrived.connect(pane.show_recall)
+        chat.recall_requested.connect(self._show_recall)
+        chat.memory_undo_requested.connect(self._undo_memory)
+        chat.staged_review_requested.connect(self.show_queue)
+        chat.settings_requested.connect(lambda: self.open_settings())
+        chat.local_server_chosen.connect(self.use_local_server)
+        chat.toggle_conversations_requested.connect(self.toggle_conversations)
+        chat.toggle_memory_requested.connect(self.toggle_memory_pane)
+        chat.failed.connect(self.show_error)
+        pane.source_clicked.connect(self.open_conversation)
+        pane.failed.connect(self.show_error)
+        pane.hide_requested.connect(lambda: self.set_memory_pane_visible(False))
+        pane.staged_count_changed.connect(lambda _count: self._counts_timer.start())
+        if pane.events is not None:
+            pane.events.memory_changed.connect(lambda _event, _memory: self._counts_timer.start())
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self.new_chat_action = self._action(
+            file_menu, "New chat", "Ctrl+N", self.new_chat, "new-chat"
+        )
+        self._action(file_menu, "Rename conversation", "F2", self.sidebar.rename_current, "rename")
+        file_menu.addSeparator()
+        self.settings_action = self._action(
+            file_menu,
+            "Settings…",
+            QKeySequence.StandardKey.Preferences,
+            self.open_settings,
+            "settings",
+        )
+        if not self.settings_action.shortcut().toString():
+            self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        file_menu.addSeparator()
+        self._action(file_menu, "Quit", QKeySequence.StandardKey.Quit, self.close)
+        view = bar.addMenu("&View")
+        self.conversations_action = self._action(
+            view, "Conversations", "Ctrl+B", self.toggle_conversations, checkable=True
+        )
+        self.memory_action = self._action(
+            view, "Memory pane", "Ctrl+Alt+B", self.toggle_memory_pane, checkable=True
+        )
+        memory = bar.addMenu("&Memory")
+        self._action(
+            memory, "Search conversations", "Ctrl+K", self.focus_conversation_search, "search"
+        )
+        self._action(memory, "Search memories", "Ctrl+Shift+M", self.focus_memory_search, "search")
+        self._action(memory, "Facts to confirm", "Ctrl+Shift+C", self.show_queue, "check")
+        help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "Open log folder", None, self._open_logs)
+        stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        stop.setContext(Qt.ShortcutContext.WindowShortcut)
+        stop.activated.connect(self.stop_reply)
+        self.stop_shortcut = stop
+
+    def _action(
+        self,
+        menu: Any,
+        text: str,
+        shortcut: str | QKeySequence.StandardKey | None,
+        slot: Callable[[], object],
+        icon: str | None = None,
+        *,
+        checkable: bool = False,
+    ) -> QAction:
+        action = QAction(text, self)
+        if icon:
+            action.setIcon(icons.icon(icon, None, 16))
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.setCheckable(checkable)
+        action.triggered.connect(lambda _checked=False: slot())
+        menu.addAction(action)
+        self.addAction(action)  # shortcuts work even with the menu bar hidden
+        return action
+
+    # -- start-up and state ------------------------------------------------------------
+
+    def _restore_state(self) -> None:
+        geometry = self.state.bytes("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        sizes = self.state.sizes("window/splitter")
+        self.splitter.setSizes(sizes if sizes and len(sizes) == 3 else DEFAULT_SIZES)
+        self.set_conversations_visible(self.state.flag("window/conversations_visible", True))
+        self.set_memory_pane_visible(self.state.flag("window/memory_visible", True))
+        self.memory_pane.set_current_tab(self.state.integer("window/memory_tab", 0))
+
+    def save_state(self) -> None:
+        self.state.set_bytes("window/geometry", QByteArray(self.saveGeometry()))
+        self.state.set_sizes("window/splitter", self.splitter.sizes())
+        self.state.set_flag("window/conversations_visible", self.conversations_action.isChecked())
+        self.state.set_flag("window/memory_visible", self.memory_action.isChecked())
+        self.state.set_integer("window/memory_tab", self.memory_pane.current_tab())
+        self.state.set_text("window/last_conversation", self.chat.conversation_id)
+        self.state.sync()
+
+    def _start(self) -> None:
+        last = self.state.text("window/last_conversation")
+        self.reload_conversations(open_id=last)
+        self.memory_pane.start()
+        self.refresh_counts()
+        if self.settings.chat_provider is None:
+            self.probe_for_local_servers()
+        self.started.emit()
+
+    # -- conversations -----------------------------------------------------------------
+
+    def reload_conversations(self, open_id: str | None = None) -> None:
+        search = self._conversation_search
+        conversations = self.conversations
+
+        def work() -> list[ConversationSummary]:
+            return list(conversations.list(search=search or None, limit=CONVERSATION_LIMIT))
+
+        self.workers.run(
+            work,
+            "loading your conversations",
+            on_success=lambda found: self._conversations_loaded(found, open_id),
+            on_failure=self._failed,
+        )
+
+    def _conversations_loaded(self, found: list[ConversationSummary], open_id: str | None) -> None:
+        visible = [c for c in found if c.id not in self.pending_deletes]
+        self.sidebar.set_conversations(visible, self.now(), selected=self.chat.conversation_id)
+        if open_id:
+            match = next((c for c in visible if c.id == open_id), None)
+            if match is not None:
+                self.open_conversation(match.id)
+
+    def _search_conversations(self, text: str) -> None:
+        self._conversation_search = text
+        self.reload_conversations()
+
+    def new_chat(self) -> None:
+        self.chat.new_chat()
+        self.sidebar.select(None)
+
+    def open_conversation(self, conversation_id: str) -> None:
+        title = next(
+            (c.title for c in self.sidebar.model.conversations() if c.id == conversation_id), ""
+        )
+        self.chat.open_conversation(conversation_id, title)
+        self.sidebar.select(conversation_id)
+
+    def _conversation_opened(self, conversation_id: str) -> None:
+        self.state.set_text("window/last_conversation", conversation_id or None)
+        title = self.chat.title if conversation_id else ""
+        self.setWindowTitle(f"{title} — Timothy" if title else "Timothy")
+
+    def _conversation_started(self, conversation: ConversationSummary) -> None:
+        self.state.set_text("window/last_conversation", conversation.id)
+        self.setWindowTitle(f"{conversation.title} — Timothy")
+        self.reload_conversations()
+
+    def _rename_conversation(self, conversation_id: str, title: str) -> None:
+        def done(_result: object) -> None:
+            if conversation_id == self.chat.conversation_id:
+                self.chat._set_title(title)
+            self.reload_conversations()
+
+        self.workers.run(
+            lambda: self.conversations.rename(conversation_id, title),
+            "renaming the conversation",
+            on_success=done,
+            on_failure=self._conversation_change_failed,
+        )
+
+    def _delete_conversation(self, conversation_id: str) -> None:
+        self.pending_deletes.append(conversation_id)
+        if conversation_id == self.chat.conversation_id:
+            self.chat.new_chat()
+        self.banner.show_message(
+            "Conversation deleted.",
+            kind="info",
+            action=f"undo-delete:{conversation_id}",
+            action_label="Undo",
+            timeout_ms=DELETE_UNDO_MS,
+            on_expire=f"delete:{conversation_id}",
+        )
+
+    def _conversation_change_failed(self, failure: Failure) -> None:
+        self._failed(failure)
+        self.reload_conversations()
+
+    def _banner_action(self, name: str) -> None:
+        kind, _sep, conversation_id = name.partition(":")
+        if kind == "undo-delete" and conversation_id in self.pending_deletes:
+            self.pending_deletes.remove(conversation_id)
+            self.reload_conversations()
+        elif kind == "delete" and conversation_id in self.pending_deletes:
+            self.pending_deletes.remove(conversation_id)
+            self.workers.run(
+                lambda: self.conversations.delete(conversation_id),
+                "deleting the conversation",
+                on_failure=self._conversation_change_failed,
+            )
+        elif kind == "settings":
+            self.open_settings()
+
+    # -- memory ------------------------------------------------------------------------
+
+    def _undo_memory(self, memory: Memory) -> None:
+        if self.store is None:
+            return
+        store = self.store
+
+        def forget() -> Memory:
+            return store.memories.reject(memory.id, now=self.now())
+
+        def failed(failure: Failure) -> None:
+            self.chat.transcript.mark_undo_failed(memory.id)
+            self._failed(failure)
+
+        self.workers.run(
+            forget,
+            "forgetting the fact",
+            on_success=lambda forgotten: self.chat.mark_memory_forgotten(forgotten.id),
+            on_failure=failed,
+        )
+
+    def refresh_counts(self) -> None:
+        if self.store is None:
+            self.status.show_consolidation("Memory unavailable")
+            return
+        store = self.store
+
+        def work() -> tuple[int, int]:
+            return (
+                store.memories.count(status=MemoryStatus.ACTIVE),
+                store.memories.count(status=MemoryStatus.STAGED),
+            )
+
+        self.workers.run(
+            work,
+            "counting memories",
+            on_success=lambda counts: self.status.show_memory_counts(*counts),
+        )
+        self.status.show_consolidation(consolidation_text(None, False, self.now()))
+
+    def _show_recall(self, recall: dict[str, Any] | None, caption: str) -> None:
+        self.memory_pane.show_recall(recall, caption)
+        self.set_memory_pane_visible(True)
+        self.memory_pane.open_recall_tab()
+
+    def show_queue(self) -> None:
+        self.set_memory_pane_visible(True)
+        self.memory_pane.show_queue()
+
+    def focus_memory_search(self) -> None:
+        self.set_memory_pane_visible(True)
+        self.memory_pane.focus_search()
+
+    def focus_conversation_search(self) -> None:
+        self.set_conversations_visible(True)
+        self.sidebar.focus_search()
+
+    # -- panes -------------------------------------------------------------------------
+
+    def set_memory_pane_visible(self, visible: bool) -> None:
+        self.memory_pane.setVisible(visible)
+        self.memory_action.setChecked(visible)
+        self.state.set_flag("window/memory_visible", visible)
+
+    def toggle_memory_pane(self) -> None:
+        self.set_memory_pane_visible(not self.memory_action.isChecked())
+
+    def set_conversations_visible(self, visible: bool) -> None:
+        self.sidebar.setVisible(visible)
+        self.conversations_action.setChecked(visible)
+        self.state.set_flag("window/conversations_visible", visible)
+
+    def toggle_conversations(self) -> None:
+        self.set_conversations_visible(not self.conversations_action.isChecked())
+
+    # -- the reply ---------------------------------------------------------------------
+
+    def stop_reply(self) -> None:
+        self.chat.stop()
+
+    # -- settings ----------------------------------------------------------------------
+
+    def open_settings(self, page: str = "chat") -> SettingsDialog:
+        if self.settings_dialog is not None:
+            self.settings_dialog.raise_()
+            return self.settings_dialog
+        dialog = SettingsDialog(self.settings, self.network, page=page, parent=self)
+        dialog.settings_saved.connect(self.apply_settings)
+        dialog.finished.connect(lambda _code: self._settings_closed(dialog))
+        self.settings_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _settings_closed(self, dialog: SettingsDialog) -> None:
+        if self.settings_dialog is dialog:
+            self.settings_dialog = None
+        dialog.deleteLater()
+
+    def apply_settings(self, settings: Settings) -> None:
+        self.settings = settings
+        self.status.show_settings(settings)
+        self.chat.set_chat_ready(settings.chat_provider is not None)
+        self.settings_applied.emit(settings)
+
+    def probe_for_local_servers(self) -> None:
+        self.network.run(
+            self.probe_local_servers,
+            "looking for a model server on this computer",
+            on_success=self.chat.show_local_servers,
+        )
+
+    def use_local_server(self, server: LocalServer, model: str) -> None:
+        chosen = self.settings.replace(
+            chat_provider="openai",
+            openai=dataclasses.replace(
+                self.settings.openai, base_url=server.base_url, chat_model=model
+            ),
+        )
+
+        def saved(_result: object) -> None:
+            self.apply_settings(chosen)
+            self.show_info(f"Timothy now chats with {model} on {server.name}.")
+
+        self.workers.run(
+            lambda: save_settings(chosen),
+            "saving settings",
+            on_success=saved,
+            on_failure=self._failed,
+        )
+
+    # -- messages ----------------------------------------------------------------------
+
+    def show_error(self, message: str) -> None:
+        self.banner.show_message(message, kind="error")
+
+    def show_info(self, message: str) -> None:
+        self.banner.show_message(message, kind="info", timeout_ms=6000)
+
+    def _failed(self, failure: Failure) -> None:
+        self.show_error(failure.message)
+
+    def _open_logs(self) -> None:
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
+
+    # -- closing -----------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._closing:
+            self._closing = True
+            self.save_state()
+            self.chat.stop()
+            self.banner.flush()  # a deletion waiting for its undo window happens now
+            self.memory_pane.close_store_events()
+            if not self.workers.wait(3000) or not self.network.wait(3000):
+                log.warning("closing with work still running")
+        super().closeEvent(event)

@@ -1,0 +1,110 @@
+"""A fenced code block in a reply: monospace, highlighted, with its language and a Copy button."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QFontDatabase, QFontMetrics, QGuiApplication
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import icons, theme
+from app.code_highlighter import CodeHighlighter
+
+
+def monospace_font() -> QFont:
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    font.setFamilies(theme.MONOSPACE_FAMILIES)
+    font.setStyleHint(QFont.StyleHint.Monospace)
+    base = QGuiApplication.font()
+    font.setPointSizeF(max(base.pointSizeF() - 0.5, 8.0))
+    return font
+
+
+class CodeBlock(QFrame):
+    code_copied = Signal(str)
+
+    def __init__(self, code: str, language: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("CodeBlock")
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+
+        header = QWidget(self)
+        header.setObjectName("CodeHeader")
+        header.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        row = QHBoxLayout(header)
+        row.setContentsMargins(12, 4, 6, 4)
+        self.language_label = QLabel(language or "code", header)
+        row.addWidget(self.language_label)
+        row.addStretch(1)
+        self.copy_button = QToolButton(header)
+        self.copy_button.setProperty("flat", True)
+        self.copy_button.setText("Copy")
+        self.copy_button.setIcon(icons.icon("copy", theme.colours().muted, 14))
+        self.copy_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.copy_button.setToolTip("Copy this code")
+        self.copy_button.clicked.connect(self.copy)
+        row.addWidget(self.copy_button)
+        layout.addWidget(header)
+
+        self.body = QPlainTextEdit(self)
+        self.body.setObjectName("CodeBody")
+        self.body.setReadOnly(True)
+        self.body.setFrameShape(QFrame.Shape.NoFrame)
+        self.body.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.body.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.body.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.body.setFont(monospace_font())
+        self.body.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.body.document().setDocumentMargin(10)
+        self.highlighter = CodeHighlighter(
+            self.body.document(), language, dark=theme.colours().dark
+        )
+        layout.addWidget(self.body)
+        self.language = language
+        self.code = ""
+        self.set_code(code)
+
+    def set_code(self, code: str) -> None:
+        if code == self.code:
+            return
+        self.code = code
+        self.body.setPlainText(code)
+        self._fit()
+
+    def _fit(self) -> None:
+        metrics = QFontMetrics(self.body.font())
+        lines = max(1, self.code.count("\n") + 1)
+        height = lines * metrics.lineSpacing() + 2 * int(self.body.document().documentMargin()) + 4
+        widest = max((metrics.horizontalAdvance(line) for line in self.code.split("\n")), default=0)
+        if widest + 24 > self.body.viewport().width():
+            height += self.body.horizontalScrollBar().sizeHint().height()
+        self.body.setFixedHeight(height)
+
+    def resizeEvent(self, event: object) -> None:
+        super().resizeEvent(event)  # type: ignore[arg-type]
+        self._fit()
+
+    def copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.code)
+        self.copy_button.setText("Copied")
+        self.copy_button.setIcon(icons.icon("check", theme.colours().success, 14))
+        QTimer.singleShot(1500, self, self._reset_copy_label)
+        self.code_copied.emit(self.code)
+
+    def _reset_copy_label(self) -> None:
+        self.copy_button.setText("Copy")
+        self.copy_button.setIcon(icons.icon("copy", theme.colours().muted, 14))

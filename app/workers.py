@@ -1,0 +1,126 @@
+"""Blocking work (store queries, network calls, streams) off the GUI thread; results by signal.
+
+A `Task` is a QObject living on the GUI thread; its runnable runs on a pool thread and
+emits the task's signals, which Qt queues back to the GUI thread. Failures become a
+`Failure`: a plain sentence for the owner and the traceback for the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from timothy.errors import TimothyError
+
+log = logging.getLogger(__name__)
+
+Report = Callable[[object], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A failed task: `message` is for the owner, `detail` for the log."""
+
+    message: str
+    detail: str
+    error: BaseException
+
+
+def describe_failure(error: BaseException, what: str) -> str:
+    """The sentence shown to the owner: the core's own message, or a plain fallback."""
+    if isinstance(error, TimothyError) and str(error):
+        return str(error)
+    return f"Something went wrong while {what}. The details are in the log file."
+
+
+class Task(QObject):
+    """One piece of work; connect to its signals, then `Workers.start` it."""
+
+    succeeded = Signal(object)
+    failed = Signal(object)  # a Failure
+    progressed = Signal(object)  # whatever the work reported along the way
+    finished = Signal()  # after succeeded or failed, always
+
+    def __init__(self, work: Callable[..., Any], what: str, *, reports: bool = False) -> None:
+        super().__init__()
+        self.work = work
+        self.what = what
+        self.reports = reports
+        self.done = False
+
+    def run_here(self) -> None:
+        """Run the work on the calling thread (a pool thread) and emit the outcome."""
+        try:
+            result = self.work(self.progressed.emit) if self.reports else self.work()
+        except BaseException as exc:  # the owner sees a sentence; the log keeps the rest
+            detail = "".join(traceback.format_exception(exc))
+            if isinstance(exc, TimothyError):
+                log.warning("%s failed: %s", self.what, exc)
+                log.debug("%s", detail)
+            else:
+                log.error("%s failed:\n%s", self.what, detail)
+            self.failed.emit(Failure(describe_failure(exc, self.what), detail, exc))
+        else:
+            self.succeeded.emit(result)
+        self.finished.emit()
+
+
+class _Runnable(QRunnable):
+    def __init__(self, task: Task) -> None:
+        super().__init__()
+        self.task = task
+
+    def run(self) -> None:
+        self.task.run_here()
+
+
+class Workers(QObject):
+    """A thread pool that keeps each task alive until its outcome has been delivered."""
+
+    def __init__(self, parent: QObject | None = None, *, threads: int = 2) -> None:
+        super().__init__(parent)
+        self.pool = QThreadPool(self)
+        self.pool.setMaxThreadCount(threads)
+        # Threads never expire: each keeps its own SQLite connection for the app's life
+        # instead of leaving a new one behind every time the pool recycles a thread.
+        self.pool.setExpiryTimeout(-1)
+        self._running: set[Task] = set()
+
+    def start(self, task: Task) -> Task:
+        self._running.add(task)
+        task.finished.connect(lambda: self._forget(task))
+        self.pool.start(_Runnable(task))
+        return task
+
+    def run(
+        self,
+        work: Callable[[], Any],
+        what: str,
+        *,
+        on_success: Callable[[Any], None] | None = None,
+        on_failure: Callable[[Failure], None] | None = None,
+    ) -> Task:
+        """Run `work()` on the pool; `what` finishes the sentence "while ..."."""
+        task = Task(work, what)
+        if on_success is not None:
+            task.succeeded.connect(on_success)
+        if on_failure is not None:
+            task.failed.connect(on_failure)
+        return self.start(task)
+
+    def _forget(self, task: Task) -> None:
+        task.done = True
+        self._running.discard(task)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._running)
+
+    def wait(self, milliseconds: int) -> bool:
+        """Wait for running work (at shut-down); False when some was still running."""
+        return bool(self.pool.waitForDone(milliseconds))
