@@ -209,6 +209,7 @@ class ChatPanel(QWidget):
         self._set_title(title or "Conversation")
         self.transcript.clear()
         self.workers.run(
+            self,
             lambda: list(self.conversations.messages(conversation_id)),
             "opening the conversation",
             on_success=lambda messages: self._opened(generation, messages),

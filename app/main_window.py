@@ -251,6 +251,7 @@ class MainWindow(QMainWindow):
             return list(conversations.list(search=search or None, limit=CONVERSATION_LIMIT))
 
         self.workers.run(
+            self,
             work,
             "loading your conversations",
             on_success=lambda found: self._conversations_loaded(found, open_id),
@@ -297,6 +298,7 @@ class MainWindow(QMainWindow):
             self.reload_conversations()
 
         self.workers.run(
+            self,
             lambda: self.conversations.rename(conversation_id, title),
             "renaming the conversation",
             on_success=done,
@@ -328,6 +330,7 @@ class MainWindow(QMainWindow):
         elif kind == "delete" and conversation_id in self.pending_deletes:
             self.pending_deletes.remove(conversation_id)
             self.workers.run(
+                self,
                 lambda: self.conversations.delete(conversation_id),
                 "deleting the conversation",
                 on_failure=self._conversation_change_failed,
@@ -350,6 +353,7 @@ class MainWindow(QMainWindow):
             self._failed(failure)
 
         self.workers.run(
+            self,
             forget,
             "forgetting the fact",
             on_success=lambda forgotten: self.chat.mark_memory_forgotten(forgotten.id),
@@ -369,6 +373,7 @@ class MainWindow(QMainWindow):
             )
 
         self.workers.run(
+            self,
             work,
             "counting memories",
             on_success=lambda counts: self.status.show_memory_counts(*counts),
@@ -441,6 +446,7 @@ class MainWindow(QMainWindow):
 
     def probe_for_local_servers(self) -> None:
         self.network.run(
+            self,
             self.probe_local_servers,
             "looking for a model server on this computer",
             on_success=self.chat.show_local_servers,
@@ -459,6 +465,7 @@ class MainWindow(QMainWindow):
             self.show_info(f"Timothy now chats with {model} on {server.name}.")
 
         self.workers.run(
+            self,
             lambda: save_settings(chosen),
             "saving settings",
             on_success=saved,

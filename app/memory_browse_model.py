@@ -125,6 +125,7 @@ class MemoryBrowseModel(QAbstractListModel):
             )
 
         self.workers.run(
+            self,
             work,
             "loading memories",
             on_success=lambda page: self._page_arrived(generation, page),
@@ -163,6 +164,7 @@ class MemoryBrowseModel(QAbstractListModel):
         generation = self._generation
         query = self.query
         self.workers.run(
+            self,
             lambda: self.store.memories.count(status=query.status, type=query.type),
             "counting memories",
             on_success=lambda total: self._counted(generation, total),

@@ -78,13 +78,13 @@ class MemoryBrowser(QWidget):
         self.type_filter = QComboBox(self)
         self.type_filter.addItem("All types", None)
         for kind in MemoryType:
-            self.type_filter.addItem(kind.value.capitalize(), kind)
+            self.type_filter.addItem(kind.value.capitalize(), kind.value)
         self.type_filter.currentIndexChanged.connect(self.apply_query)
         filters.addWidget(self.type_filter)
         self.status_filter = QComboBox(self)
         self.status_filter.addItem("Any status", None)
         for status in MemoryStatus:
-            self.status_filter.addItem(status.value.capitalize(), status)
+            self.status_filter.addItem(status.value.capitalize(), status.value)
         self.status_filter.currentIndexChanged.connect(self.apply_query)
         filters.addWidget(self.status_filter)
         filters.addStretch(1)
@@ -136,12 +136,13 @@ class MemoryBrowser(QWidget):
     # -- queries -----------------------------------------------------------------------
 
     def query(self) -> BrowseQuery:
+        # Qt keeps combo data as plain strings: turn them back into the domain's enums.
         kind = self.type_filter.currentData()
         status = self.status_filter.currentData()
         return BrowseQuery(
             text=self.search.text().strip(),
-            type=kind if isinstance(kind, MemoryType) else None,
-            status=status if isinstance(status, MemoryStatus) else None,
+            type=MemoryType(kind) if kind else None,
+            status=MemoryStatus(status) if status else None,
         )
 
     def apply_query(self) -> None:
@@ -230,6 +231,7 @@ class MemoryBrowser(QWidget):
         if event == "superseded" and memory.supersedes:
             old_id = memory.supersedes
             self.workers.run(
+                self,
                 lambda: list(self.store.memories.get_many([old_id]).values()),
                 "refreshing the memory list",
                 on_success=self.model.update_rows,

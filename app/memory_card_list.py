@@ -191,6 +191,7 @@ class MemoryCardList(QWidget):
         self._generation += 1
         generation = self._generation
         self.workers.run(
+            self,
             self._fetch_with_titles,
             "loading memories",
             on_success=lambda result: self._loaded(generation, result),
@@ -310,6 +311,7 @@ class MemoryCardList(QWidget):
             return done, problems
 
         self.workers.run(
+            self,
             work,
             "changing memories",
             on_success=lambda result: self._performed(name, result),
@@ -347,6 +349,7 @@ class MemoryCardList(QWidget):
         self._busy = True
         self._refresh_buttons()
         self.workers.run(
+            self,
             lambda: self.supersede(memory, change),
             "saving the edited memory",
             on_success=self._edit_saved,

@@ -78,6 +78,7 @@ class MemoryDetail(QWidget):
             return
         generation = self._generation
         self.workers.run(
+            self,
             lambda: self.store.memories.chain(memory.id),
             "loading the memory's history",
             on_success=lambda chain: self._chain_loaded(generation, chain),
@@ -148,7 +149,7 @@ class MemoryDetail(QWidget):
             self.show_memory(changed)
 
         self.workers.run(
-            work[name], "changing the memory", on_success=done, on_failure=self._failed
+            self, work[name], "changing the memory", on_success=done, on_failure=self._failed
         )
 
     def _save_edit(self, memory: Memory) -> None:
@@ -165,6 +166,7 @@ class MemoryDetail(QWidget):
             self.show_memory(new)
 
         self.workers.run(
+            self,
             lambda: apply_edit(self.store, memory, change, self.now()),
             "saving the edited memory",
             on_success=done,

@@ -90,7 +90,7 @@ class MemoryEditor(QDialog):
         form.addRow("Fact", self.content_edit)
         self.type_combo = QComboBox(self)
         for kind in MemoryType:
-            self.type_combo.addItem(kind.value.capitalize(), kind)
+            self.type_combo.addItem(kind.value.capitalize(), kind.value)
         self.type_combo.setCurrentIndex(list(MemoryType).index(memory.type))
         form.addRow("Type", self.type_combo)
         self.entities_edit = QLineEdit(", ".join(memory.entities), self)
@@ -141,6 +141,6 @@ class MemoryEditor(QDialog):
         kind = self.type_combo.currentData()
         return MemoryEdit(
             content=self.content_edit.toPlainText().strip(),
-            type=kind if isinstance(kind, MemoryType) else self.memory.type,
+            type=MemoryType(kind) if kind else self.memory.type,
             entities=parse_entities(self.entities_edit.text()),
         )

@@ -329,6 +329,7 @@ class SettingsDialog(QDialog):
 
     def _load_key_state(self) -> None:
         self.workers.run(
+            self,
             lambda: secrets.get_secret(OPENAI_KEY_NAME) is not None,
             "reading the system keyring",
             on_success=self._key_state_loaded,
@@ -358,6 +359,7 @@ class SettingsDialog(QDialog):
             self._key_state_loaded(False)
 
         self.workers.run(
+            self,
             lambda: secrets.set_secret(OPENAI_KEY_NAME, None),
             "removing the key from the keyring",
             on_success=forgotten,
@@ -419,7 +421,11 @@ class SettingsDialog(QDialog):
             return check(chosen, key)
 
         self.workers.run(
-            work, "testing the connection", on_success=self._tested, on_failure=self._test_failed
+            self,
+            work,
+            "testing the connection",
+            on_success=self._tested,
+            on_failure=self._test_failed,
         )
 
     def _tested(self, message: str) -> None:
@@ -445,7 +451,7 @@ class SettingsDialog(QDialog):
             return chosen
 
         self.workers.run(
-            work, "saving settings", on_success=self._saved, on_failure=self._show_error
+            self, work, "saving settings", on_success=self._saved, on_failure=self._show_error
         )
 
     def _saved(self, settings: Settings) -> None:

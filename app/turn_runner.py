@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from PySide6.QtCore import QObject, Signal
 
 from app.chat_port import TurnEvent
-from app.workers import Failure, Report, Task, Workers
+from app.workers import Failure, Report, Task, Workers, while_alive
 from timothy.providers.base import CancelToken
 
 EventSource = Callable[[CancelToken], Iterator[TurnEvent]]
@@ -45,9 +45,9 @@ class TurnRunner(QObject):
                 report(event)
 
         task = Task(work, what, reports=True)
-        task.progressed.connect(self._event)
-        task.failed.connect(self._failed)
-        task.finished.connect(self._finished)
+        task.progressed.connect(while_alive(self, self._event))
+        task.failed.connect(while_alive(self, self._failed))
+        task.finished.connect(while_alive(self, lambda _none=None: self._finished()))
         self.task = task
         self.workers.start(task)
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from timothy.errors import TimothyError
@@ -36,6 +37,16 @@ def describe_failure(error: BaseException, what: str) -> str:
     if isinstance(error, TimothyError) and str(error):
         return str(error)
     return f"Something went wrong while {what}. The details are in the log file."
+
+
+def while_alive(owner: QObject, callback: Callable[[Any], None]) -> Callable[[Any], None]:
+    """`callback`, skipped once `owner`'s C++ object has been deleted."""
+
+    def call(value: Any) -> None:
+        if shiboken6.isValid(owner):
+            callback(value)
+
+    return call
 
 
 class Task(QObject):
@@ -99,18 +110,23 @@ class Workers(QObject):
 
     def run(
         self,
+        owner: QObject,
         work: Callable[[], Any],
         what: str,
         *,
         on_success: Callable[[Any], None] | None = None,
         on_failure: Callable[[Failure], None] | None = None,
     ) -> Task:
-        """Run `work()` on the pool; `what` finishes the sentence "while ..."."""
+        """Run `work()` on the pool; `what` finishes the sentence "while ...".
+
+        The callbacks run on the GUI thread, and only while `owner` still exists: a pane
+        closed before its query returned simply never hears the answer.
+        """
         task = Task(work, what)
         if on_success is not None:
-            task.succeeded.connect(on_success)
+            task.succeeded.connect(while_alive(owner, on_success))
         if on_failure is not None:
-            task.failed.connect(on_failure)
+            task.failed.connect(while_alive(owner, on_failure))
         return self.start(task)
 
     def _forget(self, task: Task) -> None:
