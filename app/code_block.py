@@ -76,23 +76,33 @@ class CodeBlock(QFrame):
         layout.addWidget(self.body)
         self.language = language
         self.code = ""
+        self._widest: int | None = None
         self.set_code(code)
 
     def set_code(self, code: str) -> None:
         if code == self.code:
             return
         self.code = code
+        self._widest = None
         self.body.setPlainText(code)
         self._fit()
 
     def _fit(self) -> None:
+        """Exactly as tall as the code (plus a scrollbar when a line is wider than the block).
+
+        Measured against the block's own width, not the viewport's: the viewport is resized
+        after this widget, and reading it here made heights flip back and forth.
+        """
         metrics = QFontMetrics(self.body.font())
-        lines = max(1, self.code.count("\n") + 1)
-        height = lines * metrics.lineSpacing() + 2 * int(self.body.document().documentMargin()) + 4
-        widest = max((metrics.horizontalAdvance(line) for line in self.code.split("\n")), default=0)
-        if widest + 24 > self.body.viewport().width():
+        lines = self.code.split("\n")
+        margin = int(self.body.document().documentMargin())
+        height = len(lines) * metrics.lineSpacing() + 2 * margin + 4
+        if self._widest is None:
+            self._widest = max((metrics.horizontalAdvance(line) for line in lines), default=0)
+        if self._widest + 2 * margin + 4 > self.width():
             height += self.body.horizontalScrollBar().sizeHint().height()
-        self.body.setFixedHeight(height)
+        if height != self.body.height() or self.body.minimumHeight() != height:
+            self.body.setFixedHeight(height)
 
     def resizeEvent(self, event: object) -> None:
         super().resizeEvent(event)  # type: ignore[arg-type]

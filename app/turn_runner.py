@@ -1,7 +1,7 @@
 """Runs one chat turn's event stream on a worker thread and hands each event to the GUI thread.
 
 Stopping sets the turn's CancelToken: the provider closes its connection and the engine
-keeps what already arrived; the runner also stops reading at once so the window is free.
+keeps what already arrived, then ends the stream.
 """
 
 from __future__ import annotations
@@ -39,15 +39,16 @@ class TurnRunner(QObject):
         self.cancel_token = token
 
         def work(report: Report) -> None:
+            # Read to the end even after a stop: the engine winds the turn down itself
+            # (saving what arrived, saying it was cancelled), which takes a moment once the
+            # provider has closed its connection.
             for event in source(token):
-                if token.cancelled:
-                    break
                 report(event)
 
         task = Task(work, what, reports=True)
         task.progressed.connect(while_alive(self, self._event))
         task.failed.connect(while_alive(self, self._failed))
-        task.finished.connect(while_alive(self, lambda _none=None: self._finished()))
+        task.finished.connect(while_alive(self, self._finished))
         self.task = task
         self.workers.start(task)
 

@@ -39,12 +39,12 @@ def describe_failure(error: BaseException, what: str) -> str:
     return f"Something went wrong while {what}. The details are in the log file."
 
 
-def while_alive(owner: QObject, callback: Callable[[Any], None]) -> Callable[[Any], None]:
+def while_alive(owner: QObject, callback: Callable[..., None]) -> Callable[..., None]:
     """`callback`, skipped once `owner`'s C++ object has been deleted."""
 
-    def call(value: Any) -> None:
+    def call(*values: Any) -> None:
         if shiboken6.isValid(owner):
-            callback(value)
+            callback(*values)
 
     return call
 

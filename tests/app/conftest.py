@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -40,6 +41,15 @@ def settle(qtbot: QtBot, *pools: Workers) -> None:
     QApplication.processEvents()
 
 
+def quiet_gui_thread() -> None:
+    """Before measuring GUI latency: finish what earlier tests left queued (widgets waiting
+    for deleteLater, garbage), so only the work under test is measured."""
+    for _ in range(3):
+        QApplication.sendPostedEvents(None, 0)  # includes DeferredDelete
+        QApplication.processEvents()
+    gc.collect()
+
+
 WindowFactory = Callable[..., MainWindow]
 
 
@@ -52,6 +62,7 @@ def make_window(qtbot: QtBot, store: Store, isolated_env: Path) -> Iterator[Wind
         conversations: ScriptedConversations | None = None,
         settings: Settings | None = None,
         servers: list[LocalServer] | None = None,
+        probe: Callable[[], list[LocalServer]] | None = None,
         use_store: bool = True,
         show: bool = True,
     ) -> MainWindow:
@@ -62,7 +73,7 @@ def make_window(qtbot: QtBot, store: Store, isolated_env: Path) -> Iterator[Wind
             else ScriptedConversations(store),
             settings=settings if settings is not None else Settings(chat_provider="openai"),
             window_state=WindowState(),
-            probe_local_servers=lambda: list(servers or []),
+            probe_local_servers=probe or (lambda: list(servers or [])),
         )
         qtbot.addWidget(window)
         made.append(window)

@@ -11,7 +11,7 @@ from PySide6.QtCore import QElapsedTimer, QObject, QTimer
 from pytestqt.qtbot import QtBot
 
 from app.workers import Failure, Task, Workers
-from tests.app.conftest import settle
+from tests.app.conftest import quiet_gui_thread, settle
 from tests.app.memories import add_many
 from timothy.errors import StoreError
 from timothy.store import Store
@@ -123,6 +123,7 @@ def test_event_loop_stays_responsive_while_the_store_is_busy(
         last[0] = now
 
     ticker.timeout.connect(tick)
+    quiet_gui_thread()
     ticker.start()
     started = time.perf_counter()
     workers.run(owner, heavy, "listing memories")

@@ -32,9 +32,11 @@ class FileKeyring(KeyringBackend):
     def set_password(self, service: str, username: str, password: str) -> None:
         data = self._load()
         data[f"{service}\x00{username}"] = password
+        self._path.parent.mkdir(parents=True, exist_ok=True)
         self._path.write_text(json.dumps(data), encoding="utf-8")
 
     def delete_password(self, service: str, username: str) -> None:
         data = self._load()
         data.pop(f"{service}\x00{username}", None)
+        self._path.parent.mkdir(parents=True, exist_ok=True)
         self._path.write_text(json.dumps(data), encoding="utf-8")
