@@ -38,8 +38,7 @@ class Banner(QFrame):
         self.kind = "info"
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self._expired)
-        self._on_expire: str | None = None
+        self._timer.timeout.connect(self.hide)
         self.hide()
 
     def show_message(
@@ -50,12 +49,9 @@ class Banner(QFrame):
         action: str | None = None,
         action_label: str | None = None,
         timeout_ms: int = 0,
-        on_expire: str | None = None,
     ) -> None:
-        """Show `text`; `action` names the signal payload of its button; after `timeout_ms`
-        it hides itself (emitting `action_clicked(on_expire)` first when given)."""
-        if self._on_expire and self.isVisible():
-            self.action_clicked.emit(self._on_expire)  # finish what the old notice promised
+        """Show `text`; the button emits `action_clicked(action)`; after `timeout_ms` (when
+        given) the banner hides itself."""
         self.kind = kind
         self.setProperty("kind", kind)
         self.style().unpolish(self)
@@ -66,7 +62,6 @@ class Banner(QFrame):
         self.action_name = action or ""
         self.action_button.setText(action_label or (action or "").capitalize())
         self.action_button.setVisible(action is not None)
-        self._on_expire = on_expire
         if timeout_ms:
             self._timer.start(timeout_ms)
         else:
@@ -75,29 +70,11 @@ class Banner(QFrame):
 
     def _action(self) -> None:
         name = self.action_name
-        self._on_expire = None
         self._timer.stop()
         self.hide()
         self.action_clicked.emit(name)
 
-    def _expired(self) -> None:
-        pending = self._on_expire
-        self._on_expire = None
-        self.hide()
-        if pending:
-            self.action_clicked.emit(pending)
-
-    def flush(self) -> None:
-        """Carry out a pending expiry now (the window is closing)."""
-        if self._on_expire:
-            self._timer.stop()
-            self._expired()
-
     def dismiss(self) -> None:
         self._timer.stop()
-        pending = self._on_expire
-        self._on_expire = None
         self.hide()
-        if pending:
-            self.action_clicked.emit(pending)
         self.dismissed.emit()

@@ -40,7 +40,8 @@ class TranscriptMessage:
     # For assistant turns: the recall the model saw (a RecallResult.to_json() dict), or
     # None when no block was sent (no memories matched, privacy off, recall failed).
     recall: dict[str, Any] | None = None
-    stopped: bool = False  # the reply was cancelled or failed part-way; content is partial
+    stopped: bool = False  # the reply was cancelled part-way; content is partial
+    error: str | None = None  # the reply failed: why, in a sentence
     remembered: tuple[Memory, ...] = ()  # facts the `remember` tool saved during this turn
 
 
@@ -122,7 +123,11 @@ class Conversations(Protocol):
 
     def rename(self, conversation_id: str, title: str) -> None: ...
 
-    def delete(self, conversation_id: str) -> None: ...
+    def delete(self, conversation_id: str) -> None:
+        """Move to the bin; `restore` undoes it."""
+        ...
+
+    def restore(self, conversation_id: str) -> None: ...
 
     def title_of(self, conversation_id: str) -> str | None:
         """The title, for "proposed in <conversation>" on a memory card; None if deleted."""
@@ -159,6 +164,9 @@ class NoConversations:
         raise ChatUnavailableError(self.reason)
 
     def delete(self, conversation_id: str) -> None:
+        raise ChatUnavailableError(self.reason)
+
+    def restore(self, conversation_id: str) -> None:
         raise ChatUnavailableError(self.reason)
 
     def title_of(self, conversation_id: str) -> str | None:

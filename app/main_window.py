@@ -1,7 +1,7 @@
 """The main window: conversations on the left, the chat in the centre, memory on the right.
 
 It wires the panes together and owns what outlives them: the workers, the settings, the
-window's remembered state, the banner for errors, and the pending (undoable) deletions.
+window's remembered state, and the banner for errors and undo.
 """
 
 from __future__ import annotations
@@ -64,7 +64,6 @@ class MainWindow(QMainWindow):
         self.workers = Workers(self, threads=2)  # the store
         self.network = Workers(self, threads=3)  # the chat stream, tests, probes
         self.settings_dialog: SettingsDialog | None = None
-        self.pending_deletes: list[str] = []
         self._conversation_search = ""
         self._closing = False
         self.setWindowTitle("Timothy")
@@ -259,7 +258,7 @@ class MainWindow(QMainWindow):
         )
 
     def _conversations_loaded(self, found: list[ConversationSummary], open_id: str | None) -> None:
-        visible = [c for c in found if c.id not in self.pending_deletes]
+        visible = found
         self.sidebar.set_conversations(visible, self.now(), selected=self.chat.conversation_id)
         if open_id:
             match = next((c for c in visible if c.id == open_id), None)
@@ -306,16 +305,25 @@ class MainWindow(QMainWindow):
         )
 
     def _delete_conversation(self, conversation_id: str) -> None:
-        self.pending_deletes.append(conversation_id)
+        """Move it to the bin at once; the banner's Undo brings it back."""
         if conversation_id == self.chat.conversation_id:
-            self.chat.new_chat()
-        self.banner.show_message(
-            "Conversation deleted.",
-            kind="info",
-            action=f"undo-delete:{conversation_id}",
-            action_label="Undo",
-            timeout_ms=DELETE_UNDO_MS,
-            on_expire=f"delete:{conversation_id}",
+            self.new_chat()
+
+        def deleted(_result: object) -> None:
+            self.banner.show_message(
+                "Conversation deleted.",
+                kind="info",
+                action=f"restore:{conversation_id}",
+                action_label="Undo",
+                timeout_ms=DELETE_UNDO_MS,
+            )
+
+        self.workers.run(
+            self,
+            lambda: self.conversations.delete(conversation_id),
+            "deleting the conversation",
+            on_success=deleted,
+            on_failure=self._conversation_change_failed,
         )
 
     def _conversation_change_failed(self, failure: Failure) -> None:
@@ -324,15 +332,12 @@ class MainWindow(QMainWindow):
 
     def _banner_action(self, name: str) -> None:
         kind, _sep, conversation_id = name.partition(":")
-        if kind == "undo-delete" and conversation_id in self.pending_deletes:
-            self.pending_deletes.remove(conversation_id)
-            self.reload_conversations()
-        elif kind == "delete" and conversation_id in self.pending_deletes:
-            self.pending_deletes.remove(conversation_id)
+        if kind == "restore":
             self.workers.run(
                 self,
-                lambda: self.conversations.delete(conversation_id),
-                "deleting the conversation",
+                lambda: self.conversations.restore(conversation_id),
+                "restoring the conversation",
+                on_success=lambda _result: self.reload_conversations(),
                 on_failure=self._conversation_change_failed,
             )
         elif kind == "settings":
@@ -493,7 +498,6 @@ class MainWindow(QMainWindow):
             self._closing = True
             self.save_state()
             self.chat.stop()
-            self.banner.flush()  # a deletion waiting for its undo window happens now
             self.memory_pane.close_store_events()
             if not self.workers.wait(3000) or not self.network.wait(3000):
                 log.warning("closing with work still running")

@@ -102,7 +102,9 @@ class TranscriptView(QScrollArea):
                 message_id=message.id,
                 recall=message.recall,
             )
-            if message.stopped:
+            if message.error:
+                widget.set_note(message.error, error=True)
+            elif message.stopped:
                 widget.set_note("This reply was cut short.")
             for memory in message.remembered:
                 self._add_notice_for(memory, undoable=False)

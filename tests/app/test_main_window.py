@@ -342,24 +342,24 @@ def test_shortcuts(qtbot: QtBot, make_window: WindowFactory, store: Store) -> No
     window.settings_dialog.reject()
 
 
-def test_delete_offers_undo_then_deletes(
+def test_delete_moves_to_the_bin_and_undo_restores(
     qtbot: QtBot, make_window: WindowFactory, store: Store
 ) -> None:
     chat = ScriptedConversations(store)
     keep = chat.add_conversation("Keep me", [("user", "x"), ("assistant", "y")])
     window = make_window(conversations=chat)
+    window.open_conversation(keep)
     settle_window(qtbot, window)
     window.sidebar.delete(keep)
+    settle_window(qtbot, window)
     assert window.sidebar.model.conversations() == []
+    assert chat.deleted == [keep]
+    assert window.chat.conversation_id is None, "the open conversation was closed"
     assert window.banner.isVisible() and window.banner.action_button.text() == "Undo"
     window.banner.action_button.click()
     settle_window(qtbot, window)
     assert [c.id for c in window.sidebar.model.conversations()] == [keep]
     assert chat.deleted == []
-    window.sidebar.delete(keep)
-    window.banner.dismiss()  # the undo window closes: the deletion happens
-    settle_window(qtbot, window)
-    assert chat.deleted == [keep]
 
 
 def test_conversation_search_filters_the_list(

@@ -87,6 +87,7 @@ class ScriptedConversations:
         self.lock = threading.Lock()
         self.sent: list[tuple[str | None, str]] = []
         self.deleted: list[str] = []
+        self.bin: dict[str, Conversation] = {}
         self._counter = 0
 
     # -- setting up --------------------------------------------------------------------
@@ -147,7 +148,11 @@ class ScriptedConversations:
 
     def delete(self, conversation_id: str) -> None:
         self.deleted.append(conversation_id)
-        self.conversations.pop(conversation_id, None)
+        self.bin[conversation_id] = self.conversations.pop(conversation_id)
+
+    def restore(self, conversation_id: str) -> None:
+        self.deleted.remove(conversation_id)
+        self.conversations[conversation_id] = self.bin.pop(conversation_id)
 
     def title_of(self, conversation_id: str) -> str | None:
         conversation = self.conversations.get(conversation_id)
