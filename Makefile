@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 DIST_STAMP := $(VENV)/.installed-dist
 
-.PHONY: run test lint typecheck pytest bench clean dist check-bundle
+.PHONY: run test lint typecheck pytest bench clean dist check-bundle screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,8 +20,8 @@ run: $(STAMP)
 test: $(STAMP) lint typecheck pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check timothy app tests bench packaging
-	$(BIN)/ruff format --check timothy app tests bench packaging
+	$(BIN)/ruff check timothy app tests bench packaging tools
+	$(BIN)/ruff format --check timothy app tests bench packaging tools
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -52,3 +52,7 @@ check-bundle:
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+
+# The main window in its main states, rendered offscreen to screenshots/*.png (git-ignored).
+screenshots: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m tools.screenshots

@@ -31,14 +31,9 @@ def chain_html(chain: Sequence[Memory], selected_id: str | None) -> str:
         chosen = memory.id == selected_id
         border = c.accent.name() if chosen else c.faint.name()
         background = c.card_selected.name() if chosen else c.card.name()
-        label = f"Version {number} of {total}" if total > 1 else "Only version"
+        label = f"version {number} of {total}" if total > 1 else "the only version"
         if memory.status is MemoryStatus.ACTIVE and number == total and total > 1:
             label += " · current"
-        dates = [f"created {exact_time(memory.created_at)}"]
-        if memory.last_confirmed_at:
-            dates.append(f"confirmed {exact_time(memory.last_confirmed_at)}")
-        if memory.last_retrieved_at:
-            dates.append(f"last recalled {exact_time(memory.last_retrieved_at)}")
         about = ", ".join(html.escape(invisible.reveal(e)) for e in memory.entities)
         details = [
             memory.type.value,
@@ -47,22 +42,35 @@ def chain_html(chain: Sequence[Memory], selected_id: str | None) -> str:
         ]
         if about:
             details.append(f"about {about}")
-        text = invisible.reveal_html(memory.content, c.invisible_marker.name())
+        dates = []
+        if memory.last_confirmed_at:
+            dates.append(f"confirmed {exact_time(memory.last_confirmed_at)}")
+        if memory.last_retrieved_at:
+            dates.append(f"last recalled {exact_time(memory.last_retrieved_at)}")
+        dates.append(f"id {memory.id}")
+        text = invisible.reveal_html(
+            memory.content, c.invisible_marker.name(), c.invisible_marker_background.name()
+        )
         parts.append(
-            f'<table width="100%" cellspacing="0" cellpadding="9" border="0" '
+            f'<a name="v{number}"></a>'
+            f'<table width="100%" cellspacing="0" cellpadding="8" border="0" '
             f'style="background-color:{background}; border: 1px solid {border}; '
-            f'margin-bottom: 4px;">'
-            f"<tr><td>"
-            f'<span style="color:{colour}; font-weight:600;">{memory.status.value}</span>'
-            f'<span style="color:{muted};"> &nbsp;{label}</span><br>'
-            f'<span style="line-height:135%;">{text}</span><br>'
+            f'margin-bottom: 2px;"><tr><td>'
+            f'<table width="100%" cellspacing="0" cellpadding="0"><tr>'
+            f'<td><span style="color:{colour}; font-weight:600;">{memory.status.value}</span>'
+            f'<span style="color:{muted};"> · {label}</span></td>'
+            f'<td align="right"><span style="color:{muted};">'
+            f"{exact_time(memory.created_at)}</span></td></tr></table>"
+            f"{text}<br>"
             f'<span style="color:{muted}; font-size:small;">{" · ".join(details)}<br>'
-            f"{' · '.join(dates)}<br>id {memory.id}</span>"
+            f"{' · '.join(dates)}</span>"
             f"</td></tr></table>"
         )
         if number < total:
             arrow = "edited into" if memory.status is MemoryStatus.SUPERSEDED else "then"
-            parts.append(f'<p align="center" style="color:{muted}; margin:2px;">↓ {arrow}</p>')
+            parts.append(
+                f'<p align="center" style="color:{muted}; margin:0; font-size:small;">↓ {arrow}</p>'
+            )
     parts.append("</div>")
     return "".join(parts)
 
@@ -72,12 +80,15 @@ class ChainView(QTextBrowser):
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setOpenLinks(False)
-        self.setStyleSheet("QTextBrowser { background: transparent; }")
+        theme.see_through(self)
         self.chain: list[Memory] = []
 
     def show_chain(self, chain: Sequence[Memory], selected_id: str | None) -> None:
         self.chain = list(chain)
         self.setHtml(chain_html(chain, selected_id))
+        for number, memory in enumerate(chain, start=1):
+            if memory.id == selected_id and number > 1:
+                self.scrollToAnchor(f"v{number}")
 
     def clear_chain(self, message: str = "") -> None:
         self.chain = []

@@ -45,7 +45,9 @@ class ConfirmQueue(MemoryCardList):
         return "Facts to confirm"
 
     def fetch(self) -> Sequence[Memory]:
-        return self.store.memories.list(status=MemoryStatus.STAGED, limit=QUEUE_LIMIT)
+        staged = self.store.memories.list(status=MemoryStatus.STAGED, limit=QUEUE_LIMIT)
+        # Newest proposal first, by when it was made (an import can add older ones later).
+        return sorted(staged, key=lambda memory: memory.created_at, reverse=True)
 
     def count_text(self, count: int) -> str:
         if count == 0:

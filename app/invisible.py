@@ -31,14 +31,14 @@ def reveal(text: str) -> str:
     return INVISIBLE_RE.sub(lambda match: marker(match.group(0)), text)
 
 
-def reveal_html(text: str, color: str) -> str:
+def reveal_html(text: str, color: str, background: str = "transparent") -> str:
     """HTML-escaped text (line breaks kept) with each invisible character as a coloured marker."""
     parts: list[str] = []
     last = 0
     for match in INVISIBLE_RE.finditer(text):
         parts.append(html.escape(text[last : match.start()]))
         parts.append(
-            f'<span style="color:{color}; font-weight:600;">'
+            f'<span style="color:{color}; background-color:{background}; font-weight:600;">'
             f"{html.escape(marker(match.group(0)))}</span>"
         )
         last = match.end()

@@ -109,7 +109,8 @@ class MemoryCardDelegate(QStyledItemDelegate):
         return small
 
     def _document(self, memory: Memory, width: int, font: QFont) -> QTextDocument:
-        colour = theme.colours().invisible_marker.name()
+        colours = theme.colours()
+        colour = colours.invisible_marker.name()
         key = (memory.id, width, colour)
         document = self._documents.get(key)
         if document is None:
@@ -118,7 +119,11 @@ class MemoryCardDelegate(QStyledItemDelegate):
             document = QTextDocument()
             document.setDocumentMargin(0)
             document.setDefaultFont(font)
-            document.setHtml(invisible.reveal_html(memory.content, colour))
+            document.setHtml(
+                invisible.reveal_html(
+                    memory.content, colour, colours.invisible_marker_background.name()
+                )
+            )
             document.setTextWidth(width)
             self._documents[key] = document
         return document

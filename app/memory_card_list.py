@@ -105,7 +105,7 @@ class MemoryCardList(QWidget):
         self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.view.setResizeMode(QListView.ResizeMode.Adjust)
         self.view.setFrameShape(QListView.Shape.NoFrame)
-        self.view.setStyleSheet("QListView { background: transparent; }")
+        theme.see_through(self.view)
         self.view.setAccessibleName(self.accessible_name())
         self.view.selectionModel().selectionChanged.connect(self._refresh_buttons)
         self.stack.addWidget(self.view)
@@ -130,7 +130,8 @@ class MemoryCardList(QWidget):
         self.stack.addWidget(self.empty)
         layout.addWidget(self.stack, 1)
 
-        bar = QHBoxLayout()
+        self.action_bar = QWidget(self)
+        bar = QHBoxLayout(self.action_bar)
         bar.setContentsMargins(10, 6, 10, 10)
         bar.setSpacing(6)
         self.buttons: dict[str, QPushButton] = {}
@@ -148,7 +149,7 @@ class MemoryCardList(QWidget):
                 shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
                 shortcut.activated.connect(lambda name=action.name: self.trigger(name))
         bar.addStretch(1)
-        layout.addLayout(bar)
+        layout.addWidget(self.action_bar)
 
         self._reload_timer = QTimer(self)
         self._reload_timer.setSingleShot(True)
@@ -244,7 +245,9 @@ class MemoryCardList(QWidget):
 
     def _show_count(self, count: int) -> None:
         self.count_label.setText(self.count_text(count))
+        self.count_label.setVisible(count > 0)
         self.select_all_button.setVisible(count > 1)
+        self.action_bar.setVisible(count > 0)
         self.count_changed.emit(count)
 
     def _failed(self, failure: Failure) -> None:

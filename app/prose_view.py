@@ -8,6 +8,8 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QTextBlockFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
 
+from app import theme
+
 LINE_HEIGHT_PERCENT = 135
 LINE_HEIGHT_PROPORTIONAL = QTextBlockFormat.LineHeightTypes.ProportionalHeight.value
 
@@ -20,8 +22,7 @@ class ProseView(QTextBrowser):
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.viewport().setAutoFillBackground(False)
-        self.setStyleSheet("QTextBrowser { background: transparent; }")
+        theme.see_through(self)
         self.document().setDocumentMargin(0)
         self.document().documentLayout().documentSizeChanged.connect(self._fit)
         self.markdown = ""

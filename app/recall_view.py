@@ -124,7 +124,11 @@ def items_html(recall: dict[str, Any]) -> str:
             hue = type_colour(MemoryType(kind)).name()
         except ValueError:
             hue = muted
-        content = invisible.reveal_html(str(memory.get("content", "")), c.invisible_marker.name())
+        content = invisible.reveal_html(
+            str(memory.get("content", "")),
+            c.invisible_marker.name(),
+            c.invisible_marker_background.name(),
+        )
         legs = leg_ranks(item)
         legs_text = (
             " · ".join(
@@ -197,7 +201,7 @@ class RecallView(QWidget):
         splitter = QSplitter(Qt.Orientation.Vertical, page)
         self.items_view = QTextBrowser(splitter)
         self.items_view.setFrameShape(QFrame.Shape.NoFrame)
-        self.items_view.setStyleSheet("QTextBrowser { background: transparent; }")
+        theme.see_through(self.items_view)
         block_box = QWidget(splitter)
         block_layout = QVBoxLayout(block_box)
         block_layout.setContentsMargins(0, 6, 0, 0)

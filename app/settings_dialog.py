@@ -104,7 +104,8 @@ class SettingsDialog(QDialog):
         body = QHBoxLayout()
         self.nav = QListWidget(self)
         self.nav.addItems(["Chat model", "Embeddings", "Memory"])
-        self.nav.setFixedWidth(150)
+        self.nav.setObjectName("SettingsNav")
+        self.nav.setFixedWidth(170)
         self.nav.setFrameShape(QListWidget.Shape.NoFrame)
         body.addWidget(self.nav)
         self.pages = QStackedWidget(self)
@@ -174,8 +175,8 @@ class SettingsDialog(QDialog):
         openai_form.addRow(
             "",
             _hint(
-                "Ollama: http://127.0.0.1:11434/v1 · LM Studio: http://127.0.0.1:1234/v1 · "
-                "local servers need no key.",
+                "Ollama: http://127.0.0.1:11434/v1\nLM Studio: http://127.0.0.1:1234/v1\n"
+                "Servers on this computer need no key.",
                 self.openai_box,
             ),
         )

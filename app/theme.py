@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication
 
 MONOSPACE_FAMILIES = [
     "JetBrains Mono",
@@ -60,6 +60,7 @@ class Colours:
     success: QColor
     warning: QColor
     invisible_marker: QColor
+    invisible_marker_background: QColor
 
     @classmethod
     def of(cls, palette: QPalette) -> Colours:
@@ -87,6 +88,7 @@ class Colours:
             success=QColor("#4cc38a") if dark else QColor("#1b7f4b"),
             warning=QColor("#e6b450") if dark else QColor("#9a6700"),
             invisible_marker=QColor("#ff8a65") if dark else QColor("#d84315"),
+            invisible_marker_background=QColor("#4a2a20") if dark else QColor("#fde4da"),
         )
 
 
@@ -165,11 +167,25 @@ def light_palette() -> QPalette:
     return palette
 
 
+def see_through(view: QAbstractScrollArea) -> None:
+    """Let the pane behind show through a list or text view.
+
+    Through the palette, not a style sheet: a widget's own `background: transparent` rule
+    also reaches its scroll bars, which Fusion then paints black.
+    """
+    palette = view.palette()
+    palette.setColor(QPalette.ColorRole.Base, Qt.GlobalColor.transparent)
+    view.setPalette(palette)
+    view.viewport().setAutoFillBackground(False)
+
+
 def style_sheet(c: Colours) -> str:
     """The app-wide style sheet; widgets opt in through object names and dynamic properties."""
     muted = c.muted.name()
     faint = c.faint.name()
     accent = c.accent.name()
+    scroll = blend(c.text, c.base, 0.22).name()
+    scroll_hover = blend(c.text, c.base, 0.4).name()
     return f"""
     QSplitter::handle {{ background: {faint}; }}
     QSplitter::handle:horizontal {{ width: 1px; }}
@@ -234,6 +250,21 @@ def style_sheet(c: Colours) -> str:
     QTabBar::tab {{ padding: 6px 10px; border: none; color: {muted}; background: transparent; }}
     QTabBar::tab:selected {{ color: {c.text.name()}; border-bottom: 2px solid {accent}; }}
     QTabBar::tab:hover {{ color: {c.text.name()}; }}
+
+    QScrollBar:vertical {{ background: transparent; width: 10px; margin: 0; }}
+    QScrollBar:horizontal {{ background: transparent; height: 10px; margin: 0; }}
+    QScrollBar::handle:vertical {{ background: {scroll}; border-radius: 3px; min-height: 32px;
+                                  margin: 2px 2px 2px 3px; }}
+    QScrollBar::handle:horizontal {{ background: {scroll}; border-radius: 3px; min-width: 32px;
+                                    margin: 3px 2px 2px 2px; }}
+    QScrollBar::handle:hover {{ background: {scroll_hover}; }}
+    QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; border: none; }}
+    QScrollBar::add-page, QScrollBar::sub-page {{ background: none; }}
+
+    QListWidget#SettingsNav {{ background: transparent; border: none; outline: none; }}
+    QListWidget#SettingsNav::item {{ padding: 7px 10px; border-radius: 6px; margin: 1px 0; }}
+    QListWidget#SettingsNav::item:selected {{ background: {c.card_selected.name()};
+                                             color: {c.text.name()}; }}
 
     QStatusBar {{ border-top: 1px solid {faint}; }}
     QStatusBar QLabel {{ color: {muted}; padding: 0 6px; }}

@@ -23,6 +23,7 @@ from timothy.store import Memory, MemoryStatus
 from timothy.store.records import utc_now
 
 COLUMN_WIDTH = 820
+REPLY_INDENT = 30  # where a reply's text starts, right of the avatar
 STICK_MARGIN = 32  # px from the bottom that still counts as "following the reply"
 
 
@@ -121,6 +122,14 @@ class TranscriptView(QScrollArea):
 
     def _insert(self, widget: QWidget) -> None:
         self.column_layout.insertWidget(self.column_layout.count() - 1, widget)
+
+    def _insert_notice(self, notice: Notice) -> None:
+        """Notices belong to the reply above them: indent them to its text."""
+        holder = QWidget(self.column)
+        row = QHBoxLayout(holder)
+        row.setContentsMargins(REPLY_INDENT, 0, 0, 0)
+        row.addWidget(notice)
+        self._insert(holder)
 
     def _add_message(
         self,
@@ -246,7 +255,7 @@ class TranscriptView(QScrollArea):
         action = "Undo" if undoable else None
         notice = Notice(text, icon="memory", action=action, parent=self.column)
         notice.action_clicked.connect(lambda: self._undo(memory, notice))
-        self._insert(notice)
+        self._insert_notice(notice)
         self.notices[memory.id] = notice
         return notice
 
@@ -278,7 +287,7 @@ class TranscriptView(QScrollArea):
             f"{count} new {noun} to confirm", icon="sparkle", action="Review", parent=self.column
         )
         notice.action_clicked.connect(self.staged_review_requested)
-        self._insert(notice)
+        self._insert_notice(notice)
         return notice
 
     def add_info(self, text: str) -> QLabel:

@@ -146,8 +146,8 @@ def test_chain_view_shows_every_version_oldest_first(
     positions = [text.index(m.content + "\n") for m in (first, second, third)]
     assert positions == sorted(positions)
     assert text.count("superseded") >= 2 and "active" in text
-    assert "Version 1 of 3" in text and "Version 3 of 3 · current" in text
-    assert "created " in text and "confirmed " in text
+    assert "version 1 of 3" in text and "version 3 of 3 · current" in text
+    assert "confirmed " in text and f"id {first.id}" in text
     assert browser.detail.title.text() == "History · 3 versions"
 
 

@@ -71,6 +71,7 @@ class Reply:
     recall: dict[str, Any] | None = None
     raise_error: Exception | None = None
     title: str | None = None  # the engine's generated title, sent after the reply
+    pause: tuple[int, threading.Event] | None = None  # hold after this many characters
 
 
 @dataclass
@@ -216,6 +217,9 @@ class ScriptedConversations:
             chunk = reply.text[start : start + reply.chunk]
             received += chunk
             yield TextDelta(chunk)
+            if reply.pause is not None and len(received) >= reply.pause[0]:
+                while not reply.pause[1].wait(0.01) and not cancel.cancelled:
+                    pass
             if reply.delay:
                 pause.wait(reply.delay)  # pacing only: a slow provider's gap between chunks
         failure = next((s for s in reply.steps if isinstance(s, Fail)), None)
