@@ -98,6 +98,7 @@ class MemoryCardDelegate(QStyledItemDelegate):
         self.view = view
         self.now = now
         self._documents: dict[tuple[str, int, str], QTextDocument] = {}
+        self._layouts: dict[tuple[object, ...], CardLayout] = {}
         view.setMouseTracking(True)
 
     # -- geometry ----------------------------------------------------------------------
@@ -129,6 +130,32 @@ class MemoryCardDelegate(QStyledItemDelegate):
         return document
 
     def _layout(self, rect: QRect, memory: Memory, title: str | None, font: QFont) -> CardLayout:
+        """The card's geometry inside `rect` (measured once per memory, width and font)."""
+        key = (memory, rect.width(), title, font.key(), theme.colours().invisible_marker.name())
+        base = self._layouts.get(key)
+        if base is None:
+            if len(self._layouts) > 2000:
+                self._layouts.clear()
+            base = self._measure(QRect(0, 0, rect.width(), rect.height()), memory, title, font)
+            self._layouts[key] = base
+        if rect.topLeft().isNull():
+            return base
+        offset = rect.topLeft()
+        return CardLayout(
+            card=base.card.translated(offset),
+            header_y=base.header_y + offset.y(),
+            document=base.document,
+            text_rect=base.text_rect.translated(offset),
+            warning=base.warning,
+            warning_rect=base.warning_rect.translated(offset),
+            chips=[(label, chip.translated(offset)) for label, chip in base.chips],
+            source=base.source,
+            source_rect=base.source_rect.translated(offset),
+            source_is_link=base.source_is_link,
+            height=base.height,
+        )
+
+    def _measure(self, rect: QRect, memory: Memory, title: str | None, font: QFont) -> CardLayout:
         card = rect.adjusted(OUTER_X, OUTER_Y, -OUTER_X, -OUTER_Y)
         inner_x = card.x() + PAD
         width = max(card.width() - 2 * PAD, 40)

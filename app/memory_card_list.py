@@ -104,6 +104,10 @@ class MemoryCardList(QWidget):
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.view.setResizeMode(QListView.ResizeMode.Adjust)
+        # Cards have their own heights; lay them out a batch at a time so a queue of
+        # hundreds never holds up the window while each card is measured.
+        self.view.setLayoutMode(QListView.LayoutMode.Batched)
+        self.view.setBatchSize(20)
         self.view.setFrameShape(QListView.Shape.NoFrame)
         theme.see_through(self.view)
         self.view.setAccessibleName(self.accessible_name())

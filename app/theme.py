@@ -92,8 +92,17 @@ class Colours:
         )
 
 
+_cached: tuple[int, Colours] | None = None
+
+
 def colours() -> Colours:
-    return Colours.of(QGuiApplication.palette())
+    """The colours of the application's current palette (computed once per palette)."""
+    global _cached
+    palette = QGuiApplication.palette()
+    key = palette.cacheKey()
+    if _cached is None or _cached[0] != key:
+        _cached = (key, Colours.of(palette))
+    return _cached[1]
 
 
 def dark_palette() -> QPalette:
