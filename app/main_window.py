@@ -30,11 +30,23 @@ from app.workers import Failure, Workers
 from timothy import paths
 from timothy.settings import Settings, load_settings, save_settings
 from timothy.store import Memory, MemoryStatus, Store
-from timothy.store.records import utc_now
+from timothy.store.records import parse_time, utc_now
 
 log = logging.getLogger(__name__)
 
 DELETE_UNDO_MS = 8000
+CONSOLIDATION_LAST_RUN_KEY = "consolidation.last_run"  # written by memory consolidation
+
+
+def consolidation_last_run(store: Store) -> datetime | None:
+    """When consolidation last ran (swap for consolidation's own `last_run` once it lands)."""
+    value = store.db.get_meta(CONSOLIDATION_LAST_RUN_KEY)
+    try:
+        return parse_time(value) if value else None
+    except ValueError:
+        return None
+
+
 DEFAULT_SIZES = [260, 780, 420]
 CONVERSATION_LIMIT = 500
 
@@ -371,19 +383,19 @@ class MainWindow(QMainWindow):
             return
         store = self.store
 
-        def work() -> tuple[int, int]:
+        def work() -> tuple[int, int, datetime | None]:
             return (
                 store.memories.count(status=MemoryStatus.ACTIVE),
                 store.memories.count(status=MemoryStatus.STAGED),
+                consolidation_last_run(store),
             )
 
-        self.workers.run(
-            self,
-            work,
-            "counting memories",
-            on_success=lambda counts: self.status.show_memory_counts(*counts),
-        )
-        self.status.show_consolidation(consolidation_text(None, False, self.now()))
+        def counted(result: tuple[int, int, datetime | None]) -> None:
+            active, staged, last_run = result
+            self.status.show_memory_counts(active, staged)
+            self.status.show_consolidation(consolidation_text(last_run, False, self.now()))
+
+        self.workers.run(self, work, "counting memories", on_success=counted)
 
     def _show_recall(self, recall: dict[str, Any] | None, caption: str) -> None:
         self.memory_pane.show_recall(recall, caption)

@@ -52,32 +52,48 @@ def item_memory(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def leg_ranks(item: dict[str, Any]) -> list[tuple[str, int | None]]:
-    """(leg, rank) for each leg that found the item, in the fixed leg order."""
+    """(leg, rank) for each leg that found the item, in the fixed leg order.
+
+    Reads recall's own shape (`"ranks": {"vector": 3, "text": null, ...}`, null meaning the
+    leg did not find it) and a nested `"explanation"` or a plain list of legs as well.
+    """
     explanation = item.get("explanation")
     source = explanation if isinstance(explanation, dict) else item
     legs = source.get("legs")
     ranks = source.get("ranks")
     found: dict[str, int | None] = {}
-    if isinstance(legs, dict):
-        for leg, rank in legs.items():
-            if isinstance(rank, dict):
-                rank = rank.get("rank")
-            found[str(leg)] = _rank(rank)
-    elif isinstance(legs, list | tuple):
+    if isinstance(legs, list | tuple):
         for leg in legs:
             found[str(leg)] = _rank(ranks.get(leg) if isinstance(ranks, dict) else None)
-    elif isinstance(ranks, dict):
-        for leg, rank in ranks.items():
-            found[str(leg)] = _rank(rank)
+    else:
+        table = legs if isinstance(legs, dict) else ranks if isinstance(ranks, dict) else {}
+        for leg, rank in table.items():
+            if isinstance(rank, dict):
+                rank = rank.get("rank")
+            if _rank(rank) is not None:
+                found[str(leg)] = _rank(rank)
     ordered = [leg for leg in LEGS if leg in found] + [leg for leg in found if leg not in LEGS]
     return [(leg, found[leg]) for leg in ordered]
 
 
-def leg_summary(value: Any) -> str:
+def leg_counts(recall: dict[str, Any]) -> dict[str, int]:
+    """How many ranked candidates each leg found (recall reports only "ok" per leg)."""
+    counts: dict[str, int] = {}
+    ranked = recall.get("ranked")
+    for candidate in ranked if isinstance(ranked, list) else []:
+        if isinstance(candidate, dict):
+            for leg, _rank_value in leg_ranks(candidate):
+                counts[leg] = counts.get(leg, 0) + 1
+    return counts
+
+
+def leg_summary(value: Any, found: int | None = None) -> str:
     """One leg's outcome as words: "12 found", "off", "failed: ...", "timed out"."""
     if value is None or value is False:
         return "off"
     if isinstance(value, str):
+        if value == "ok" and found is not None:
+            return f"{found} found"
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value} found"
@@ -144,6 +160,9 @@ def items_html(recall: dict[str, Any]) -> str:
             f"rrf {_fmt(explanation.get('rrf'))} × decay {_fmt(explanation.get('decay'), 3)}"
             f" × weight {_fmt(explanation.get('weight'), 2)} = <b>{_fmt(score)}</b>"
         )
+        cost = _number(item.get("tokens"))
+        if cost is not None:
+            maths += f" · {int(cost)} tokens"
         rows.append(
             f'<table width="100%" cellspacing="0" cellpadding="8" '
             f'style="border:1px solid {c.faint.name()}; background-color:{c.card.name()}; '
@@ -261,8 +280,17 @@ class RecallView(QWidget):
             self.meter.hide()
         legs = recall.get("legs") if isinstance(recall.get("legs"), dict) else {}
         assert isinstance(legs, dict)
-        parts = [f"{leg}: {leg_summary(legs.get(leg))}" for leg in LEGS if leg in legs]
-        parts += [f"{leg}: {leg_summary(value)}" for leg, value in legs.items() if leg not in LEGS]
+        counts = leg_counts(recall)
+        parts = [
+            f"{leg}: {leg_summary(legs.get(leg), counts.get(leg, 0))}"
+            for leg in LEGS
+            if leg in legs
+        ]
+        parts += [
+            f"{leg}: {leg_summary(value, counts.get(leg, 0))}"
+            for leg, value in legs.items()
+            if leg not in LEGS
+        ]
         elapsed = _number(recall.get("elapsed_ms"))
         if elapsed is not None:
             parts.append(f"{elapsed:.0f} ms in all")

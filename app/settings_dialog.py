@@ -41,7 +41,7 @@ from timothy.settings import Settings, save_settings
 
 log = logging.getLogger(__name__)
 
-OPENAI_KEY_NAME = "openai_api_key"  # the keyring entry the OpenAI provider reads
+OPENAI_KEY_NAME = "openai-api-key"  # = timothy.secrets.OPENAI_API_KEY once providers land
 OWN_SECTIONS = ("openai", "bedrock", "memory")
 OPENAI_MODELS = ["gpt-4o-mini", "gpt-4o", "gpt-4.1-mini", "gpt-4.1", "o4-mini"]
 BEDROCK_MODELS = [

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections import abc
 from collections.abc import Callable, Iterable
+from enum import Enum
 from typing import Any
 
 from PySide6.QtWidgets import (
@@ -35,8 +37,12 @@ LABELS: dict[str, tuple[str, str]] = {
         "Recall time bound (s)",
         "A turn never waits longer than this for recall.",
     ),
-    "half_life_days": ("Recency half-life (days)", "After this long unconfirmed, weight halves."),
+    "half_life_days": (
+        "Recency half-life (days)",
+        "After this long unconfirmed, a memory's weight in recall halves.",
+    ),
     "half_lives": ("Half-lives by type (days)", ""),
+    "per_leg_limit": ("Candidates per search", "How many memories each search leg returns."),
     "type_weights": ("Weights by type", "Multiplies each memory type's score."),
     "rrf_k": ("Fusion constant k", "Reciprocal rank fusion: 1 / (k + rank)."),
     "min_score": ("Minimum score", "Below this a memory is never recalled."),
@@ -123,29 +129,30 @@ class SettingsSectionForm(QWidget):
         if kind is str:
             line = QLineEdit(str(value or ""), self)
             return line, line.text
-        if typing.get_origin(kind) is dict and isinstance(value, dict):
+        if typing.get_origin(kind) in (dict, abc.Mapping) and isinstance(value, abc.Mapping):
             _key, item_kind = typing.get_args(kind)
             if item_kind not in (int, float):
                 return None
             box: QWidget = QWidget(self)
             form = QFormLayout(box)
             form.setContentsMargins(0, 0, 0, 0)
-            readers: dict[str, Callable[[], Any]] = {}
+            readers: dict[Any, Callable[[], Any]] = {}
             for key, number in value.items():
+                shown = str(key.value if isinstance(key, Enum) else key).capitalize()
                 if item_kind is int:
                     count = QSpinBox(box)
                     count.setRange(0, 1_000_000_000)
                     count.setValue(int(number))
-                    form.addRow(str(key), count)
-                    readers[str(key)] = count.value
+                    form.addRow(shown, count)
+                    readers[key] = count.value
                 else:
                     weight = QDoubleSpinBox(box)
                     weight.setRange(0.0, 1_000_000.0)
                     weight.setDecimals(2)
                     weight.setSingleStep(0.05)
                     weight.setValue(float(number))
-                    form.addRow(str(key), weight)
-                    readers[str(key)] = weight.value
+                    form.addRow(shown, weight)
+                    readers[key] = weight.value
             return box, lambda: {key: read() for key, read in readers.items()}
         return None
 

@@ -77,9 +77,10 @@ def make_window(qtbot: QtBot, store: Store, isolated_env: Path) -> Iterator[Wind
         )
         qtbot.addWidget(window)
         made.append(window)
-        if show:
-            window.show()
-            qtbot.waitExposed(window)
+        with qtbot.waitSignal(window.started, timeout=SETTLE_TIMEOUT_MS):
+            if show:
+                window.show()
+                qtbot.waitExposed(window)
         settle(qtbot, window.workers, window.network)
         return window
 

@@ -8,6 +8,7 @@ until `timothy/chat/` lands; everything else (store, settings, keyring) is real.
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from pytestqt.qtbot import QtBot
@@ -22,6 +23,7 @@ from tests.fakes.scripted_chat import Fail, Hold, Remember, Reply, ScriptedConve
 from timothy.errors import ProviderError
 from timothy.settings import Settings, load_settings
 from timothy.store import MemoryStatus, Store
+from timothy.store.records import format_time, utc_now
 
 MARKDOWN_REPLY = (
     "Sure. Here is a function:\n\n"
@@ -91,6 +93,17 @@ def test_first_run_settings_button_opens_settings(qtbot: QtBot, make_window: Win
     window.chat.welcome.settings_button.click()
     assert window.settings_dialog is not None and window.settings_dialog.isVisible()
     window.settings_dialog.reject()
+
+
+def test_status_bar_tells_when_consolidation_last_ran(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    window = make_window()
+    assert window.status.consolidation_label.text() == "Consolidation: never run"
+    store.db.set_meta("consolidation.last_run", format_time(utc_now() - timedelta(hours=3)))
+    window.refresh_counts()
+    settle_window(qtbot, window)
+    assert window.status.consolidation_label.text() == "Consolidated 3 h ago"
 
 
 def test_memory_works_with_no_provider(

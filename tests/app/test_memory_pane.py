@@ -270,6 +270,48 @@ def test_last_recall_shows_the_exact_block_budget_and_explanations(
     assert "1 more ranked" in items
 
 
+def test_last_recall_reads_recalls_own_json_shape(qtbot: QtBot, pane: MemoryPane) -> None:
+    """The shape of `RecallResult.to_json()` (`timothy recall --json`): flat items with
+    per-leg ranks (null: not found) and legs reported as "ok" / "off" / "failed: ..."."""
+
+    def candidate(rank: int, content: str, ranks: dict[str, int | None], score: float) -> dict:
+        return {
+            "rank": rank,
+            "id": f"M{rank}",
+            "type": "semantic",
+            "content": content,
+            "entities": [],
+            "ranks": ranks,
+            "rrf": 0.03,
+            "decay": 0.9,
+            "weight": 1.0,
+            "score": score,
+            "days_unconfirmed": 4.0,
+        }
+
+    best = candidate(1, "Sister is Ana", {"vector": None, "text": 2, "entity": 1}, 0.029)
+    second = candidate(2, "Ana lives in Porto", {"vector": None, "text": 1, "entity": None}, 0.015)
+    recall = {
+        "block": "<memory>…</memory>",
+        "tokens": 40,
+        "budget": 1000,
+        "items": [{**best, "tokens": 9}, {**second, "tokens": 11}],
+        "ranked": [best, second],
+        "legs": {"vector": "off", "text": "ok", "entity": "failed: database is locked"},
+        "elapsed_ms": 7.5,
+    }
+    pane.show_recall(recall)
+    view = pane.recall_view
+    items = view.items_view.toPlainText()
+    assert "found by text #2 · entity #1" in items
+    assert "found by text #1\n" in items + "\n" and "vector" not in items
+    assert "· 9 tokens" in items and "· 11 tokens" in items
+    assert view.legs_label.text() == (
+        "vector: off · text: 2 found · entity: failed: database is locked · 8 ms in all"
+    )
+    assert view.meter_label.text() == "40 of 1,000 tokens (4% of the memory budget)"
+
+
 def test_last_recall_without_a_block_says_why(qtbot: QtBot, pane: MemoryPane) -> None:
     pane.show_recall(None, "The reply of 09:00")
     view = pane.recall_view

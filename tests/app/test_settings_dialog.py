@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 import keyring
 import pytest
 from keyring.backends import fail
+from PySide6.QtWidgets import QDoubleSpinBox
 from pytestqt.qtbot import QtBot
 
 from app.settings_dialog import OPENAI_KEY_NAME, SettingsDialog
@@ -20,6 +22,7 @@ from tests.app.conftest import settle
 from tests.app.model_server import model_server
 from timothy import secrets
 from timothy.settings import OpenAISettings, Settings, load_settings, settings_path
+from timothy.store import MemoryType
 
 SECRET = "sk-test-9f8e7d6c5b4a-DO-NOT-LEAK"
 
@@ -195,12 +198,18 @@ def test_bedrock_fields_round_trip(qtbot: QtBot, dialog: SettingsDialog, workers
 
 @dataclass(frozen=True)
 class SampleRecallSettings:
+    """Shaped like recall's own settings: per-type read-only maps keyed by MemoryType."""
+
     token_budget: int = 1500
-    timeout_seconds: float = 10.0
-    half_life_days: float = 90.0
+    time_bound_seconds: float = 10.0
+    half_life_days: Mapping[MemoryType, float] = field(
+        default_factory=lambda: MappingProxyType({t: 90.0 for t in MemoryType})
+    )
     min_score: float = 0.005
-    type_weights: dict[str, float] = field(
-        default_factory=lambda: {"semantic": 1.0, "episodic": 0.8}
+    type_weights: Mapping[MemoryType, float] = field(
+        default_factory=lambda: MappingProxyType(
+            {MemoryType.SEMANTIC: 1.0, MemoryType.EPISODIC: 0.8}
+        )
     )
     label: str = "x"
 
@@ -211,12 +220,15 @@ def test_a_settings_section_form_edits_whatever_fields_a_feature_defines(qtbot: 
     advanced = SettingsSectionForm(section, include=lambda name: not is_basic(name))
     qtbot.addWidget(basic)
     qtbot.addWidget(advanced)
-    assert set(basic.editors) == {"token_budget", "timeout_seconds"}
+    assert set(basic.editors) == {"token_budget", "time_bound_seconds"}
     assert set(advanced.editors) == {"half_life_days", "min_score", "type_weights", "label"}
     basic.editors["token_budget"].setValue(2000)  # type: ignore[attr-defined]
     edited = basic.value()
-    assert edited.token_budget == 2000 and edited.half_life_days == 90.0
-    weights = advanced.editors["type_weights"]
-    spins = weights.findChildren(__import__("PySide6.QtWidgets").QtWidgets.QDoubleSpinBox)
+    assert edited.token_budget == 2000 and edited.half_life_days == section.half_life_days
+    spins = advanced.editors["type_weights"].findChildren(QDoubleSpinBox)
     spins[1].setValue(0.5)
-    assert advanced.value().type_weights == {"semantic": 1.0, "episodic": 0.5}
+    assert advanced.value().type_weights == {MemoryType.SEMANTIC: 1.0, MemoryType.EPISODIC: 0.5}
+    half_lives = advanced.editors["half_life_days"].findChildren(QDoubleSpinBox)
+    assert len(half_lives) == len(MemoryType)
+    half_lives[2].setValue(30.0)
+    assert advanced.value().half_life_days[list(MemoryType)[2]] == 30.0
