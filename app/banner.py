@@ -30,7 +30,7 @@ class Banner(QFrame):
         row.addWidget(self.action_button)
         close = QToolButton(self)
         close.setProperty("flat", True)
-        close.setIcon(icons.icon("close", None, 14))
+        close.setIcon(icons.icon("close", "text", 14))
         close.setToolTip("Dismiss")
         close.clicked.connect(self.dismiss)
         row.addWidget(close)

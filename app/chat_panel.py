@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import icons, theme
+from app import icons
 from app.chat_port import (
     Conversations,
     ConversationStarted,
@@ -159,7 +159,7 @@ class ChatPanel(QWidget):
     def _tool(self, icon: str, tip: str) -> QToolButton:
         button = QToolButton(self)
         button.setProperty("flat", True)
-        button.setIcon(icons.icon(icon, theme.colours().muted, 18))
+        button.setIcon(icons.icon(icon, "muted", 18))
         button.setToolTip(tip)
         return button
 

@@ -50,7 +50,7 @@ class CodeBlock(QFrame):
         self.copy_button = QToolButton(header)
         self.copy_button.setProperty("flat", True)
         self.copy_button.setText("Copy")
-        self.copy_button.setIcon(icons.icon("copy", theme.colours().muted, 14))
+        self.copy_button.setIcon(icons.icon("copy", "muted", 14))
         self.copy_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.copy_button.setToolTip("Copy this code")
         self.copy_button.clicked.connect(self.copy)
@@ -111,10 +111,10 @@ class CodeBlock(QFrame):
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.code)
         self.copy_button.setText("Copied")
-        self.copy_button.setIcon(icons.icon("check", theme.colours().success, 14))
+        self.copy_button.setIcon(icons.icon("check", "success", 14))
         QTimer.singleShot(1500, self, self._reset_copy_label)
         self.code_copied.emit(self.code)
 
     def _reset_copy_label(self) -> None:
         self.copy_button.setText("Copy")
-        self.copy_button.setIcon(icons.icon("copy", theme.colours().muted, 14))
+        self.copy_button.setIcon(icons.icon("copy", "muted", 14))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from app import icons, theme
+from app import icons
 from app.message_input import MessageInput
 
 IDLE_HINT = "Enter to send · Shift+Enter for a new line"
@@ -86,14 +86,13 @@ class Composer(QWidget):
         self._refresh()
 
     def _refresh(self) -> None:
-        accent_text = theme.colours().accent_text
         if self.streaming:
-            self.button.setIcon(icons.icon("stop", accent_text, 16))
+            self.button.setIcon(icons.icon("stop", "accent_text", 16))
             self.button.setToolTip("Stop the reply (Esc)")
             self.button.setEnabled(True)
             self.hint.setText(STREAMING_HINT)
         else:
-            self.button.setIcon(icons.icon("send", accent_text, 18))
+            self.button.setIcon(icons.icon("send", "accent_text", 18))
             self.button.setToolTip("Send (Enter)")
             self.button.setEnabled(self.available and bool(self.input.toPlainText().strip()))
             self.hint.setText(IDLE_HINT)

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import icons, theme
+from app import icons
 from app.chat_port import ConversationSummary
 from app.conversation_delegate import ConversationDelegate
 from app.conversation_list_model import ConversationListModel
@@ -50,7 +50,7 @@ class ConversationList(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 10, 8, 8)
         layout.setSpacing(8)
-        self.new_button = QPushButton(icons.icon("new-chat", None, 16), "  New chat", self)
+        self.new_button = QPushButton(icons.icon("new-chat", "text", 16), "  New chat", self)
         self.new_button.setToolTip("Start a new conversation (Ctrl+N)")
         self.new_button.setStyleSheet("text-align: left; padding: 7px 10px;")
         self.new_button.clicked.connect(self.new_chat_requested)
@@ -60,7 +60,7 @@ class ConversationList(QWidget):
         self.search.setPlaceholderText("Search chats")
         self.search.setClearButtonEnabled(True)
         self.search.addAction(
-            icons.icon("search", theme.colours().muted, 16),
+            icons.icon("search", "muted", 16),
             QLineEdit.ActionPosition.LeadingPosition,
         )
         self.search.textChanged.connect(lambda _text: self._search_timer.start())
@@ -164,8 +164,8 @@ class ConversationList(QWidget):
         if conversation is None:
             return
         menu = QMenu(self)
-        rename = menu.addAction(icons.icon("rename", None, 16), "Rename")
-        delete = menu.addAction(icons.icon("trash", theme.colours().danger, 16), "Delete")
+        rename = menu.addAction(icons.icon("rename", "text", 16), "Rename")
+        delete = menu.addAction(icons.icon("trash", "danger", 16), "Delete")
         chosen = menu.exec(self.view.viewport().mapToGlobal(point))
         if chosen is rename:
             self.view.edit(index)

@@ -1,11 +1,16 @@
-"""The app's line icons: SVG files in resources/icons, tinted to the palette when loaded."""
+"""The app's line icons: SVG files in resources/icons, tinted with a colour of the theme.
+
+`icon()` draws the SVG each time Qt paints it, in the current palette's colour for the
+role it was given ("text", "muted", "accent", ...), so the icons follow a switch between
+light and dark without being rebuilt.
+"""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from PySide6.QtCore import QByteArray, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+from PySide6.QtCore import QByteArray, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QIcon, QIconEngine, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
 from app import theme
@@ -35,12 +40,42 @@ def pixmap(
     return image
 
 
-def icon(name: str, color: QColor | str | None = None, size: int = 18) -> QIcon:
-    result = QIcon()
-    result.addPixmap(pixmap(name, color, size))
-    muted = theme.colours().muted
-    result.addPixmap(pixmap(name, muted, size), QIcon.Mode.Disabled)
-    return result
+Role = str  # a Colours field: "text", "muted", "accent", "accent_text", "danger", "success"
+
+
+def role_colour(role: Role) -> QColor:
+    colour = getattr(theme.colours(), role, None)
+    return colour if isinstance(colour, QColor) else theme.colours().text
+
+
+class _ThemedSvg(QIconEngine):
+    def __init__(self, name: str, role: Role) -> None:
+        super().__init__()
+        self.name = name
+        self.role = role
+
+    def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode, state: QIcon.State) -> None:
+        colour = theme.colours().muted if mode == QIcon.Mode.Disabled else role_colour(self.role)
+        data = _svg(self.name).replace("currentColor", colour.name())
+        QSvgRenderer(QByteArray(data.encode("utf-8"))).render(painter, QRectF(rect))
+
+    def pixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QPixmap:
+        image = QPixmap(size)
+        image.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.paint(painter, QRect(0, 0, size.width(), size.height()), mode, state)
+        painter.end()
+        return image
+
+    def clone(self) -> QIconEngine:
+        return _ThemedSvg(self.name, self.role)
+
+
+def icon(name: str, role: Role = "text", size: int = 18) -> QIcon:
+    """The icon drawn in the theme's `role` colour, whatever the palette is when painted."""
+    del size  # drawn at whatever size the widget asks for
+    return QIcon(_ThemedSvg(name, role))
 
 
 def icon_size(size: int = 18) -> QSize:

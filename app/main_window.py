@@ -79,7 +79,7 @@ class MainWindow(QMainWindow):
         self._conversation_search = ""
         self._closing = False
         self.setWindowTitle("Timothy")
-        self.setWindowIcon(icons.icon("timothy", None, 64))
+        self.setWindowIcon(icons.icon("timothy", "text", 64))
         self.resize(1380, 860)
         self.setMinimumSize(760, 480)
 
@@ -213,7 +213,7 @@ class MainWindow(QMainWindow):
     ) -> QAction:
         action = QAction(text, self)
         if icon:
-            action.setIcon(icons.icon(icon, None, 16))
+            action.setIcon(icons.icon(icon, "text", 16))
         if shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
         action.setCheckable(checkable)

@@ -63,7 +63,7 @@ class MemoryBrowser(QWidget):
         self.search.setPlaceholderText("Search memories")
         self.search.setClearButtonEnabled(True)
         self.search.addAction(
-            icons.icon("search", theme.colours().muted, 16),
+            icons.icon("search", "muted", 16),
             QLineEdit.ActionPosition.LeadingPosition,
         )
         self.search.textChanged.connect(lambda _text: self._search_timer.start())

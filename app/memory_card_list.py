@@ -140,7 +140,7 @@ class MemoryCardList(QWidget):
         bar.setSpacing(6)
         self.buttons: dict[str, QPushButton] = {}
         for action in self.card_actions:
-            button = QPushButton(icons.icon(action.icon, None, 16), action.label, self)
+            button = QPushButton(icons.icon(action.icon, "text", 16), action.label, self)
             shown_keys = " or ".join(action.keys[:2])
             button.setToolTip(f"{action.tip} ({shown_keys})")
             if action.danger:

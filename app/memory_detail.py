@@ -58,7 +58,7 @@ class MemoryDetail(QWidget):
             ("archive", "Archive", "archive"),
             ("reject", "Reject", "close"),
         ):
-            button = QPushButton(icons.icon(icon, None, 16), label, self)
+            button = QPushButton(icons.icon(icon, "text", 16), label, self)
             button.clicked.connect(lambda _=False, action=name: self.trigger(action))
             if name in ("reject", "archive"):
                 button.setProperty("danger", True)

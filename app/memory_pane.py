@@ -66,7 +66,7 @@ class MemoryPane(QWidget):
         header.addStretch(1)
         self.hide_button = QToolButton(self)
         self.hide_button.setProperty("flat", True)
-        self.hide_button.setIcon(icons.icon("panel-right", theme.colours().muted, 16))
+        self.hide_button.setIcon(icons.icon("panel-right", "muted", 16))
         self.hide_button.setToolTip("Hide the memory pane (Ctrl+Alt+B)")
         self.hide_button.clicked.connect(self.hide_requested)
         header.addWidget(self.hide_button)

@@ -35,7 +35,7 @@ def local_time(moment: datetime) -> str:
 def _flat_button(name: str, tip: str, parent: QWidget) -> QToolButton:
     button = QToolButton(parent)
     button.setProperty("flat", True)
-    button.setIcon(icons.icon(name, theme.colours().muted, 16))
+    button.setIcon(icons.icon(name, "muted", 16))
     button.setToolTip(tip)
     button.setAutoRaise(True)
     return button
@@ -240,9 +240,9 @@ class MessageWidget(QWidget):
 
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.content)
-        self.copy_button.setIcon(icons.icon("check", theme.colours().success, 16))
+        self.copy_button.setIcon(icons.icon("check", "success", 16))
         QTimer.singleShot(1500, self, self._reset_copy_icon)
         self.message_copied.emit(self.content)
 
     def _reset_copy_icon(self) -> None:
-        self.copy_button.setIcon(icons.icon("copy", theme.colours().muted, 16))
+        self.copy_button.setIcon(icons.icon("copy", "muted", 16))

@@ -50,7 +50,7 @@ class WelcomePanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         self.settings_button = QPushButton(
-            icons.icon("settings", theme.colours().accent_text, 16), "  Set up a chat model", column
+            icons.icon("settings", "accent_text", 16), "  Set up a chat model", column
         )
         self.settings_button.setProperty("primary", True)
         self.settings_button.clicked.connect(self.settings_requested)
