@@ -79,7 +79,6 @@ class MainWindow(QMainWindow):
         self._conversation_search = ""
         self._closing = False
         self.setWindowTitle("Timothy")
-        self.setWindowIcon(icons.icon("timothy", "text", 64))
         self.resize(1380, 860)
         self.setMinimumSize(760, 480)
 
