@@ -22,6 +22,18 @@ def _svg(name: str) -> str:
     return (paths.resources_dir() / "icons" / f"{name}.svg").read_text(encoding="utf-8")
 
 
+@lru_cache(maxsize=8)
+def logo(size: int, ratio: float = 2.0) -> QPixmap:
+    """Timothy's own icon (the packaged application icon), scaled smoothly to `size`."""
+    source = QPixmap(str(paths.resources_dir() / "icons" / "timothy.png"))
+    side = int(size * ratio)
+    scaled = source.scaled(
+        side, side, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation
+    )
+    scaled.setDevicePixelRatio(ratio)
+    return scaled
+
+
 def pixmap(
     name: str, color: QColor | str | None = None, size: int = 18, ratio: float = 2.0
 ) -> QPixmap:

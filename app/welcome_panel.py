@@ -24,7 +24,7 @@ class WelcomePanel(QWidget):
         layout.setSpacing(12)
         layout.addStretch(2)
         logo = QLabel(column)
-        logo.setPixmap(icons.pixmap("timothy", None, 64))
+        logo.setPixmap(icons.logo(72))
         logo.setAlignment(Qt.AlignmentFlag.AlignCenter)
         layout.addWidget(logo)
         title = QLabel("Welcome to Timothy", column)
