@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -162,6 +163,13 @@ def main() -> None:
         print(json.dumps(measure(args.measure)))
         return
     folder = Path(tempfile.mkdtemp(prefix="timothy-bench-"))
+    try:
+        run_all(args, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_all(args: argparse.Namespace, folder: Path) -> None:
     env = dict(os.environ)
     for name in ("DATA", "CONFIG", "CACHE", "LOG"):
         env[f"TIMOTHY_{name}_DIR"] = str(folder / name.lower())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -35,7 +36,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
     args = parser.parse_args(argv)
-    _isolate()
+    scratch = _isolate()
+    try:
+        return _render(args.out, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _render(out: Path, scratch: Path) -> int:
     sys.path.insert(0, str(ROOT))
 
     from PySide6.QtCore import Qt
@@ -56,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     font.setFamily("DejaVu Sans")
     font.setPointSizeF(10)
     app.setFont(font)
-    args.out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
 
     def settle(window: MainWindow, quiet_ms: int = 400) -> None:
@@ -73,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     def shoot(window: MainWindow, name: str, target: object | None = None) -> None:
         settle(window)
         grab = (target or window).grab()  # type: ignore[attr-defined]
-        path = args.out / f"{name}.png"
+        path = out / f"{name}.png"
         grab.save(str(path))
         written.append(path)
 
@@ -86,12 +94,12 @@ def main(argv: list[str] | None = None) -> int:
         servers: list[LocalServer] | None = None,
     ) -> tuple[MainWindow, ScriptedConversations]:
         theme.apply(app, scheme=scheme)
-        data = Path(tempfile.mkdtemp(prefix="timothy-shot-data-"))
+        data = scratch / f"data-{len(written)}-{scheme.name}"
         store = Store.open(data)
         chat = ScriptedConversations(store, replies or [])
         if fill is not None:
             fill(store, chat)
-        state = WindowState(Path(tempfile.mkdtemp()) / "window.ini")
+        state = WindowState(data / "window.ini")
         window = MainWindow(
             store,
             conversations=chat,
@@ -274,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     window.chat.composer.set_text("And what about returning on Sunday evening?")
     for _ in range(20):
         app.processEvents()
-    path = args.out / "06-streaming.png"
+    path = out / "06-streaming.png"
     window.grab().save(str(path))
     written.append(path)
     gate.set()
