@@ -81,3 +81,31 @@ def fts_query(text: str, *, operator: str = "OR", prefix_last: bool = False) -> 
 def normalise_name(name: str) -> str:
     """The matching form of an entity name: folded, inner whitespace collapsed."""
     return _SPACE_RE.sub(" ", fold(name)).strip()
+
+
+def name_candidates(text: str, max_words: int = 6) -> list[tuple[int, int, str]]:
+    """Every run of 1 to `max_words` whole words of `text` as an entity name could match it.
+
+    Returns (index of the first word, number of words, matching form). Each run is offered
+    twice where they differ: as written between its first and last word (so "O'Brien",
+    "Mary-Jane" and "Dr. Smith" keep their inner punctuation) and as its words joined by
+    single spaces. Runs made only of stop words are left out: "us", "it" or "may" in a
+    sentence are far more often words than names.
+    """
+    folded = fold(text)
+    spans = [(match.start(), match.end(), match.group()) for match in _WORD_RE.finditer(folded)]
+    found: list[tuple[int, int, str]] = []
+    for first in range(len(spans)):
+        for count in range(1, max_words + 1):
+            last = first + count - 1
+            if last >= len(spans):
+                break
+            run = [word for _, _, word in spans[first : last + 1]]
+            if all(word in STOP_WORDS for word in run):
+                continue
+            joined = " ".join(run)
+            found.append((first, count, joined))
+            written = normalise_name(folded[spans[first][0] : spans[last][1]])
+            if written != joined:
+                found.append((first, count, written))
+    return found

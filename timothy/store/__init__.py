@@ -8,6 +8,7 @@ from timothy import paths
 from timothy.store.db import DEFAULT_BUSY_TIMEOUT_MS, Database
 from timothy.store.memories import MemoryRepository
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
+from timothy.store.search import MemorySearch, SqliteSearch
 from timothy.store.sessions import SessionRepository
 from timothy.store.vectors import EmbeddingModel, VectorStore
 
@@ -16,6 +17,7 @@ __all__ = [
     "EmbeddingModel",
     "Memory",
     "MemoryRepository",
+    "MemorySearch",
     "MemorySource",
     "MemoryStatus",
     "MemoryType",
@@ -33,6 +35,8 @@ class Store:
         self.memories = MemoryRepository(self.db)
         self.vectors = VectorStore(self.db)
         self.sessions = SessionRepository(self.db)
+        # The recall legs' queries; holds the in-memory copy of the active model's vectors.
+        self.search: MemorySearch = SqliteSearch(self.db, self.vectors)
 
     @classmethod
     def open(cls, data: Path | None = None, **kwargs: int) -> Store:

@@ -126,6 +126,17 @@ MIGRATIONS: list[str] = [
         INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
     END;
     """,
+    # 3: which vectors were written when (a counter per model), so an in-memory copy of a
+    # model's vectors can catch up with writes (from any process) without re-reading them all.
+    """
+    CREATE TABLE vector_changes (
+        model_id INTEGER NOT NULL REFERENCES embedding_models (id) ON DELETE CASCADE,
+        memory_seq INTEGER NOT NULL,
+        change INTEGER NOT NULL,
+        PRIMARY KEY (model_id, memory_seq)
+    ) WITHOUT ROWID;
+    CREATE INDEX vector_changes_by_change ON vector_changes (model_id, change);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -157,6 +157,19 @@ class VectorStore:
             f"INSERT INTO {model.table} (rowid, embedding) VALUES (?, ?)",
             [(seqs[m], blob) for m, blob in rows],
         )
+        # vec0 tables take no triggers: note the change here, in the same transaction.
+        change = int(
+            scalar(
+                conn,
+                "SELECT coalesce(max(change), 0) + 1 FROM vector_changes WHERE model_id = ?",
+                (model.id,),
+            )
+        )
+        conn.executemany(
+            "INSERT INTO vector_changes (model_id, memory_seq, change) VALUES (?, ?, ?) "
+            "ON CONFLICT (model_id, memory_seq) DO UPDATE SET change = excluded.change",
+            [(model.id, seqs[m], change) for m, _ in rows],
+        )
         return len(rows)
 
     def put(self, memory_id: str, model: EmbeddingModel, vector: Vector) -> None:

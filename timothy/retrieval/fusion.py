@@ -1,0 +1,139 @@
+"""Fusion: reciprocal rank fusion of the legs, recency decay, type weights, the minimum bar."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from timothy.retrieval.settings import RecallSettings
+from timothy.store.records import Memory, format_time
+
+LEGS = ("vector", "text", "entity")
+SECONDS_PER_DAY = 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why a memory scored what it did: score = rrf * decay * weight."""
+
+    ranks: Mapping[str, int]  # leg -> rank in that leg (from 1), only legs that found it
+    rrf: float
+    decay: float
+    weight: float
+    score: float
+    days_unconfirmed: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ranks": {leg: self.ranks.get(leg) for leg in LEGS},
+            "rrf": self.rrf,
+            "decay": self.decay,
+            "weight": self.weight,
+            "score": self.score,
+            "days_unconfirmed": round(self.days_unconfirmed, 3),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A memory found by at least one leg, with its explanation."""
+
+    memory: Memory
+    explanation: Explanation
+    rank: int = 0  # its place in the fused list, from 1 (0: not yet placed)
+
+    @property
+    def score(self) -> float:
+        return self.explanation.score
+
+    def to_json(self) -> dict[str, Any]:
+        memory = self.memory
+        return {
+            "rank": self.rank,
+            "id": memory.id,
+            "type": memory.type.value,
+            "content": memory.content,
+            "entities": list(memory.entities),
+            "created_at": format_time(memory.created_at),
+            "last_confirmed_at": None
+            if memory.last_confirmed_at is None
+            else format_time(memory.last_confirmed_at),
+            **self.explanation.to_json(),
+        }
+
+
+def confirmed_at(memory: Memory) -> datetime:
+    """When the owner last vouched for a memory (its creation, if never re-confirmed)."""
+    return memory.last_confirmed_at or memory.created_at
+
+
+def days_unconfirmed(memory: Memory, now: datetime) -> float:
+    """Days since the last confirmation; never negative (a future stamp counts as now)."""
+    return max(0.0, (now - confirmed_at(memory)).total_seconds() / SECONDS_PER_DAY)
+
+
+def decay_factor(memory: Memory, now: datetime, settings: RecallSettings) -> float:
+    """0.5 ** (days since last confirmed / half-life of the memory's type)."""
+    return float(0.5 ** (days_unconfirmed(memory, now) / settings.half_life(memory.type)))
+
+
+def rrf_term(rank: int, settings: RecallSettings) -> float:
+    """One leg's share of a memory's score: 1 / (k + rank), rank from 1."""
+    return 1.0 / (settings.rrf_k + rank)
+
+
+def fuse(
+    legs: Mapping[str, Sequence[str]],
+    memories: Mapping[str, Memory],
+    settings: RecallSettings,
+    now: datetime,
+    *,
+    decay: bool = True,
+) -> list[Candidate]:
+    """Merge the legs' ranked ids into scored candidates, best first, above the minimum.
+
+    A memory found by several legs carries each rank; ids with no memory (deleted meanwhile)
+    are skipped. Ties: higher RRF sum, then more recently confirmed, then id.
+    """
+    ranks: dict[str, dict[str, int]] = {}
+    for leg, ids in legs.items():
+        for position, memory_id in enumerate(ids, start=1):
+            ranks.setdefault(memory_id, {}).setdefault(leg, position)
+    scored: list[Candidate] = []
+    for memory_id, found in ranks.items():
+        memory = memories.get(memory_id)
+        if memory is None:
+            continue
+        rrf = sum(rrf_term(rank, settings) for rank in found.values())
+        factor = decay_factor(memory, now, settings) if decay else 1.0
+        weight = settings.weight(memory.type)
+        score = rrf * factor * weight
+        if score < settings.min_score:
+            continue
+        ordered = {leg: found[leg] for leg in (*LEGS, *sorted(found)) if leg in found}
+        scored.append(
+            Candidate(
+                memory,
+                Explanation(
+                    ranks=ordered,
+                    rrf=rrf,
+                    decay=factor,
+                    weight=weight,
+                    score=score,
+                    days_unconfirmed=days_unconfirmed(memory, now),
+                ),
+            )
+        )
+    scored.sort(
+        key=lambda c: (
+            -c.explanation.score,
+            -c.explanation.rrf,
+            -confirmed_at(c.memory).timestamp(),
+            c.memory.id,
+        )
+    )
+    return [
+        Candidate(c.memory, c.explanation, rank=place) for place, c in enumerate(scored, start=1)
+    ]

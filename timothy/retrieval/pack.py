@@ -1,0 +1,92 @@
+"""Packing: the best candidates that fit a token budget, counted in their rendered form.
+
+The open and close of the block are reserved first; items are taken best first while they
+fit (one that does not fit is skipped, a smaller one after it may still go in); then the
+order becomes best, 3rd, 4th, ..., 2nd: the strongest memory first (primacy), the second
+strongest last (recency). The final block is counted again as a whole, so the promise
+"never more tokens than the budget" does not rest on token counts adding up.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from timothy.retrieval.fusion import Candidate
+from timothy.retrieval.render import BLOCK_CLOSE, BLOCK_OPEN, render_item
+from timothy.store.records import Memory, MemoryType
+from timothy.tokens import count_tokens
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class PackedItem:
+    candidate: Candidate
+    tokens: int  # what its rendered line costs on its own
+
+    @property
+    def memory(self) -> Memory:
+        return self.candidate.memory
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.candidate.to_json(), "tokens": self.tokens}
+
+
+@dataclass(frozen=True, slots=True)
+class Packed:
+    block: str  # exactly what is injected; "" when nothing was found or nothing fits
+    tokens: int  # the block's token count (o200k_base), never above the budget
+    budget: int
+    items: tuple[PackedItem, ...]  # in block order: best, 3rd, 4th, ..., 2nd
+
+
+@functools.lru_cache(maxsize=8192)
+def line_tokens(line: str) -> int:
+    return count_tokens(line)
+
+
+@functools.cache
+def frame_tokens() -> int:
+    """What the open and close of the block cost together."""
+    return count_tokens(BLOCK_OPEN + BLOCK_CLOSE)
+
+
+@functools.cache
+def smallest_item_tokens() -> int:
+    """A lower bound on any item's cost (a one-character memory of the cheapest type)."""
+    return max(1, min(count_tokens(render_item(t, ".")) for t in MemoryType) - 2)
+
+
+def serial_order(ranked: Sequence[T]) -> list[T]:
+    """best, 3rd, 4th, ..., 2nd: the two strongest at the two ends, the rest in between."""
+    if len(ranked) < 3:
+        return list(ranked)
+    return [ranked[0], *ranked[2:], ranked[1]]
+
+
+def pack(candidates: Sequence[Candidate], budget: int) -> Packed:
+    """The block for `candidates` (best first) within `budget` tokens."""
+    empty = Packed("", 0, budget, ())
+    room = budget - frame_tokens()
+    chosen: list[tuple[Candidate, str, int]] = []
+    for candidate in candidates:
+        if room < smallest_item_tokens():
+            break
+        line = render_item(candidate.memory.type, candidate.memory.content)
+        cost = line_tokens(line)
+        if cost <= room:
+            chosen.append((candidate, line, cost))
+            room -= cost
+    while chosen:
+        ordered = serial_order(chosen)
+        block = BLOCK_OPEN + "".join(line for _, line, _ in ordered) + BLOCK_CLOSE
+        tokens = count_tokens(block)
+        if tokens <= budget:
+            items = tuple(PackedItem(candidate, cost) for candidate, _, cost in ordered)
+            return Packed(block, tokens, budget, items)
+        # Tokens merged across a line boundary: give up the weakest item and count again.
+        chosen.pop()
+    return empty

@@ -1,0 +1,268 @@
+"""Recall: the three legs side by side, fused, packed into one block within a token budget.
+
+`Recaller.recall(query)` is what a chat turn calls before each reply. The legs run on their
+own threads (each with its own connection); one that fails or outlives the time bound is
+logged and dropped, and only when every leg that ran failed does recall raise RecallError.
+Stamping `last_retrieved_at` of the packed memories happens afterwards, off the turn's path.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, wait
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from timothy.errors import InvalidInputError, RecallError, TimothyError
+from timothy.providers.base import EmbeddingProvider
+from timothy.retrieval.fusion import LEGS, Candidate, fuse
+from timothy.retrieval.pack import PackedItem, pack
+from timothy.retrieval.settings import RecallSettings
+from timothy.retrieval.workers import DaemonPool
+from timothy.store import Store
+from timothy.store.records import MemoryStatus, utc_now
+from timothy.store.search import MemorySearch
+from timothy.store.vectors import Vector
+from timothy.text import query_terms
+from timothy.tokens import encoding
+
+log = logging.getLogger(__name__)
+
+LEG_OK = "ok"
+LEG_OFF = "off"
+# Recall reads at most this much of a query (a pasted document is searched by its start).
+MAX_QUERY_CHARS = 20_000
+# Threads for legs: three per recall, more only while a hung leg still holds one.
+LEG_THREADS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """What recall found and what the model will see; `to_json()` is `timothy recall --json`."""
+
+    block: str
+    tokens: int
+    budget: int
+    items: tuple[PackedItem, ...]  # packed, in block order (best, 3rd, ..., 2nd)
+    ranked: tuple[Candidate, ...]  # every candidate above the minimum score, best first
+    legs: Mapping[str, str]  # leg -> "ok" | "off" | "failed: why"
+    elapsed_ms: float
+
+    @property
+    def packed_ids(self) -> list[str]:
+        return [item.memory.id for item in self.items]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "block": self.block,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "items": [item.to_json() for item in self.items],
+            "ranked": [candidate.to_json() for candidate in self.ranked],
+            "legs": {leg: self.legs.get(leg, LEG_OFF) for leg in LEGS},
+            "elapsed_ms": round(self.elapsed_ms, 2),
+        }
+
+
+def _one_line(exc: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Recaller:
+    """Recall over one store. Long-lived: it owns the legs' threads; `close()` when done."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: RecallSettings | None = None,
+        embedder: EmbeddingProvider | None = None,
+        *,
+        search: MemorySearch | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings or RecallSettings()
+        self.embedder = embedder
+        self.search: MemorySearch = search if search is not None else store.search
+        self._legs = DaemonPool("recall-leg", LEG_THREADS)
+        self._marks = DaemonPool("recall-mark", 1)
+        self._pending: set[Future[None]] = set()
+        self._pending_lock = threading.Lock()
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def prepare(self) -> Future[None]:
+        """Warm up in the background: the token encoding and the in-memory vectors."""
+
+        def warm() -> None:
+            encoding()
+            self.search.prepare()
+
+        return self._legs.submit(warm)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait for the pending `last_retrieved_at` stamps; False if some are still running."""
+        with self._pending_lock:
+            pending = list(self._pending)
+        _, not_done = wait(pending, timeout=timeout)
+        return not not_done
+
+    def close(self) -> None:
+        """Let pending stamps finish, then stop the threads (a hung leg is left behind)."""
+        self.flush()
+        self._legs.close()
+        self._marks.close()
+
+    def __enter__(self) -> Recaller:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the legs -----------------------------------------------------------------------
+
+    def _vector_leg(
+        self, query: str, query_vector: Vector | None, limit: int, deadline: float
+    ) -> list[str] | None:
+        """The vector leg's ids, or None when it is off (no model, no vectors, no provider)."""
+        model = self.search.vector_model()
+        if model is None:
+            return None
+        if query_vector is None:
+            embedder = self.embedder
+            if embedder is None:
+                return None
+            if embedder.model_id != model.name:
+                log.info(
+                    "vector leg off: the provider embeds with %s, the stored vectors are %s",
+                    embedder.model_id,
+                    model.name,
+                )
+                return None
+            if not self.search.has_vectors(model):
+                return None
+            if not query_terms(query):
+                return []
+            query_vector = embedder.embed_query(query)
+        elif not self.search.has_vectors(model):
+            return None
+        return self.search.vector(model, query_vector, limit, deadline=deadline)
+
+    def _run_legs(
+        self, query: str, query_vector: Vector | None, deadline: float
+    ) -> tuple[dict[str, list[str]], dict[str, str]]:
+        limit = self.settings.per_leg_limit
+        calls: dict[str, Callable[[], list[str] | None]] = {
+            "vector": lambda: self._vector_leg(query, query_vector, limit, deadline),
+            "text": lambda: self.search.text(query, limit, deadline=deadline),
+            "entity": lambda: self.search.entity(query, limit, deadline=deadline),
+        }
+        futures = {leg: self._legs.submit(call) for leg, call in calls.items()}
+        wait(futures.values(), timeout=max(0.0, deadline - time.monotonic()))
+        found: dict[str, list[str]] = {}
+        status: dict[str, str] = {}
+        for leg, future in futures.items():
+            if not future.done():
+                future.cancel()
+                bound = self.settings.time_bound_seconds
+                status[leg] = f"failed: timed out after {bound:g} s"
+                log.warning("recall: the %s leg outlived the %g s bound; dropped", leg, bound)
+                continue
+            exc = future.exception()
+            if exc is not None:
+                if isinstance(exc, TimeoutError):
+                    bound = self.settings.time_bound_seconds
+                    status[leg] = f"failed: timed out after {bound:g} s"
+                else:
+                    status[leg] = f"failed: {_one_line(exc)}"
+                log.warning(
+                    "recall: the %s leg failed; dropped: %s",
+                    leg,
+                    _one_line(exc),
+                    exc_info=not isinstance(exc, TimothyError | TimeoutError),
+                )
+                continue
+            ids = future.result()
+            if ids is None:
+                status[leg] = LEG_OFF
+            else:
+                status[leg] = LEG_OK
+                found[leg] = ids
+        ran = [leg for leg in LEGS if status[leg] != LEG_OFF]
+        if ran and not any(status[leg] == LEG_OK for leg in ran):
+            reasons = "; ".join(f"{leg} {status[leg]}" for leg in ran)
+            raise RecallError(f"Recall failed: every search failed ({reasons}).")
+        return found, status
+
+    # -- recall -------------------------------------------------------------------------
+
+    def recall(
+        self,
+        query: str,
+        *,
+        budget: int | None = None,
+        now: datetime | None = None,
+        decay: bool = True,
+        query_vector: Vector | None = None,
+        mark: bool = True,
+    ) -> RecallResult:
+        """The memory block for `query` within `budget` tokens (default: the setting).
+
+        `query_vector` skips the embedding provider (callers that already have one);
+        `mark=False` leaves `last_retrieved_at` alone (inspection, benchmarks).
+        Raises RecallError only when every leg that ran failed.
+        """
+        started = time.monotonic()
+        deadline = started + self.settings.time_bound_seconds
+        if not isinstance(query, str):
+            raise InvalidInputError("A recall query must be text.")
+        budget = self.settings.token_budget if budget is None else int(budget)
+        if budget < 0:
+            raise InvalidInputError("A token budget cannot be negative.")
+        moment = now or utc_now()
+        text = query[:MAX_QUERY_CHARS]
+
+        found, status = self._run_legs(text, query_vector, deadline)
+        ids = list(dict.fromkeys(i for leg in LEGS for i in found.get(leg, ())))
+        try:
+            memories = self.store.memories.get_many(ids)
+        except TimothyError as exc:
+            raise RecallError(f"Recall failed: the memories could not be read ({exc})") from exc
+        # A memory archived or superseded since its leg ran is not recalled.
+        active = {i: m for i, m in memories.items() if m.status is MemoryStatus.ACTIVE}
+        ranked = fuse(found, active, self.settings, moment, decay=decay)
+        packed = pack(ranked, budget)
+        result = RecallResult(
+            block=packed.block,
+            tokens=packed.tokens,
+            budget=budget,
+            items=packed.items,
+            ranked=tuple(ranked),
+            legs=status,
+            elapsed_ms=(time.monotonic() - started) * 1000.0,
+        )
+        if mark and result.items:
+            self._mark_retrieved(result.packed_ids, moment)
+        return result
+
+    def _mark_retrieved(self, memory_ids: Sequence[str], now: datetime) -> None:
+        """Stamp last_retrieved_at in the background; a failure is logged, never raised."""
+
+        def stamp() -> None:
+            try:
+                self.store.memories.mark_retrieved(memory_ids, now=now)
+            except Exception:
+                log.exception("recall: stamping last_retrieved_at failed (ignored)")
+
+        future = self._marks.submit(stamp)
+        with self._pending_lock:
+            self._pending.add(future)
+        future.add_done_callback(self._forget)
+
+    def _forget(self, future: Future[None]) -> None:
+        with self._pending_lock:
+            self._pending.discard(future)

@@ -1,0 +1,233 @@
+"""The three recall legs' queries: one method per leg, each returning ranked memory ids.
+
+`MemorySearch` is what recall sees; `SqliteSearch` answers it from the SQLite file (FTS5,
+the entity table, and an in-memory copy of the active model's vectors). A PostgreSQL backend
+would implement the same four methods. Every leg searches active memories only and runs on
+the calling thread's own connection, so the legs can run side by side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from typing import Protocol
+
+import apsw
+
+from timothy.store.db import Database
+from timothy.store.vector_index import VectorIndex
+from timothy.store.vectors import EmbeddingModel, Vector, VectorStore
+from timothy.text import fts_query, name_candidates, query_terms, words
+
+# How many words an entity name may have and still be found in a query.
+MAX_NAME_WORDS = 6
+# SQLite checks the deadline every this many virtual machine steps.
+_PROGRESS_STEPS = 2_000
+
+
+class MemorySearch(Protocol):
+    """Ranked ids of active memories, best first, at most `limit` of them.
+
+    `deadline` is a time.monotonic() moment after which a leg stops and raises TimeoutError.
+    """
+
+    def vector_model(self) -> EmbeddingModel | None:
+        """The embedding model the vector leg searches (None: the leg is off)."""
+        ...
+
+    def has_vectors(self, model: EmbeddingModel) -> bool:
+        """Whether any memory has a vector of this model."""
+        ...
+
+    def vector(
+        self,
+        model: EmbeddingModel,
+        query: Vector,
+        limit: int,
+        *,
+        deadline: float | None = None,
+    ) -> list[str]:
+        """Exact cosine nearest neighbours of `query` among `model`'s vectors."""
+        ...
+
+    def text(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+        """Full text: the query's terms joined by OR, ranked by bm25."""
+        ...
+
+    def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+        """Memories whose entities the query names, most names first, then by how well the
+        rest of the query matches them, then most recently confirmed."""
+        ...
+
+    def prepare(self) -> None:
+        """Warm what the legs need (e.g. load vectors into memory); safe to skip."""
+        ...
+
+
+_TEXT_SQL = """
+SELECT m.id
+FROM memories_fts f CROSS JOIN memories m ON m.seq = f.rowid
+WHERE memories_fts MATCH :match AND m.status = 'active'
+ORDER BY bm25(memories_fts), m.seq DESC
+LIMIT :limit
+"""
+
+_NAMED_SQL = """
+SELECT DISTINCT norm FROM memory_entities WHERE norm IN (SELECT value FROM json_each(?))
+"""
+
+_NAMED_CTE = """
+named (seq, names) AS (
+    SELECT memory_seq, count(*) FROM memory_entities
+    WHERE norm IN (SELECT value FROM json_each(:names))
+    GROUP BY memory_seq
+)"""
+# The named memories, ranked by how well the rest of the query matches them (bm25).
+_ENTITY_SQL = f"""
+WITH {_NAMED_CTE},
+relevant (seq, relevance) AS MATERIALIZED (
+    SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH :rest
+)
+SELECT m.id
+FROM named
+JOIN memories m ON m.seq = named.seq
+LEFT JOIN relevant r ON r.seq = named.seq
+WHERE m.status = 'active'
+ORDER BY named.names DESC,
+         r.relevance IS NULL,
+         r.relevance,
+         coalesce(m.last_confirmed_at, m.created_at) DESC,
+         m.seq DESC
+LIMIT :limit
+"""
+# The same when the query is nothing but names.
+_ENTITY_ONLY_SQL = f"""
+WITH {_NAMED_CTE}
+SELECT m.id
+FROM named
+JOIN memories m ON m.seq = named.seq
+WHERE m.status = 'active'
+ORDER BY named.names DESC, coalesce(m.last_confirmed_at, m.created_at) DESC, m.seq DESC
+LIMIT :limit
+"""
+
+
+def named_entities(conn: apsw.Connection, query: str) -> list[str]:
+    """The entity names (matching form) the query names, longest first where they overlap.
+
+    Whole words only: "Al" is not in "always". A name is taken at its longest: in "New York
+    City", a "New York City" entity wins over "York".
+    """
+    candidates = name_candidates(query, MAX_NAME_WORDS)
+    if not candidates:
+        return []
+    stored = {
+        str(row[0])
+        for row in conn.execute(_NAMED_SQL, (json.dumps(sorted({c[2] for c in candidates})),))
+    }
+    if not stored:
+        return []
+    taken: set[int] = set()
+    names: list[str] = []
+    # Longest runs first, then leftmost: each word belongs to at most one name.
+    for first, count, norm in sorted(candidates, key=lambda c: (-c[1], c[0])):
+        covered = set(range(first, first + count))
+        if norm in stored and not covered & taken:
+            taken |= covered
+            if norm not in names:
+                names.append(norm)
+    return names
+
+
+class SqliteSearch:
+    """The legs over one SQLite store."""
+
+    def __init__(self, db: Database, vectors: VectorStore) -> None:
+        self.db = db
+        self.vectors = vectors
+        self._indexes: dict[int, VectorIndex] = {}
+        self._indexes_lock = threading.Lock()
+
+    # -- deadlines ----------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _bounded(self, deadline: float | None) -> Iterator[apsw.Connection]:
+        """This thread's connection; a statement still running at the deadline is stopped."""
+        with self.db.read() as conn:
+            if deadline is None:
+                yield conn
+                return
+            if time.monotonic() >= deadline:
+                raise TimeoutError("no time was left")
+            conn.set_progress_handler(lambda: time.monotonic() >= deadline, _PROGRESS_STEPS)
+            try:
+                yield conn
+            except apsw.InterruptError:
+                raise TimeoutError("stopped at the deadline") from None
+            finally:
+                conn.set_progress_handler(None)
+
+    # -- vector -------------------------------------------------------------------------
+
+    def vector_model(self) -> EmbeddingModel | None:
+        return self.vectors.active_model()
+
+    def index(self, model: EmbeddingModel) -> VectorIndex:
+        """The in-memory copy of a model's vectors (made once, then kept up to date)."""
+        with self._indexes_lock:
+            index = self._indexes.get(model.id)
+            if index is None:
+                index = self._indexes[model.id] = VectorIndex(model)
+            return index
+
+    def has_vectors(self, model: EmbeddingModel) -> bool:
+        with self.db.read() as conn:
+            return bool(conn.execute(f"SELECT 1 FROM {model.table} LIMIT 1").fetchall())
+
+    def vector(
+        self,
+        model: EmbeddingModel,
+        query: Vector,
+        limit: int,
+        *,
+        deadline: float | None = None,
+    ) -> list[str]:
+        with self._bounded(deadline) as conn:
+            return [memory_id for memory_id, _ in self.index(model).nearest(conn, query, limit)]
+
+    def prepare(self) -> None:
+        model = self.vector_model()
+        if model is not None:
+            with self.db.read() as conn:
+                self.index(model).refresh(conn)
+
+    # -- text ---------------------------------------------------------------------------
+
+    def text(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+        match = fts_query(query)
+        if match is None or limit <= 0:
+            return []
+        with self._bounded(deadline) as conn:
+            rows = conn.execute(_TEXT_SQL, {"match": match, "limit": limit}).fetchall()
+        return [str(row[0]) for row in rows]
+
+    # -- entity -------------------------------------------------------------------------
+
+    def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+        if limit <= 0:
+            return []
+        with self._bounded(deadline) as conn:
+            names = named_entities(conn, query)
+            if not names:
+                return []
+            name_words = {word for name in names for word in words(name)}
+            rest = fts_query(" ".join(t for t in query_terms(query) if t not in name_words))
+            params: dict[str, object] = {"names": json.dumps(names), "limit": limit}
+            if rest is None:
+                rows = conn.execute(_ENTITY_ONLY_SQL, params).fetchall()
+            else:
+                rows = conn.execute(_ENTITY_SQL, {**params, "rest": rest}).fetchall()
+        return [str(row[0]) for row in rows]
