@@ -12,6 +12,8 @@ from typing import Any
 
 from timothy.cli.context import Context, add_json, add_now
 from timothy.errors import InvalidInputError, StoreError, TimothyError
+from timothy.retrieval.fading import fading
+from timothy.retrieval.settings import RecallSettings
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
 from timothy.store.transfer import export_memories, import_memories
 
@@ -70,6 +72,18 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("id")
     add_json(p)
     p.set_defaults(handler=cmd_chain)
+
+    p = msub.add_parser(
+        "fading",
+        parents=[common],
+        help="facts one search alone can no longer recall (re-confirm to keep them)",
+        description="List active semantic, preference and procedural memories whose best "
+        "single-search score has decayed under the minimum, longest unconfirmed first. "
+        "`timothy memories confirm ID` re-confirms one.",
+    )
+    add_json(p)
+    add_now(p)
+    p.set_defaults(handler=cmd_fading)
 
     p = msub.add_parser("export", parents=[common], help="write every memory as JSON Lines")
     p.add_argument("file", nargs="?", help="output file (default: stdout)")
@@ -223,6 +237,27 @@ def cmd_chain(ctx: Context) -> int:
             ctx.print_json(memory.to_json())
         else:
             print_memory_line(ctx, memory)
+    return 0
+
+
+def cmd_fading(ctx: Context) -> int:
+    found = fading(ctx.store().memories, RecallSettings(), ctx.now())
+    for item in found:
+        if ctx.json:
+            ctx.print_json(item.to_json())
+        else:
+            memory = item.memory
+            ctx.print(
+                f"{memory.id}  {memory.type.value:<10} "
+                f"{item.days_unconfirmed:>6.0f} days  {_one_line(memory.content, 60)}"
+            )
+    if not ctx.json:
+        if found:
+            ctx.err.write(
+                f"{len(found)} fading; `timothy memories confirm ID` keeps one recallable.\n"
+            )
+        else:
+            ctx.err.write("No fact is fading.\n")
     return 0
 
 

@@ -7,7 +7,7 @@ import json
 import logging
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -254,6 +254,21 @@ class MemoryRepository:
             sql += " WHERE " + " AND ".join(where)
         with self.db.read() as conn:
             return int(scalar(conn, sql, params))
+
+    def unconfirmed_since(self, cutoffs: Mapping[MemoryType, datetime]) -> builtins.list[Memory]:
+        """Active memories of each given type last confirmed (or, never confirmed, created)
+        before that type's cutoff, the longest unconfirmed first."""
+        found: builtins.list[Memory] = []
+        with self.db.read() as conn:
+            for memory_type, cutoff in cutoffs.items():
+                rows = conn.execute(
+                    f"SELECT {COLUMNS} FROM memories m WHERE m.status = 'active' "
+                    "AND m.type = ? AND coalesce(m.last_confirmed_at, m.created_at) < ?",
+                    (parse_type(memory_type).value, format_time(cutoff)),
+                ).fetchall()
+                found.extend(rows_to_memories(conn, rows))
+        found.sort(key=lambda m: (m.last_confirmed_at or m.created_at, m.id))
+        return found
 
     def chain(self, memory_id: str) -> builtins.list[Memory]:
         """The whole version history of a memory, oldest first, from any of its versions.

@@ -1,0 +1,337 @@
+"""Recall end to end: legs side by side, isolation, the time bound, stamps, the JSON shape."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import apsw
+import pytest
+
+from tests.fakes.embedder import HashingEmbedder
+from timothy.errors import ProviderError, RecallError, StoreError
+from timothy.retrieval import Recaller, RecallSettings, render_block
+from timothy.store import Store
+from timothy.store.search import MemorySearch
+from timothy.store.vectors import EmbeddingModel, Vector
+from timothy.tokens import count_tokens
+
+NOW = datetime(2025, 6, 1, tzinfo=UTC)
+
+
+class ScriptedSearch:
+    """The store's real legs, except those told to fail or to hang (a MemorySearch)."""
+
+    def __init__(self, real: MemorySearch) -> None:
+        self.real = real
+        self.fail: set[str] = set()
+        self.hang: set[str] = set()
+        self.release = threading.Event()
+        self.entered = threading.Event()
+
+    def _maybe(self, leg: str) -> None:
+        if leg in self.fail:
+            raise StoreError(f"the {leg} index is damaged")
+        if leg in self.hang:
+            self.entered.set()
+            self.release.wait()
+
+    def vector_model(self) -> EmbeddingModel | None:
+        return self.real.vector_model()
+
+    def has_vectors(self, model: EmbeddingModel) -> bool:
+        return self.real.has_vectors(model)
+
+    def vector(
+        self, model: EmbeddingModel, query: Vector, limit: int, *, deadline: float | None = None
+    ) -> list[str]:
+        self._maybe("vector")
+        return self.real.vector(model, query, limit, deadline=deadline)
+
+    def text(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+        self._maybe("text")
+        return self.real.text(query, limit, deadline=deadline)
+
+    def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+        self._maybe("entity")
+        return self.real.entity(query, limit, deadline=deadline)
+
+    def prepare(self) -> None:
+        self.real.prepare()
+
+
+@pytest.fixture
+def recaller(store: Store) -> Iterator[Recaller]:
+    with Recaller(store) as opened:
+        yield opened
+
+
+def embed_all(store: Store, embedder: HashingEmbedder) -> EmbeddingModel:
+    model = store.vectors.ensure_model(embedder.model_id, embedder.dimension)
+    memories = store.memories.list(status="active")
+    store.vectors.put_many(
+        model,
+        zip(
+            [m.id for m in memories],
+            embedder.embed([m.content for m in memories]),
+            strict=True,
+        ),
+    )
+    store.vectors.set_active_model(model.name)
+    return model
+
+
+def test_a_two_part_question_recalls_both_facts(store: Store, recaller: Recaller) -> None:
+    seat = store.memories.add("I prefer aisle seats on long-haul flights", type="preference")
+    birthday = store.memories.add("My birthday is on 3 March")
+    store.memories.add("Lisbon has mild winters")
+    result = recaller.recall(
+        "What seat do I prefer on long-haul flights, and when is my birthday?", now=NOW
+    )
+    assert {item.memory.id for item in result.items} == {seat.id, birthday.id}
+    assert result.block == render_block(item.memory for item in result.items)
+    assert result.tokens == count_tokens(result.block) <= result.budget == 1000
+    assert result.legs == {"vector": "off", "text": "ok", "entity": "ok"}
+
+
+def test_the_three_legs_fuse(store: Store) -> None:
+    embedder = HashingEmbedder()
+    zoe_tea = store.memories.add("Zoë drinks green tea every morning", entities=["Zoë"])
+    zoe_other = store.memories.add("Zoë lives in Porto", entities=["Zoë"])
+    tea = store.memories.add("Green tea helps me focus")
+    store.memories.add("The car needs new tyres")
+    embed_all(store, embedder)
+    with Recaller(store, embedder=embedder) as recaller:
+        result = recaller.recall("Does Zoë like green tea?", now=NOW)
+    assert result.legs == {"vector": "ok", "text": "ok", "entity": "ok"}
+    assert embedder.queries == ["Does Zoë like green tea?"]
+    ranked = {c.memory.id: c for c in result.ranked}
+    assert set(ranked[zoe_tea.id].explanation.ranks) == {"vector", "text", "entity"}
+    assert result.ranked[0].memory.id == zoe_tea.id
+    assert "entity" in ranked[zoe_other.id].explanation.ranks
+    assert "text" in ranked[tea.id].explanation.ranks
+
+
+def test_the_vector_leg_is_off_without_provider_model_or_vectors(store: Store) -> None:
+    store.memories.add("green tea")
+    embedder = HashingEmbedder()
+    with Recaller(store, embedder=embedder) as recaller:
+        assert recaller.recall("tea").legs["vector"] == "off"  # no model yet
+        model = store.vectors.ensure_model(embedder.model_id, embedder.dimension)
+        store.vectors.set_active_model(model.name)
+        assert recaller.recall("tea").legs["vector"] == "off"  # a model, no vectors
+    embed_all(store, embedder)
+    with Recaller(store) as recaller:
+        assert recaller.recall("tea").legs["vector"] == "off"  # no provider
+    with Recaller(store, embedder=HashingEmbedder(model_id="test/other")) as recaller:
+        assert recaller.recall("tea").legs["vector"] == "off"  # vectors of another model
+    assert embedder.queries == []
+
+
+def test_a_query_vector_can_be_given_directly(store: Store, recaller: Recaller) -> None:
+    embedder = HashingEmbedder()
+    tea = store.memories.add("green tea")
+    store.memories.add("black coffee")
+    embed_all(store, embedder)
+    result = recaller.recall("zzz", query_vector=embedder.embed(["green tea"])[0], now=NOW)
+    assert result.legs["vector"] == "ok"
+    assert result.ranked[0].memory.id == tea.id
+
+
+def test_a_failing_provider_drops_only_the_vector_leg(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    embedder = HashingEmbedder()
+    tea = store.memories.add("green tea")
+    embed_all(store, embedder)
+    embedder.error = ProviderError("The embedding service did not answer.")
+    with Recaller(store, embedder=embedder) as recaller, caplog.at_level(logging.WARNING):
+        result = recaller.recall("green tea", now=NOW)
+    assert result.legs == {
+        "vector": "failed: The embedding service did not answer.",
+        "text": "ok",
+        "entity": "ok",
+    }
+    assert [item.memory.id for item in result.items] == [tea.id]
+    assert "vector leg failed" in caplog.text
+
+
+def test_a_failing_leg_is_dropped_and_logged(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    tea = store.memories.add("Zoë drinks green tea", entities=["Zoë"])
+    search = ScriptedSearch(store.search)
+    search.fail = {"text"}
+    with Recaller(store, search=search) as recaller, caplog.at_level(logging.WARNING):
+        result = recaller.recall("green tea for Zoë", now=NOW)
+    assert result.legs["text"] == "failed: the text index is damaged"
+    assert result.legs["entity"] == "ok"
+    assert [item.memory.id for item in result.items] == [tea.id]
+    assert "text leg failed" in caplog.text
+
+
+def test_every_leg_failing_raises(store: Store) -> None:
+    embedder = HashingEmbedder()
+    store.memories.add("green tea", entities=["Zoë"])
+    embed_all(store, embedder)
+    search = ScriptedSearch(store.search)
+    search.fail = {"text", "entity"}
+    with Recaller(store, search=search) as recaller, pytest.raises(RecallError, match="text"):
+        recaller.recall("green tea")  # the vector leg is off: every leg that ran failed
+    search.fail = {"vector", "text", "entity"}
+    with (
+        Recaller(store, embedder=embedder, search=search) as recaller,
+        pytest.raises(RecallError, match="every search failed"),
+    ):
+        recaller.recall("green tea")
+
+
+def test_a_hanging_leg_is_dropped_at_the_time_bound(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    tea = store.memories.add("green tea")
+    search = ScriptedSearch(store.search)
+    search.hang = {"entity"}
+    settings = RecallSettings(time_bound_seconds=0.3)
+    recaller = Recaller(store, settings, search=search)
+    try:
+        with caplog.at_level(logging.WARNING):
+            started = time.monotonic()
+            result = recaller.recall("green tea", now=NOW)
+            elapsed = time.monotonic() - started
+        assert search.entered.is_set()
+        assert result.legs["entity"] == "failed: timed out after 0.3 s"
+        assert result.legs["text"] == "ok"
+        assert [item.memory.id for item in result.items] == [tea.id]
+        assert 0.3 <= elapsed < 3.0
+        assert "outlived" in caplog.text
+        # The hung thread is still busy; the next recall gets another one.
+        search.hang = set()
+        assert recaller.recall("green tea", now=NOW).legs["entity"] == "ok"
+    finally:
+        search.release.set()
+        recaller.close()
+
+
+def test_a_hanging_provider_is_dropped_at_the_time_bound(store: Store) -> None:
+    embedder = HashingEmbedder()
+    store.memories.add("green tea")
+    embed_all(store, embedder)
+    embedder.release = threading.Event()
+    recaller = Recaller(store, RecallSettings(time_bound_seconds=0.2), embedder=embedder)
+    try:
+        result = recaller.recall("green tea", now=NOW)
+        assert result.legs["vector"] == "failed: timed out after 0.2 s"
+        assert result.items
+    finally:
+        embedder.release.set()
+        recaller.close()
+
+
+def test_recall_stamps_retrieved_only_for_packed_memories(store: Store) -> None:
+    created = NOW - timedelta(days=10)
+    first = store.memories.add("tea notes one " + "detail " * 30, now=created)
+    second = store.memories.add("tea notes two " + "detail " * 30, now=created)
+    third = store.memories.add("tea", now=created)
+    with Recaller(store) as recaller:
+        probe = recaller.recall("tea notes", now=NOW, mark=False)
+        assert {c.memory.id for c in probe.ranked} == {first.id, second.id, third.id}
+        just_the_best = count_tokens(render_block([probe.items[0].memory]))
+        result = recaller.recall("tea notes", now=NOW, budget=just_the_best)
+        assert recaller.flush(timeout=10)
+    packed = set(result.packed_ids)
+    assert len(packed) == 1 and len(result.ranked) == 3
+    for memory in (first, second, third):
+        stored = store.memories.get(memory.id)
+        assert stored.last_confirmed_at == created  # retrieval is not endorsement
+        if memory.id in packed:
+            assert stored.last_retrieved_at == NOW
+        else:
+            assert stored.last_retrieved_at is None
+
+
+def test_no_mark_leaves_every_stamp_alone(store: Store, recaller: Recaller) -> None:
+    tea = store.memories.add("green tea", now=NOW)
+    assert recaller.recall("tea", now=NOW, mark=False).items
+    assert recaller.flush(timeout=10)
+    assert store.memories.get(tea.id).last_retrieved_at is None
+
+
+def test_a_failed_stamp_is_logged_never_raised(
+    data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with Store.open(data_dir) as setup:
+        tea = setup.memories.add("green tea", now=NOW)
+    with Store.open(data_dir, busy_timeout_ms=50) as store:
+        blocker = apsw.Connection(str(store.path))
+        blocker.execute("BEGIN IMMEDIATE")  # another program holds the write lock
+        try:
+            with Recaller(store) as recaller, caplog.at_level(logging.ERROR):
+                result = recaller.recall("green tea", now=NOW)
+                assert recaller.flush(timeout=10)
+            assert result.packed_ids == [tea.id]
+            assert "stamping last_retrieved_at failed" in caplog.text
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        assert store.memories.get(tea.id).last_retrieved_at is None
+
+
+def test_nothing_found_gives_no_block(store: Store, recaller: Recaller) -> None:
+    store.memories.add("green tea")
+    for query in ("", "   ", "?!", "quantum chromodynamics"):
+        result = recaller.recall(query, now=NOW)
+        assert (result.block, result.tokens, result.items, result.ranked) == ("", 0, (), ())
+
+
+def test_only_active_memories_are_recalled(store: Store, recaller: Recaller) -> None:
+    active = store.memories.add("green tea", entities=["Zoë"])
+    store.memories.stage("green tea staged", entities=["Zoë"])
+    archived = store.memories.add("green tea archived", entities=["Zoë"])
+    store.memories.archive(archived.id)
+    result = recaller.recall("green tea Zoë", now=NOW)
+    assert [c.memory.id for c in result.ranked] == [active.id]
+
+
+def test_decay_can_be_switched_off(store: Store, recaller: Recaller) -> None:
+    old = store.memories.add("green tea", now=NOW - timedelta(days=400))
+    assert recaller.recall("green tea", now=NOW).ranked == ()
+    (candidate,) = recaller.recall("green tea", now=NOW, decay=False).ranked
+    assert candidate.memory.id == old.id and candidate.explanation.decay == 1.0
+
+
+def test_budget_defaults_to_the_setting_and_can_be_given(store: Store) -> None:
+    for i in range(40):
+        store.memories.add(f"tea fact {i}: " + "long detail " * 10, now=NOW)
+    with Recaller(store, RecallSettings(token_budget=200)) as recaller:
+        assert recaller.recall("tea", now=NOW).tokens <= 200
+        result = recaller.recall("tea", now=NOW, budget=600)
+        assert 200 < result.tokens <= 600 and result.budget == 600
+
+
+def test_json_shape(store: Store, recaller: Recaller) -> None:
+    store.memories.add("green tea", entities=["Zoë"], now=NOW)
+    data = recaller.recall("green tea Zoë", now=NOW).to_json()
+    assert list(data) == ["block", "tokens", "budget", "items", "ranked", "legs", "elapsed_ms"]
+    assert data["legs"] == {"vector": "off", "text": "ok", "entity": "ok"}
+    (item,) = data["items"]
+    assert item["ranks"] == {"vector": None, "text": 1, "entity": 1}
+    assert item["rrf"] == pytest.approx(2 / 61)
+    assert item["decay"] == 1.0 and item["weight"] == 1.0
+    assert item["score"] == pytest.approx(2 / 61)
+    assert item["tokens"] == count_tokens("- [semantic] green tea\n")
+    (ranked,) = data["ranked"]
+    assert ranked["id"] == item["id"] and "tokens" not in ranked
+    assert isinstance(data["elapsed_ms"], float)
+
+
+def test_a_huge_or_odd_query_is_handled(store: Store, recaller: Recaller) -> None:
+    tea = store.memories.add("green tea", entities=["Zoë"])
+    query = "Zoë " + "word " * 20_000 + "tea"
+    result = recaller.recall(query, now=NOW)
+    assert result.ranked[0].memory.id == tea.id
+    assert recaller.recall('\x00\u202e"*NEAR(', now=NOW).block == ""

@@ -1,0 +1,176 @@
+"""The text leg: OR of quoted terms, bm25 order, and no user text can change or break it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from timothy.store import Store
+from timothy.text import fts_query, query_terms
+
+CORPUS = [
+    "I prefer aisle seats on long-haul flights",
+    "My birthday is on the third of March",
+    "The NEAR field team meets on Mondays",
+    "Bob and Alice never argue about col settings",
+    "Minus x equals negative x, said the teacher",
+    "Parentheses (like these) confuse some parsers",
+    "Stars * and carets ^ appear in regular expressions",
+    "The café serves crêpes and naïve cocktails",
+    "Zoë loves 😀 emoji and 東京 trips",
+    'A quote " inside a memory',
+    "content: a memory that mentions a column name",
+    "NOT every fact is negative; OR is a word too, AND so is and",
+]
+
+
+@pytest.fixture(scope="module")
+def corpus_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    with Store.open(Path(tmp_path_factory.mktemp("fts"))) as store:
+        for text in CORPUS:
+            store.memories.add(text)
+        yield store
+
+
+def match(store: Store, expression: str) -> set[int]:
+    with store.db.read() as conn:
+        return {
+            int(row[0])
+            for row in conn.execute(
+                "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (expression,)
+            )
+        }
+
+
+def test_a_two_part_question_finds_both_parts(store: Store) -> None:
+    seat = store.memories.add("I prefer aisle seats on long-haul flights", type="preference")
+    birthday = store.memories.add("My birthday is on 3 March")
+    store.memories.add("The weather in Lisbon is mild")
+    found = store.search.text(
+        "What seat do I prefer on long-haul flights, and when is my birthday?", 30
+    )
+    assert set(found) == {seat.id, birthday.id}
+    assert found[0] == seat.id  # covers more of the query
+
+
+def test_ranked_by_bm25_and_active_only(store: Store) -> None:
+    both = store.memories.add("red apples and green pears")
+    one = store.memories.add("red cars")
+    staged = store.memories.stage("red apples green pears red")
+    archived = store.memories.add("red apples green pears")
+    store.memories.archive(archived.id)
+    old = store.memories.add("green pears and red apples, old version")
+    store.memories.supersede(old.id, "pears")
+    found = store.search.text("red apples, green pears", 30)
+    assert found[0] == both.id and one.id in found
+    assert staged.id not in found and archived.id not in found and old.id not in found
+
+
+def test_the_limit_is_respected(store: Store) -> None:
+    for i in range(12):
+        store.memories.add(f"tea note {i}")
+    assert len(store.search.text("tea", 5)) == 5
+    assert store.search.text("tea", 0) == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "   ",
+        '"',
+        '""',
+        "*",
+        "NEAR",
+        "NEAR(a b, 2)",
+        "a AND b",
+        "a OR b NOT c",
+        "-x",
+        "col:foo",
+        "content:memory",
+        "(",
+        ")",
+        "((a)",
+        "^start",
+        "{a b}",
+        "a + b",
+        "😀",
+        "東京",
+        "\x00",
+        "what?",
+        "'; DROP TABLE memories; --",
+    ],
+)
+def test_fts_syntax_in_a_query_never_raises(corpus_store: Store, query: str) -> None:
+    corpus_store.search.text(query, 30)
+    corpus_store.search.entity(query, 30)
+
+
+_SYNTAX = st.sampled_from(
+    [
+        '"',
+        "*",
+        "NEAR",
+        "NEAR(",
+        "AND",
+        "OR",
+        "NOT",
+        "-",
+        ":",
+        "col:",
+        "content:",
+        "(",
+        ")",
+        "{",
+        "}",
+        "^",
+        "+",
+        " ",
+        "😀",
+        "\x00",
+        "'",
+    ]
+)
+_WORDS = st.sampled_from(sorted({w for text in CORPUS for w in query_terms(text)}))
+_QUERY = st.lists(st.one_of(_SYNTAX, _WORDS, st.text(max_size=8)), max_size=16).map("".join)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(_QUERY)
+def test_a_query_means_any_of_its_words_whatever_it_contains(
+    corpus_store: Store, query: str
+) -> None:
+    expression = fts_query(query)
+    terms = query_terms(query)
+    if expression is None:
+        assert terms == []
+        assert corpus_store.search.text(query, 100) == []
+        return
+    # The expression is exactly the terms, each quoted, joined by OR: nothing else survives.
+    assert expression == " OR ".join(f'"{term}"' for term in terms)
+    expected: set[int] = set()
+    for term in terms:
+        expected |= match(corpus_store, f'"{term}"')
+    assert match(corpus_store, expression) == expected
+    found = corpus_store.search.text(query, 100)
+    seqs = corpus_store.memories.get_many(found)
+    assert len(found) == len(expected) == len(seqs)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.text())
+def test_arbitrary_text_never_raises(corpus_store: Store, query: str) -> None:
+    corpus_store.search.text(query, 30)
+    corpus_store.search.entity(query, 30)
+    for operator in ("OR", "AND"):
+        expression = fts_query(query, operator=operator, prefix_last=operator == "AND")
+        if expression is not None:
+            match(corpus_store, expression)
