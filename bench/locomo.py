@@ -1,0 +1,258 @@
+"""LoCoMo evidence recall: how often recall's ranked list holds the turns a question needs.
+
+Every dialog turn of a conversation becomes an episodic memory (id = its dia_id, the speaker
+as its entity, dated by its session; a shared photo's caption is part of its text). Each
+question of categories 1-4 is recalled with decay off, and recall@k is the share of its
+evidence turns among the first k of `ranked`, averaged over questions; overall and per
+category. Run from the repository root:
+
+    .venv/bin/python bench/locomo.py [--data FILE_OR_FOLDER] [--embedder NAME] [--json]
+
+Data: LoCoMo (Maharana et al., ACL 2024), CC BY-NC 4.0; see ../shared/bench/locomo/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from timothy.providers.base import EmbeddingProvider  # noqa: E402
+from timothy.retrieval import Recaller, RecallSettings  # noqa: E402
+from timothy.store import Store  # noqa: E402
+from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType  # noqa: E402
+
+KS = (5, 10, 25, 50)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+# The paper's Table 3: DRAGON over dialog turns.
+DRAGON = {5: 58.8, 10: 67.5, 25: 79.9, 50: 84.8}
+_DIA_ID = re.compile(r"^D(\d+):(\d+)$")
+_SESSION = re.compile(r"^session_(\d+)$")
+
+# Embedders the vector leg can use here: name -> factory. None by default (text + entity
+# legs only); the providers work registers "local" (all-MiniLM-L6-v2, offline).
+EMBEDDERS: dict[str, Callable[[], EmbeddingProvider]] = {}
+
+
+def default_data() -> Path:
+    """The development split, wherever the shared folder sits beside this checkout."""
+    for root in (REPO.parent, REPO.parent.parent):
+        candidate = root / "shared" / "bench" / "locomo" / "locomo-dev.json"
+        if candidate.is_file():
+            return candidate
+    raise SystemExit("LoCoMo data not found: pass --data PATH (a .json file or a folder).")
+
+
+def load_samples(path: Path) -> list[dict[str, Any]]:
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    samples: list[dict[str, Any]] = []
+    for file in files:
+        samples.extend(json.loads(file.read_text(encoding="utf-8")))
+    return samples
+
+
+def session_time(text: str) -> datetime:
+    """'1:56 pm on 8 May, 2023' -> an aware datetime (UTC, as the data has no zone)."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+
+
+def evidence_ids(evidence: list[str]) -> set[str]:
+    """Valid dia_ids only: a few entries join two with ';', some do not parse at all."""
+    found: set[str] = set()
+    for entry in evidence:
+        for part in str(entry).split(";"):
+            part = part.strip()
+            if _DIA_ID.match(part):
+                found.add(part)
+    return found
+
+
+def turns(sample: dict[str, Any]) -> Iterator[tuple[dict[str, Any], datetime]]:
+    conversation = sample["conversation"]
+    for key, value in conversation.items():
+        match = _SESSION.match(key)
+        if match and isinstance(value, list):
+            when = session_time(conversation[f"{key}_date_time"])
+            for turn in value:
+                yield turn, when
+
+
+def turn_text(turn: dict[str, Any]) -> str:
+    text = str(turn.get("text", "")).strip()
+    caption = turn.get("blip_caption")
+    if caption:
+        text = f"{text} [shared a photo: {str(caption).strip()}]".strip()
+    return text
+
+
+def build_store(folder: Path, sample: dict[str, Any]) -> tuple[Store, datetime]:
+    store = Store.open(folder)
+    latest = datetime.min.replace(tzinfo=UTC)
+    with store.db.write() as conn:
+        for turn, when in turns(sample):
+            latest = max(latest, when)
+            store.memories.insert(
+                conn,
+                Memory(
+                    id=str(turn["dia_id"]),
+                    type=MemoryType.EPISODIC,
+                    content=turn_text(turn) or "(no text)",
+                    status=MemoryStatus.ACTIVE,
+                    confidence=1.0,
+                    source=MemorySource.IMPORT,
+                    session_id=None,
+                    supersedes=None,
+                    superseded_by=None,
+                    created_at=when,
+                    last_confirmed_at=when,
+                    last_retrieved_at=None,
+                    entities=(str(turn["speaker"]),),
+                ),
+            )
+    return store, latest
+
+
+def embed_store(store: Store, embedder: EmbeddingProvider, batch: int = 64) -> None:
+    model = store.vectors.ensure_model(embedder.model_id, embedder.dimension)
+    memories = store.memories.list(status="active", oldest_first=True)
+    for start in range(0, len(memories), batch):
+        part = memories[start : start + batch]
+        vectors = embedder.embed([m.content for m in part])
+        store.vectors.put_many(model, zip([m.id for m in part], vectors, strict=True))
+    store.vectors.set_active_model(model.name)
+
+
+@dataclass
+class Tally:
+    recalls: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in KS})
+
+    def add(self, ranked: list[str], evidence: set[str]) -> None:
+        for k in KS:
+            top = set(ranked[:k])
+            self.recalls[k].append(len(evidence & top) / len(evidence))
+
+    @property
+    def count(self) -> int:
+        return len(self.recalls[KS[0]])
+
+    def percent(self, k: int) -> float:
+        values = self.recalls[k]
+        return 100.0 * sum(values) / len(values) if values else 0.0
+
+
+def run(data: Path, embedder_name: str | None) -> dict[str, Any]:
+    embedder = EMBEDDERS[embedder_name]() if embedder_name else None
+    samples = load_samples(data)
+    by_category = {c: Tally() for c in CATEGORIES}
+    overall = Tally()
+    skipped = 0
+    timings: list[float] = []
+    legs_seen: dict[str, set[str]] = {}
+    with tempfile.TemporaryDirectory(prefix="locomo-") as scratch:
+        for index, sample in enumerate(samples):
+            store, latest = build_store(Path(scratch) / f"s{index}", sample)
+            try:
+                if embedder is not None:
+                    embed_store(store, embedder)
+                with Recaller(store, RecallSettings(), embedder=embedder) as recaller:
+                    recaller.prepare().result()
+                    for qa in sample["qa"]:
+                        category = int(qa.get("category", 0))
+                        if category not in CATEGORIES:
+                            continue
+                        evidence = evidence_ids(qa.get("evidence", []))
+                        if not evidence:
+                            skipped += 1
+                            continue
+                        started = time.perf_counter()
+                        result = recaller.recall(
+                            str(qa["question"]),
+                            now=latest + timedelta(days=1),
+                            decay=False,
+                            mark=False,
+                        )
+                        timings.append((time.perf_counter() - started) * 1000)
+                        for leg, status in result.legs.items():
+                            legs_seen.setdefault(leg, set()).add(status)
+                        ranked = [c.memory.id for c in result.ranked]
+                        overall.add(ranked, evidence)
+                        by_category[category].add(ranked, evidence)
+            finally:
+                store.close()
+    timings.sort()
+    return {
+        "data": str(data),
+        "conversations": len(samples),
+        "questions": overall.count,
+        "skipped_without_evidence": skipped,
+        "embedder": embedder_name,
+        "legs": {leg: sorted(statuses) for leg, statuses in legs_seen.items()},
+        "overall": {f"R@{k}": round(overall.percent(k), 1) for k in KS},
+        "categories": {
+            f"{c} {name}": {
+                "n": by_category[c].count,
+                **{f"R@{k}": round(by_category[c].percent(k), 1) for k in KS},
+            }
+            for c, name in CATEGORIES.items()
+        },
+        "recall_ms": {
+            "p50": round(statistics.median(timings), 2) if timings else None,
+            "p95": round(timings[int(0.95 * (len(timings) - 1))], 2) if timings else None,
+        },
+    }
+
+
+def print_report(report: dict[str, Any]) -> None:
+    print(
+        f"LoCoMo evidence recall: {report['conversations']} conversations, "
+        f"{report['questions']} questions (categories 1-4; "
+        f"{report['skipped_without_evidence']} without a usable evidence id skipped)"
+    )
+    legs = ", ".join(f"{leg} {'/'.join(s)}" for leg, s in report["legs"].items())
+    print(f"embedder: {report['embedder'] or 'none'}; legs: {legs}")
+    header = f"{'':<16}{'n':>5}" + "".join(f"{'R@' + str(k):>8}" for k in KS)
+    print(header)
+    for name, row in report["categories"].items():
+        print(f"{name:<16}{row['n']:>5}" + "".join(f"{row[f'R@{k}']:>8.1f}" for k in KS))
+    print(
+        f"{'all':<16}{report['questions']:>5}"
+        + "".join(f"{report['overall'][f'R@{k}']:>8.1f}" for k in KS)
+    )
+    print(f"{'DRAGON (paper)':<16}{'':>5}" + "".join(f"{DRAGON[k]:>8.1f}" for k in KS))
+    timing = report["recall_ms"]
+    print(f"recall per question: p50 {timing['p50']} ms, p95 {timing['p95']} ms")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, help="LoCoMo JSON file, or a folder of them")
+    parser.add_argument(
+        "--embedder",
+        choices=sorted(EMBEDDERS) or None,
+        default=None,
+        help="embed turns and queries with this provider (default: none, vector leg off)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    report = run(args.data or default_data(), args.embedder)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_report(report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
