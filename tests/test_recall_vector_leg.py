@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from timothy.store import Store
+from timothy.store.vector_index import VectorIndex
 from timothy.store.vectors import EmbeddingModel
 
 DIM = 48
@@ -118,3 +119,22 @@ def test_a_deadline_already_past_stops_a_leg(store: Store) -> None:
     for leg in (store.search.text, store.search.entity):
         with pytest.raises(TimeoutError):
             leg("tea Zoë", 30, deadline=0.0)
+
+
+def test_reading_vec0_storage_equals_reading_the_table(store: Store) -> None:
+    rng = np.random.default_rng(6)
+    model, ids = populate(store, rng, 1100)  # more than one vec0 chunk
+    store.vectors.put(ids[10], model, random_unit(rng, 1)[0])  # a replaced slot
+    fast, slow = VectorIndex(model), VectorIndex(model, read_shadow_tables=False)
+    with store.db.read() as conn:
+        for query in random_unit(rng, 5):
+            assert fast.nearest(conn, query, 50) == slow.nearest(conn, query, 50)
+        assert fast.read_shadow_tables and fast.size == slow.size == 1100
+        # Changes are read straight from the chunk blobs too.
+        added = store.memories.add("late")
+        store.vectors.put(added.id, model, random_unit(rng, 1)[0])
+        store.vectors.put(ids[20], model, random_unit(rng, 1)[0])
+        query = store.vectors.get(ids[20], model)
+        assert fast.nearest(conn, query, 50) == slow.nearest(conn, query, 50)
+        assert fast.nearest(conn, query, 1)[0][0] == ids[20]
+        assert fast.size == 1101

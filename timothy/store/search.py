@@ -67,12 +67,15 @@ class MemorySearch(Protocol):
         ...
 
 
+# The best matches by bm25 (FTS5's rank), a window at a time; ties: the newest first.
 _TEXT_SQL = """
-SELECT m.id
-FROM memories_fts f CROSS JOIN memories m ON m.seq = f.rowid
-WHERE memories_fts MATCH :match AND m.status = 'active'
-ORDER BY bm25(memories_fts), m.seq DESC
-LIMIT :limit
+SELECT rowid FROM memories_fts WHERE memories_fts MATCH :match
+ORDER BY rank, rowid DESC
+LIMIT :window
+"""
+# Which of them are active, by seq ("+status": not every active row through the index).
+_ACTIVE_SQL = """
+SELECT seq, id FROM memories WHERE seq IN (SELECT value FROM json_each(?)) AND +status = 'active'
 """
 
 _NAMED_SQL = """
@@ -95,7 +98,7 @@ SELECT m.id
 FROM named
 JOIN memories m ON m.seq = named.seq
 LEFT JOIN relevant r ON r.seq = named.seq
-WHERE m.status = 'active'
+WHERE +m.status = 'active'
 ORDER BY named.names DESC,
          r.relevance IS NULL,
          r.relevance,
@@ -109,10 +112,20 @@ WITH {_NAMED_CTE}
 SELECT m.id
 FROM named
 JOIN memories m ON m.seq = named.seq
-WHERE m.status = 'active'
+WHERE +m.status = 'active'
 ORDER BY named.names DESC, coalesce(m.last_confirmed_at, m.created_at) DESC, m.seq DESC
 LIMIT :limit
 """
+
+
+def active_ids(conn: apsw.Connection, seqs: list[int]) -> dict[int, str]:
+    """seq -> id of those memories that are active."""
+    if not seqs:
+        return {}
+    return {
+        int(str(seq)): str(memory_id)
+        for seq, memory_id in conn.execute(_ACTIVE_SQL, (json.dumps(seqs),))
+    }
 
 
 def named_entities(conn: apsw.Connection, query: str) -> list[str]:
@@ -210,9 +223,19 @@ class SqliteSearch:
         match = fts_query(query)
         if match is None or limit <= 0:
             return []
+        window = limit * 2 + 10
         with self._bounded(deadline) as conn:
-            rows = conn.execute(_TEXT_SQL, {"match": match, "limit": limit}).fetchall()
-        return [str(row[0]) for row in rows]
+            while True:
+                seqs = [
+                    int(str(row[0]))
+                    for row in conn.execute(_TEXT_SQL, {"match": match, "window": window})
+                ]
+                active = active_ids(conn, seqs)
+                found = [active[seq] for seq in seqs if seq in active]
+                # Staged or archived memories took places in the window: widen it.
+                if len(found) >= limit or len(seqs) < window:
+                    return found[:limit]
+                window *= 4
 
     # -- entity -------------------------------------------------------------------------
 
