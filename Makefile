@@ -50,6 +50,11 @@ dist: $(DIST_STAMP)
 check-bundle:
 	packaging/check-bundle.sh dist/Timothy
 
+# Benchmarks print figures (they do not assert speed); the 100k store takes minutes to build.
+bench: $(STAMP)
+	$(BIN)/python bench/locomo.py
+	$(BIN)/python bench/recall.py
+
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
 

@@ -59,16 +59,22 @@ class DaemonPool:
             if task is None:
                 return
             future, fn = task
+            del task
+            outcome: tuple[bool, Any] = (True, None)
             if future.set_running_or_notify_cancel():
                 try:
-                    result = fn()
+                    outcome = (True, fn())
                 except BaseException as exc:
-                    future.set_exception(exc)
-                else:
-                    future.set_result(result)
-            del task, future, fn  # hold no result or traceback while idle
+                    outcome = (False, exc)
+            # Idle before the caller hears back, so its next task finds this thread free.
             with self._lock:
                 self._idle += 1
+            if future.running():
+                if outcome[0]:
+                    future.set_result(outcome[1])
+                else:
+                    future.set_exception(outcome[1])
+            del future, fn, outcome  # hold no result or traceback while idle
 
     def close(self) -> None:
         """Stop taking tasks; idle threads end, busy ones end when their task does."""

@@ -41,15 +41,19 @@ def single_threaded_blas() -> None:
         log.warning("could not limit BLAS threads", exc_info=True)
 
 
-def unit_rows(rows: FloatArray, chunk: int = 4096) -> FloatArray:
-    """Rows scaled to length 1, in place (a chunk at a time: no full-size temporary);
-    all-zero rows stay zero."""
+def unit_rows(rows: FloatArray, chunk: int = 4096) -> list[int]:
+    """Scale rows to length 1 in place, a chunk at a time (no full-size temporary);
+    returns the indexes of all-zero rows, which stay zero."""
+    zero: list[int] = []
     for start in range(0, rows.shape[0], chunk):
         part = rows[start : start + chunk]
-        norms = np.linalg.norm(part, axis=1)
-        norms[norms == 0] = 1.0
+        norms = np.sqrt(np.einsum("ij,ij->i", part, part))
+        empty = norms == 0
+        if empty.any():
+            zero.extend((np.flatnonzero(empty) + start).tolist())
+            norms[empty] = 1.0
         part /= norms[:, None]
-    return rows
+    return zero
 
 
 class ShadowLayoutError(Exception):
@@ -97,10 +101,12 @@ def read_chunks(conn: apsw.Connection, model: EmbeddingModel) -> Iterator[Batch]
             raise ShadowLayoutError(f"chunk {chunk_id} of {model.table} has unexpected sizes")
         valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
         used = np.flatnonzero(valid[:slots])
-        yield (
-            np.frombuffer(rowids, dtype="<i8")[used].astype(np.int64),
-            np.frombuffer(vectors, dtype="<f4").reshape(slots, model.dimension)[used],
-        )
+        seqs = np.frombuffer(rowids, dtype="<i8")
+        rows = np.frombuffer(vectors, dtype="<f4").reshape(slots, model.dimension)
+        if used.shape[0] == slots:  # a full chunk: no copy here, the caller copies once
+            yield seqs.astype(np.int64, copy=False), rows
+        else:
+            yield seqs[used].astype(np.int64), rows[used]
 
 
 def read_rows(conn: apsw.Connection, model: EmbeddingModel, batch: int = 256) -> Iterator[Batch]:
@@ -228,7 +234,7 @@ class VectorIndex:
         """Replace the copy with `batches`, written straight into one preallocated matrix."""
         expected = int(str(scalar(conn, f"SELECT count(*) FROM {self.model.table}")))
         capacity = expected + max(64, expected // 16)
-        rows = np.zeros((capacity, self.model.dimension), dtype=np.float32)
+        rows = np.empty((capacity, self.model.dimension), dtype=np.float32)
         seqs = np.zeros(capacity, dtype=np.int64)
         count = 0
         for batch_seqs, batch_rows in batches:
@@ -241,9 +247,7 @@ class VectorIndex:
         place = {seq: row for row, seq in enumerate(seqs[:count].tolist())}
         if count != expected or len(place) != count:
             raise ShadowLayoutError(f"{self.model.table} read {count} vectors of {expected}")
-        norms = np.linalg.norm(rows[:count], axis=1)
-        self._zero = set(np.flatnonzero(norms == 0).tolist())
-        unit_rows(rows[:count])
+        self._zero = set(unit_rows(rows[:count]))
         self._rows, self._seqs, self._count, self._place = rows, seqs, count, place
         log.debug("loaded %d vectors of %s into memory", count, self.model.name)
 
@@ -295,7 +299,7 @@ class VectorIndex:
         rows: FloatArray, seqs: npt.NDArray[np.int64], needed: int
     ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
         capacity = max(needed, rows.shape[0] + max(64, rows.shape[0] // 4))
-        new_rows = np.zeros((capacity, rows.shape[1]), dtype=np.float32)
+        new_rows = np.empty((capacity, rows.shape[1]), dtype=np.float32)
         new_rows[: rows.shape[0]] = rows
         new_seqs = np.zeros(capacity, dtype=np.int64)
         new_seqs[: seqs.shape[0]] = seqs
