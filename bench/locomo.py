@@ -240,12 +240,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, help="LoCoMo JSON file, or a folder of them")
     parser.add_argument(
         "--embedder",
-        choices=sorted(EMBEDDERS) or None,
+        metavar="NAME",
         default=None,
-        help="embed turns and queries with this provider (default: none, vector leg off)",
+        help="embed turns and queries with this provider (default: none, vector leg off); "
+        f"available: {', '.join(sorted(EMBEDDERS)) or 'none yet'}",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
+    if args.embedder is not None and args.embedder not in EMBEDDERS:
+        parser.error(
+            f"unknown embedder {args.embedder!r}; available: "
+            f"{', '.join(sorted(EMBEDDERS)) or 'none yet'}"
+        )
     report = run(args.data or default_data(), args.embedder)
     if args.json:
         print(json.dumps(report, indent=2))

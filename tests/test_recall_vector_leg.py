@@ -22,7 +22,8 @@ def random_unit(rng: np.random.Generator, n: int) -> np.ndarray:
 def populate(store: Store, rng: np.random.Generator, n: int) -> tuple[EmbeddingModel, list[str]]:
     model = store.vectors.ensure_model("test/random-48", DIM)
     store.vectors.set_active_model(model.name)
-    ids = [store.memories.add(f"memory {i}").id for i in range(n)]
+    with store.db.write():  # one transaction: each add is a savepoint inside it
+        ids = [store.memories.add(f"memory {i}").id for i in range(n)]
     store.vectors.put_many(model, zip(ids, random_unit(rng, n), strict=True))
     return model, ids
 

@@ -198,7 +198,15 @@ class SqliteSearch:
 
     def has_vectors(self, model: EmbeddingModel) -> bool:
         with self.db.read() as conn:
-            return bool(conn.execute(f"SELECT 1 FROM {model.table} LIMIT 1").fetchall())
+            # Every vector written notes a change: a cheap look first (asking the vec0 table
+            # itself reads a whole chunk); vectors older than that table are in the copy.
+            if conn.execute(
+                "SELECT 1 FROM vector_changes WHERE model_id = ? LIMIT 1", (model.id,)
+            ).fetchall():
+                return True
+            index = self.index(model)
+            index.refresh(conn)
+            return index.size > 0
 
     def vector(
         self,
