@@ -78,9 +78,7 @@ if [ "${1:-}" = "--inside" ]; then
   fact="I prefer aisle seats on long flights"
   added=$(timothy memories add "$fact" --type preference --entity Zoë) || bad "memories add"
   echo "$added"
-  # TODO(recall): once `timothy recall` is on main, replace the next line with
-  #   found=$(timothy recall "which seat do I like on a plane?") || bad "recall"
-  found=$(timothy memories list --search "aisle seats") || bad "memories list --search"
+  found=$(timothy recall "which seat do I like on a plane?") || bad "recall"
   echo "$found"
   if grep -qF "$fact" <<<"$found"; then ok "recalled: $fact"; else bad "the memory was not found"; fi
 

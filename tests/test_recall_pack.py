@@ -48,6 +48,7 @@ def test_packed_block_is_reordered_and_rendered_by_render_block() -> None:
     packed = pack(ranked, 1000)
     assert [item.candidate.rank for item in packed.items] == [1, 3, 4, 5, 2]
     assert packed.block == render_block(item.memory for item in packed.items)
+    assert packed.block == render_block(packed.items)
     assert packed.block.startswith(BLOCK_OPEN + "- [semantic] fact number 1\n")
     assert packed.block.endswith("- [semantic] fact number 2\n" + BLOCK_CLOSE)
     assert packed.tokens == count_tokens(packed.block)

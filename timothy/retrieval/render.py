@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from typing import Literal
+from typing import Literal, Protocol
 
 from timothy.store.records import Memory, MemoryType
 from timothy.text import strip_invisible
@@ -126,9 +126,20 @@ def render_item(memory_type: MemoryType | str, content: str) -> str:
     return f"- [{escape_content(kind)}] {escape_content(content)}\n"
 
 
-def render_block(memories: Iterable[Memory]) -> str:
-    """The whole block, in the order given; no memories, no block (an empty string)."""
-    items = [render_item(memory.type, memory.content) for memory in memories]
+class HoldsMemory(Protocol):
+    """A packed item (or anything else) carrying a memory."""
+
+    @property
+    def memory(self) -> Memory: ...
+
+
+def render_block(memories: Iterable[Memory | HoldsMemory]) -> str:
+    """The whole block for memories (or packed items), in the order given; no memories, no
+    block (an empty string)."""
+    items = [
+        render_item(m.type, m.content)
+        for m in (item if isinstance(item, Memory) else item.memory for item in memories)
+    ]
     if not items:
         return ""
     return BLOCK_OPEN + "".join(items) + BLOCK_CLOSE

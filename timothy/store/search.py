@@ -31,7 +31,9 @@ _PROGRESS_STEPS = 2_000
 class MemorySearch(Protocol):
     """Ranked ids of active memories, best first, at most `limit` of them.
 
-    `deadline` is a time.monotonic() moment after which a leg stops and raises TimeoutError.
+    `deadline` is a time.monotonic() moment after which the text and entity legs stop and
+    raise TimeoutError. The vector leg may run past it (see SqliteSearch.vector); recall
+    stops waiting for any leg at its time bound either way.
     """
 
     def vector_model(self) -> EmbeddingModel | None:
@@ -216,7 +218,10 @@ class SqliteSearch:
         *,
         deadline: float | None = None,
     ) -> list[str]:
-        with self._bounded(deadline) as conn:
+        # Not stopped at the deadline: the first call loads every vector (seconds for 100k),
+        # and a load cut short would start over each time. Recall stops waiting instead, and
+        # the load finishes for the next one.
+        with self.db.read() as conn:
             return [memory_id for memory_id, _ in self.index(model).nearest(conn, query, limit)]
 
     def prepare(self) -> None:

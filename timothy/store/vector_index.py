@@ -217,8 +217,12 @@ class VectorIndex:
                 self._load_changed(conn)
             self._change = latest
         finally:
-            if own:
-                conn.execute("COMMIT")
+            if own and conn.in_transaction:
+                # Never leave this thread's connection stuck on an old snapshot.
+                try:
+                    conn.execute("COMMIT")
+                except apsw.Error:
+                    conn.execute("ROLLBACK")
 
     def _load_all(self, conn: apsw.Connection) -> None:
         if self.read_shadow_tables:
