@@ -124,12 +124,20 @@ def build_store(folder: Path, sample: dict[str, Any]) -> tuple[Store, datetime]:
     return store, latest
 
 
+def embedding_text(memory: Memory) -> str:
+    """What gets embedded: the entities in front, so the vector carries who it is about (the
+    providers work embeds memories this way; use its function once it is on main)."""
+    if not memory.entities:
+        return memory.content
+    return f"{', '.join(memory.entities)}: {memory.content}"
+
+
 def embed_store(store: Store, embedder: EmbeddingProvider, batch: int = 64) -> None:
     model = store.vectors.ensure_model(embedder.model_id, embedder.dimension)
     memories = store.memories.list(status="active", oldest_first=True)
     for start in range(0, len(memories), batch):
         part = memories[start : start + batch]
-        vectors = embedder.embed([m.content for m in part])
+        vectors = embedder.embed([embedding_text(m) for m in part])
         store.vectors.put_many(model, zip([m.id for m in part], vectors, strict=True))
     store.vectors.set_active_model(model.name)
 
