@@ -16,6 +16,9 @@ from timothy.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 
+# The fake provider servers (`openai_server`, `bedrock_server`) for every test.
+pytest_plugins = ["tests.fakes.fixtures"]
+
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:

@@ -1,5 +1,9 @@
 """The core's small set of exceptions; every message is a sentence the owner can act on."""
 
+from __future__ import annotations
+
+from enum import StrEnum
+
 
 class TimothyError(Exception):
     """Base of every error the core raises on purpose."""
@@ -34,8 +38,68 @@ class ImportFailedError(StoreError):
         self.reason = reason
 
 
+class ErrorKind(StrEnum):
+    """What went wrong with a model provider, in terms the owner can act on."""
+
+    AUTH = "auth"  # bad or missing key / credentials
+    MODEL_NOT_FOUND = "model_not_found"
+    ACCESS_DENIED = "access_denied"  # e.g. no access to the model in this region
+    THROTTLED = "throttled"  # too many requests: retried with backoff, then given up
+    QUOTA = "quota"  # out of credit or over a hard quota: retrying will not help
+    TIMEOUT = "timeout"
+    UNREACHABLE = "unreachable"
+    BAD_REQUEST = "bad_request"  # e.g. the conversation is too long for the model
+    SERVER = "server"  # the vendor's own failure (5xx)
+    NOT_CONFIGURED = "not_configured"  # no provider, region or model file set up
+    CANCELLED = "cancelled"
+    UNKNOWN = "unknown"
+
+
 class ProviderError(TimothyError):
-    """A model provider failed; the message is plain, the vendor's detail goes to the log."""
+    """A model provider failed; the message is plain, the vendor's detail goes to the log.
+
+    `kind` says what to do about it (retry later, fix the key, pick another model); `detail`
+    is the vendor's own words, for the log only: it never holds a key. The message defaults to
+    a plain sentence for the kind.
+    """
+
+    def __init__(
+        self,
+        kind: ErrorKind | str,
+        message: str | None = None,
+        *,
+        detail: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        try:
+            parsed = ErrorKind(kind)
+        except ValueError:  # ProviderError("some message"): a caller that gave only words
+            parsed, message = ErrorKind.UNKNOWN, message or str(kind)
+        self.kind = parsed
+        self.message = message or DEFAULT_MESSAGES[parsed]
+        self.detail = detail
+        self.retry_after = retry_after  # the vendor's hint (seconds), when it gave one
+        super().__init__(self.message)
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in (ErrorKind.THROTTLED, ErrorKind.SERVER)
+
+
+DEFAULT_MESSAGES = {
+    ErrorKind.AUTH: "The provider refused the key or credentials.",
+    ErrorKind.MODEL_NOT_FOUND: "The provider does not know this model.",
+    ErrorKind.ACCESS_DENIED: "Your account has no access to this model here.",
+    ErrorKind.THROTTLED: "The provider is rate-limiting requests; try again in a minute.",
+    ErrorKind.QUOTA: "The provider account is out of credit or over its quota.",
+    ErrorKind.TIMEOUT: "The provider did not answer in time.",
+    ErrorKind.UNREACHABLE: "The provider could not be reached; check the network.",
+    ErrorKind.BAD_REQUEST: "The provider refused the request.",
+    ErrorKind.SERVER: "The provider had an internal error; try again later.",
+    ErrorKind.NOT_CONFIGURED: "No provider is set up for this.",
+    ErrorKind.CANCELLED: "The request was cancelled.",
+    ErrorKind.UNKNOWN: "The provider failed for an unknown reason.",
+}
 
 
 class RecallError(TimothyError):

@@ -15,6 +15,9 @@ log = logging.getLogger(__name__)
 
 SERVICE = "Timothy"
 
+# Names of the secrets Timothy keeps (the keyring's "username" under SERVICE).
+OPENAI_API_KEY = "openai-api-key"
+
 
 class KeyringUnavailableError(TimothyError):
     """No usable OS keyring: keys cannot be stored safely."""

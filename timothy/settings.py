@@ -33,8 +33,10 @@ class OpenAISettings:
     base_url: str | None = None
     chat_model: str = "gpt-4o-mini"
     embedding_model: str = "text-embedding-3-small"
+    embedding_dimension: int | None = None  # text-embedding-3 models can shorten their vectors
     use_memories: bool = True  # send recalled memories and run extraction with this provider
-    timeout_seconds: float = 60.0
+    timeout_seconds: float = 60.0  # connect is capped at 10 s; read = the longest silence
+    retry_seconds: float = 30.0  # the most time spent retrying a throttled request
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +49,9 @@ class BedrockSettings:
     embedding_model: str = "amazon.titan-embed-text-v2:0"
     embedding_dimension: int = 1024
     use_memories: bool = True
-    timeout_seconds: float = 60.0
+    timeout_seconds: float = 60.0  # connect is capped at 10 s; read = the longest silence
+    retry_seconds: float = 30.0  # the most time spent retrying a throttled request
+    endpoint_url: str | None = None  # a VPC endpoint or proxy; None: the region's own
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +62,7 @@ class MemoryPolicySettings:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    chat_provider: str | None = None  # "openai" | "bedrock" | None
+    chat_provider: str | None = None  # "openai" | "bedrock" | None (see providers.factory)
     embedding_provider: str | None = None  # "openai" | "bedrock" | "local" | None
     openai: OpenAISettings = field(default_factory=OpenAISettings)
     bedrock: BedrockSettings = field(default_factory=BedrockSettings)

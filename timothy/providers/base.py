@@ -5,28 +5,33 @@ The chat turn, extraction and consolidation see only these types, never a vendor
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from timothy.errors import ProviderError
+from timothy.errors import ErrorKind, ProviderError
 
-__all__ = ["ProviderError"]
+__all__ = [
+    "CancelToken",
+    "ChatEvent",
+    "ChatMessage",
+    "ChatProvider",
+    "EmbeddingProvider",
+    "ErrorKind",
+    "ProviderError",
+    "Stop",
+    "SystemBlock",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallEvent",
+    "ToolSpec",
+    "Usage",
+]
 
-
-class ErrorKind(StrEnum):
-    AUTH = "auth"  # bad or missing key / credentials
-    MODEL_NOT_FOUND = "model_not_found"
-    ACCESS_DENIED = "access_denied"  # e.g. no access to the model in this region
-    THROTTLED = "throttled"
-    TIMEOUT = "timeout"
-    UNREACHABLE = "unreachable"
-    BAD_REQUEST = "bad_request"
-    SERVER = "server"
-    CANCELLED = "cancelled"
-    UNKNOWN = "unknown"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +76,12 @@ class ToolCallEvent:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens of one reply, as the vendor counted them (sent when the vendor reports them).
+
+    `input_tokens` counts the whole prompt, cached part included; `cached_tokens` is the part
+    read from the provider's prompt cache.
+    """
+
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
@@ -82,26 +93,68 @@ class Stop:
 
 
 ChatEvent = TextDelta | ToolCallEvent | Usage | Stop
+"""A stream yields text deltas, then each tool call whole (arguments complete), then Usage
+when the vendor reports it, then exactly one Stop."""
 
 
-@dataclass
 class CancelToken:
-    """Set from any thread to stop a stream; the provider closes its connection."""
+    """Set from any thread to stop a stream; the provider closes its connection at once.
 
-    _event: threading.Event = field(default_factory=threading.Event)
+    A provider registers what to do on cancel (`on_cancel`) for the life of one request, so a
+    stream blocked waiting for the server is cut off rather than waiting for its timeout.
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
 
     def cancel(self) -> None:
-        self._event.set()
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            callbacks = list(self._callbacks)
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # cancelling must never raise into the caller (often the GUI)
+                log.debug("cancel callback failed", exc_info=True)
 
     @property
     def cancelled(self) -> bool:
         return self._event.is_set()
 
+    def wait(self, timeout: float) -> bool:
+        """Sleep up to `timeout` seconds; True (early) if cancelled meanwhile."""
+        return self._event.wait(timeout)
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Run `callback` when cancelled (now, if already); returns a function to unregister."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+
+                def unregister() -> None:
+                    with self._lock, contextlib.suppress(ValueError):
+                        self._callbacks.remove(callback)
+
+                return unregister
+        callback()
+        return lambda: None
+
 
 @runtime_checkable
 class ChatProvider(Protocol):
-    name: str  # "openai", "bedrock", ...
-    model: str
+    @property
+    def name(self) -> str:
+        """The vendor: "openai" or "bedrock"."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """The model id requests go to."""
+        ...
 
     def stream(
         self,
@@ -112,7 +165,11 @@ class ChatProvider(Protocol):
         cancel: CancelToken | None = None,
         max_tokens: int | None = None,
     ) -> Iterator[ChatEvent]:
-        """Stream a reply as events, ending with one Stop. Raises ProviderError."""
+        """Stream a reply as events, ending with one Stop. Raises ProviderError.
+
+        Cancelling closes the connection; the stream then ends with Stop("cancelled") after
+        whatever had arrived. Throttling before the first event is retried with backoff.
+        """
         ...
 
     def complete(
@@ -129,8 +186,15 @@ class ChatProvider(Protocol):
 
 @runtime_checkable
 class EmbeddingProvider(Protocol):
-    model_id: str  # the name vectors are stored under, e.g. "openai/text-embedding-3-small"
-    dimension: int
+    @property
+    def model_id(self) -> str:
+        """The name vectors are stored under, e.g. "openai/text-embedding-3-small"."""
+        ...
+
+    @property
+    def dimension(self) -> int:
+        """How many numbers each vector has (may ask the server once, for unknown models)."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors of documents (bulk path, batched). Raises ProviderError."""

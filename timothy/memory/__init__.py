@@ -1,0 +1,1 @@
+"""What Timothy does with memories beyond storing them: extraction, remembering, consolidation."""

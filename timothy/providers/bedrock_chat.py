@@ -1,0 +1,318 @@
+"""Chat through Amazon Bedrock's Converse / ConverseStream (Amazon Nova and other models).
+
+Tools travel as `toolConfig`, calls as `toolUse` blocks, results as `toolResult` blocks in a
+user message. A `cachePoint` goes right after the stable system prefix (the block marked
+`cache_after`), but only on models that accept one: see `supports_cache_point`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from timothy.errors import ErrorKind, ProviderError
+from timothy.providers.backoff import Backoff
+from timothy.providers.base import (
+    CancelToken,
+    ChatEvent,
+    ChatMessage,
+    Stop,
+    SystemBlock,
+    TextDelta,
+    ToolCall,
+    ToolCallEvent,
+    ToolSpec,
+    Usage,
+)
+from timothy.providers.bedrock_client import make_client, region_of, translate
+from timothy.providers.hangup import hang_up, socket_of_urllib3
+from timothy.settings import BedrockSettings
+
+log = logging.getLogger(__name__)
+
+# Models whose Converse API accepts cachePoint blocks (Bedrock prompt caching). Amazon Nova
+# (Micro, Lite, Pro, Premier, Nova 2) and the Claude models AWS lists for prompt caching;
+# any other model would reject the request, so it gets no cache point.
+CACHE_POINT_MODEL_PREFIXES = (
+    "amazon.nova-",
+    "anthropic.claude-3-5-haiku",
+    "anthropic.claude-3-7-sonnet",
+    "anthropic.claude-sonnet-4",
+    "anthropic.claude-opus-4",
+    "anthropic.claude-haiku-4",
+)
+# Cross-region inference profile ids put a geography before the model id: "us.amazon.nova-…".
+_GEOGRAPHIES = ("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.")
+
+
+def base_model(model_id: str) -> str:
+    """The foundation model id inside an inference-profile id or a model ARN."""
+    model = model_id.rsplit("/", 1)[-1] if model_id.startswith("arn:") else model_id
+    for geography in _GEOGRAPHIES:
+        if model.startswith(geography):
+            return model[len(geography) :]
+    return model
+
+
+def supports_cache_point(model_id: str) -> bool:
+    return base_model(model_id).startswith(CACHE_POINT_MODEL_PREFIXES)
+
+
+def to_system(system: Sequence[SystemBlock], model: str) -> list[dict[str, Any]]:
+    cache = supports_cache_point(model)
+    out: list[dict[str, Any]] = []
+    for block in system:
+        if block.text.strip():
+            out.append({"text": block.text})
+        if block.cache_after and cache and out and "text" in out[-1]:
+            out.append({"cachePoint": {"type": "default"}})
+    return out
+
+
+def _tool_input(call: ToolCall) -> dict[str, Any]:
+    try:
+        value = json.loads(call.arguments or "{}")
+    except ValueError:
+        log.warning("tool call %s had arguments that are not JSON; sending {}", call.name)
+        return {}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def to_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """Our messages as Converse messages: roles alternate (neighbours of one role merge), tool
+    results ride in a user message, and no text block is blank (Bedrock refuses those)."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        blocks: list[dict[str, Any]] = []
+        if message.role == "tool":
+            role = "user"
+            blocks.append(
+                {
+                    "toolResult": {
+                        "toolUseId": message.tool_call_id or "",
+                        "content": [{"text": message.content or "(no output)"}],
+                    }
+                }
+            )
+        elif message.role == "assistant":
+            role = "assistant"
+            if message.content.strip():
+                blocks.append({"text": message.content})
+            for call in message.tool_calls:
+                blocks.append(
+                    {
+                        "toolUse": {
+                            "toolUseId": call.id,
+                            "name": call.name,
+                            "input": _tool_input(call),
+                        }
+                    }
+                )
+        else:
+            role = "user"
+            blocks.append({"text": message.content if message.content.strip() else "…"})
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    if out and out[0]["role"] != "user":  # Converse insists a conversation opens with the user
+        out.insert(0, {"role": "user", "content": [{"text": "…"}]})
+    return out
+
+
+def to_tool_config(tools: Sequence[ToolSpec]) -> dict[str, Any]:
+    return {
+        "tools": [
+            {
+                "toolSpec": {
+                    "name": tool.name,
+                    "description": tool.description or tool.name,
+                    "inputSchema": {"json": tool.parameters},
+                }
+            }
+            for tool in tools
+        ]
+    }
+
+
+def to_usage(usage: dict[str, Any]) -> Usage:
+    cached = int(usage.get("cacheReadInputTokens") or 0)
+    written = int(usage.get("cacheWriteInputTokens") or 0)
+    return Usage(
+        input_tokens=int(usage.get("inputTokens") or 0) + cached + written,
+        output_tokens=int(usage.get("outputTokens") or 0),
+        cached_tokens=cached,
+    )
+
+
+@dataclass
+class _PartialCall:
+    id: str
+    name: str
+    arguments: str = ""
+
+
+class BedrockChat:
+    """ChatProvider for Amazon Bedrock (default: Amazon Nova Lite via its US inference profile)."""
+
+    name = "bedrock"
+
+    def __init__(self, settings: BedrockSettings, *, backoff: Backoff | None = None) -> None:
+        self.settings = settings
+        self.model = settings.chat_model
+        self._client = make_client(settings)
+        self.region = region_of(self._client)
+        self._backoff = backoff or Backoff(total_seconds=settings.retry_seconds)
+        self._clients_by_timeout: dict[float, Any] = {}
+        self._lock = threading.Lock()
+
+    def _fail(self, exc: Exception) -> ProviderError:
+        return translate(exc, model=self.model, region=self.region, what="chat")
+
+    def request(
+        self,
+        system: Sequence[SystemBlock],
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """The Converse request body (also what ConverseStream takes)."""
+        body: dict[str, Any] = {"modelId": self.model, "messages": to_messages(messages)}
+        blocks = to_system(system, self.model)
+        if blocks:
+            body["system"] = blocks
+        if tools:
+            body["toolConfig"] = to_tool_config(tools)
+        if max_tokens is not None:
+            body["inferenceConfig"] = {"maxTokens": max_tokens}
+        return body
+
+    def stream(
+        self,
+        system: Sequence[SystemBlock],
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] = (),
+        *,
+        cancel: CancelToken | None = None,
+        max_tokens: int | None = None,
+    ) -> Iterator[ChatEvent]:
+        body = self.request(system, messages, tools, max_tokens)
+
+        def start() -> Any:
+            try:
+                return self._client.converse_stream(**body)["stream"]
+            except Exception as exc:
+                raise self._fail(exc) from exc
+
+        if cancel is not None and cancel.cancelled:
+            yield Stop("cancelled")
+            return
+        try:
+            stream = self._backoff.call(start, cancel=cancel)
+        except ProviderError as exc:
+            if exc.kind is ErrorKind.CANCELLED:
+                yield Stop("cancelled")
+                return
+            raise
+        yield from self._events(stream, cancel)
+
+    def _events(self, stream: Any, cancel: CancelToken | None) -> Iterator[ChatEvent]:
+        open_calls: dict[int, _PartialCall] = {}
+        calls: list[_PartialCall] = []
+        usage: Usage | None = None
+        stop_reason: str | None = None
+        raw = getattr(stream, "_raw_stream", None)
+
+        def abort() -> None:
+            hang_up(socket_of_urllib3(raw))
+
+        unregister = cancel.on_cancel(abort) if cancel is not None else None
+        try:
+            for event in stream:
+                if cancel is not None and cancel.cancelled:
+                    break
+                if "contentBlockDelta" in event:
+                    payload = event["contentBlockDelta"]
+                    delta = payload.get("delta", {})
+                    if delta.get("text"):
+                        yield TextDelta(delta["text"])
+                    elif "toolUse" in delta:
+                        index = int(payload.get("contentBlockIndex", 0))
+                        if index in open_calls:
+                            open_calls[index].arguments += delta["toolUse"].get("input", "")
+                elif "contentBlockStart" in event:
+                    payload = event["contentBlockStart"]
+                    tool = payload.get("start", {}).get("toolUse")
+                    if tool is not None:
+                        open_calls[int(payload.get("contentBlockIndex", 0))] = _PartialCall(
+                            id=str(tool.get("toolUseId", "")), name=str(tool.get("name", ""))
+                        )
+                elif "contentBlockStop" in event:
+                    index = int(event["contentBlockStop"].get("contentBlockIndex", 0))
+                    if index in open_calls:
+                        calls.append(open_calls.pop(index))
+                elif "messageStop" in event:
+                    stop_reason = str(event["messageStop"].get("stopReason", "end_turn"))
+                elif "metadata" in event:
+                    usage = to_usage(event["metadata"].get("usage", {}))
+        except Exception as exc:
+            if cancel is None or not cancel.cancelled:
+                raise self._fail(exc) from exc
+        finally:
+            if unregister is not None:
+                unregister()
+            try:
+                stream.close()
+            except Exception:
+                log.debug("closing the Bedrock stream failed", exc_info=True)
+        if cancel is not None and cancel.cancelled:
+            yield Stop("cancelled")
+            return
+        for number, call in enumerate(calls):
+            yield ToolCallEvent(
+                ToolCall(
+                    id=call.id or f"tooluse_{number}",
+                    name=call.name,
+                    arguments=call.arguments or "{}",
+                )
+            )
+        if usage is not None:
+            yield usage
+        yield Stop(stop_reason or "end_turn")
+
+    def _client_for(self, timeout: float | None) -> Any:
+        if timeout is None:
+            return self._client
+        with self._lock:
+            client = self._clients_by_timeout.get(timeout)
+            if client is None:
+                client = make_client(self.settings, read_timeout=timeout)
+                self._clients_by_timeout[timeout] = client
+            return client
+
+    def complete(
+        self,
+        system: Sequence[SystemBlock],
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int | None = None,
+        timeout: float | None = None,
+    ) -> str:
+        body = self.request(system, messages, (), max_tokens)
+        client = self._client_for(timeout)
+
+        def attempt() -> str:
+            try:
+                response = client.converse(**body)
+            except Exception as exc:
+                raise self._fail(exc) from exc
+            content = response.get("output", {}).get("message", {}).get("content", [])
+            return "".join(block.get("text", "") for block in content)
+
+        return self._backoff.call(attempt)

@@ -1,0 +1,176 @@
+"""The boto3 `bedrock-runtime` client, and Bedrock's failures in plain words.
+
+Region, profile and credentials come from the standard AWS chain (environment, config files,
+SSO, instance roles), with the profile and region settings taking precedence when given.
+Every call is bounded by connect and read timeouts; botocore's own retries are off so that
+`Backoff` decides (with its total bound).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import boto3
+import botocore.config
+import botocore.exceptions
+import urllib3.exceptions
+
+from timothy.errors import ErrorKind, ProviderError
+from timothy.settings import BedrockSettings
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT = 10.0
+
+_AUTH_CODES = {
+    "UnrecognizedClientException",
+    "InvalidSignatureException",
+    "IncompleteSignatureException",
+    "InvalidClientTokenId",
+    "MissingAuthenticationTokenException",
+    "MissingAuthenticationToken",
+    "SignatureDoesNotMatch",
+    "ExpiredTokenException",
+    "ExpiredToken",
+}
+_THROTTLED_CODES = {"ThrottlingException", "TooManyRequestsException", "ModelNotReadyException"}
+_SERVER_CODES = {
+    "InternalServerException",
+    "ServiceUnavailableException",
+    "ModelErrorException",
+    "ModelStreamErrorException",
+}
+
+
+def make_client(settings: BedrockSettings, *, read_timeout: float | None = None) -> Any:
+    """A bedrock-runtime client. Raises ProviderError when the profile or region is missing."""
+    seconds = read_timeout if read_timeout is not None else settings.timeout_seconds
+    try:
+        session = boto3.session.Session(
+            profile_name=settings.profile or None, region_name=settings.region or None
+        )
+    except botocore.exceptions.ProfileNotFound as exc:
+        raise ProviderError(
+            ErrorKind.NOT_CONFIGURED,
+            f"The AWS profile '{settings.profile}' does not exist. Check the profile name in "
+            "Settings, or leave it empty to use the default credentials.",
+            detail=str(exc),
+        ) from exc
+    if not session.region_name:
+        raise ProviderError(
+            ErrorKind.NOT_CONFIGURED,
+            "No AWS region is set for Bedrock. Choose one in Settings (for example us-east-1), "
+            "or set AWS_REGION.",
+        )
+    config = botocore.config.Config(
+        connect_timeout=min(CONNECT_TIMEOUT, seconds),
+        read_timeout=seconds,
+        retries={"total_max_attempts": 1, "mode": "standard"},
+        user_agent_extra="timothy",
+    )
+    return session.client(
+        "bedrock-runtime", config=config, endpoint_url=settings.endpoint_url or None
+    )
+
+
+def region_of(client: Any) -> str:
+    return str(client.meta.region_name)
+
+
+def translate(exc: Exception, *, model: str, region: str, what: str) -> ProviderError:
+    """One ProviderError with a plain message for any failure of boto3; detail to the log."""
+    if isinstance(exc, ProviderError):
+        return exc
+    detail = f"{type(exc).__name__}: {exc}"
+    log.warning("Bedrock %s (model %s, %s) failed: %s", what, model, region, detail)
+    kind: ErrorKind
+    if isinstance(exc, botocore.exceptions.ClientError):
+        error = exc.response.get("Error", {})
+        code = str(error.get("Code", ""))
+        code = code[:1].upper() + code[1:]  # stream exceptions come as "throttlingException"
+        text = str(error.get("Message", "")).lower()
+        if code in _AUTH_CODES:
+            kind = ErrorKind.AUTH
+            if "expired" in code.lower() or "expired" in text:
+                message = "Your AWS credentials have expired; refresh them (e.g. `aws sso login`)."
+            else:
+                message = "AWS refused the credentials. Check the profile or keys Timothy uses."
+        elif code == "AccessDeniedException":
+            kind = ErrorKind.ACCESS_DENIED
+            message = (
+                f"Your AWS account has no access to the model '{model}' in {region}. Enable it "
+                "under Model access in the Bedrock console, or choose another region or model."
+            )
+        elif code == "ResourceNotFoundException":
+            kind = ErrorKind.MODEL_NOT_FOUND
+            message = f"Bedrock has no model '{model}' in {region}. Check the model id in Settings."
+        elif code == "ValidationException" and "on-demand throughput" in text:
+            kind = ErrorKind.MODEL_NOT_FOUND
+            message = (
+                f"The model '{model}' is only offered through an inference profile in {region}; "
+                f"use the profile id instead (for example 'us.{model}')."
+            )
+        elif code == "ValidationException" and ("model identifier" in text or "model id" in text):
+            kind = ErrorKind.MODEL_NOT_FOUND
+            message = f"Bedrock has no model '{model}' in {region}. Check the model id in Settings."
+        elif code == "ValidationException" and ("too long" in text or "too many tokens" in text):
+            kind = ErrorKind.BAD_REQUEST
+            message = f"The conversation is too long for the model '{model}'."
+        elif code in _THROTTLED_CODES:
+            kind = ErrorKind.THROTTLED
+            message = "Bedrock is rate-limiting requests; try again in a minute."
+        elif code == "ServiceQuotaExceededException":
+            kind = ErrorKind.QUOTA
+            message = f"This request exceeds your account's Bedrock quota for '{model}'."
+        elif code == "ModelTimeoutException":
+            kind = ErrorKind.TIMEOUT
+            message = f"The model '{model}' took too long to answer."
+        elif code in _SERVER_CODES:
+            kind = ErrorKind.SERVER
+            message = "Bedrock had an internal error; try again later."
+        elif code == "ValidationException":
+            kind = ErrorKind.BAD_REQUEST
+            message = "Bedrock refused the request as invalid (details are in the log)."
+        else:
+            kind = ErrorKind.UNKNOWN
+            message = f"Bedrock failed with {code or 'an unknown error'} (details are in the log)."
+    elif isinstance(
+        exc, botocore.exceptions.ReadTimeoutError | urllib3.exceptions.ReadTimeoutError
+    ):
+        kind = ErrorKind.TIMEOUT
+        message = f"Bedrock did not answer in time ({region})."
+    elif isinstance(exc, botocore.exceptions.ConnectTimeoutError):
+        kind = ErrorKind.UNREACHABLE
+        message = f"Could not reach Amazon Bedrock in {region} (the connection timed out)."
+    elif isinstance(
+        exc,
+        botocore.exceptions.ConnectionError
+        | botocore.exceptions.HTTPClientError
+        | urllib3.exceptions.HTTPError,
+    ):
+        kind = ErrorKind.UNREACHABLE
+        message = f"Could not reach Amazon Bedrock in {region}; check the network connection."
+    elif isinstance(
+        exc,
+        botocore.exceptions.NoCredentialsError
+        | botocore.exceptions.PartialCredentialsError
+        | botocore.exceptions.CredentialRetrievalError
+        | botocore.exceptions.TokenRetrievalError
+        | botocore.exceptions.SSOError,
+    ):
+        kind = ErrorKind.AUTH
+        message = (
+            "No usable AWS credentials were found. Sign in with the AWS CLI (`aws configure` or "
+            "`aws sso login`), or name a profile in Settings."
+        )
+    elif isinstance(exc, botocore.exceptions.NoRegionError):
+        kind = ErrorKind.NOT_CONFIGURED
+        message = "No AWS region is set for Bedrock. Choose one in Settings."
+    elif isinstance(exc, botocore.exceptions.ParamValidationError):
+        kind = ErrorKind.BAD_REQUEST
+        message = "Bedrock refused the request as invalid (details are in the log)."
+    else:
+        kind = ErrorKind.UNKNOWN
+        message = "Bedrock failed unexpectedly (details are in the log)."
+    return ProviderError(kind, message, detail=detail)

@@ -1,0 +1,74 @@
+"""The configured chat and embedding providers, built from Settings (and the keyring).
+
+Callers (the CLI, the chat turn, the app) build a provider once and reuse it, and build a new
+one when the settings change. `None` means "not configured": the chat turn says so, and the
+vector leg is simply off.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from timothy.errors import ErrorKind, ProviderError
+from timothy.providers.base import ChatProvider, EmbeddingProvider
+from timothy.providers.local import LocalEmbedder
+from timothy.settings import Settings
+
+CHAT_PROVIDERS = ("openai", "bedrock")
+EMBEDDING_PROVIDERS = ("openai", "bedrock", "local")
+
+_local: LocalEmbedder | None = None
+_local_lock = threading.Lock()
+
+
+def local_embedder() -> LocalEmbedder:
+    """The one local embedder of this process (its model is loaded once, on first use)."""
+    global _local
+    with _local_lock:
+        if _local is None:
+            _local = LocalEmbedder()
+        return _local
+
+
+def chat_provider(settings: Settings) -> ChatProvider | None:
+    """The chat provider the settings name, or None. Raises ProviderError if it cannot be set
+    up (no OpenAI key, no AWS region, an unknown provider name)."""
+    name = settings.chat_provider
+    if not name:
+        return None
+    if name == "openai":
+        from timothy.providers.openai_chat import OpenAIChat
+        from timothy.providers.openai_client import api_key
+
+        return OpenAIChat(settings.openai, api_key=api_key(settings.openai))
+    if name == "bedrock":
+        from timothy.providers.bedrock_chat import BedrockChat
+
+        return BedrockChat(settings.bedrock)
+    raise ProviderError(
+        ErrorKind.NOT_CONFIGURED,
+        f"'{name}' is not a chat provider Timothy knows; choose {' or '.join(CHAT_PROVIDERS)}.",
+    )
+
+
+def embedding_provider(settings: Settings) -> EmbeddingProvider | None:
+    """The embedding provider the settings name, or None (the vector leg is then off)."""
+    name = settings.embedding_provider
+    if not name:
+        return None
+    if name == "local":
+        return local_embedder()
+    if name == "openai":
+        from timothy.providers.openai_client import api_key
+        from timothy.providers.openai_embeddings import OpenAIEmbeddings
+
+        return OpenAIEmbeddings(settings.openai, api_key=api_key(settings.openai))
+    if name == "bedrock":
+        from timothy.providers.titan import TitanEmbeddings
+
+        return TitanEmbeddings(settings.bedrock)
+    raise ProviderError(
+        ErrorKind.NOT_CONFIGURED,
+        f"'{name}' is not an embedding provider Timothy knows; choose "
+        f"{', '.join(EMBEDDING_PROVIDERS[:-1])} or {EMBEDDING_PROVIDERS[-1]}.",
+    )

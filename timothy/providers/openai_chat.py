@@ -1,0 +1,251 @@
+"""Chat through OpenAI's chat completions (or any OpenAI-compatible server): stream, tools, usage.
+
+System blocks become one system message (texts joined by a blank line, so the stable prefix
+stays byte-identical and OpenAI's automatic prefix cache keeps hitting); tool calls and
+results use the `tool_calls` / role "tool" messages.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from timothy.errors import ErrorKind, ProviderError
+from timothy.providers.backoff import Backoff
+from timothy.providers.base import (
+    CancelToken,
+    ChatEvent,
+    ChatMessage,
+    Stop,
+    SystemBlock,
+    TextDelta,
+    ToolCall,
+    ToolCallEvent,
+    ToolSpec,
+    Usage,
+)
+from timothy.providers.hangup import hang_up, socket_of_httpx
+from timothy.providers.openai_client import is_official, make_client, make_timeout, translate
+from timothy.settings import OpenAISettings
+
+log = logging.getLogger(__name__)
+
+# OpenAI's finish reasons in the words every provider's Stop uses.
+STOP_REASONS = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "content_filtered",
+}
+
+
+def system_text(system: Sequence[SystemBlock]) -> str:
+    return "\n\n".join(block.text for block in system if block.text)
+
+
+def to_messages(system: Sequence[SystemBlock], messages: Sequence[ChatMessage]) -> list[Any]:
+    """Our messages as chat-completions messages."""
+    out: list[dict[str, Any]] = []
+    text = system_text(system)
+    if text:
+        out.append({"role": "system", "content": text})
+    for message in messages:
+        if message.role == "tool":
+            out.append(
+                {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+            )
+        elif message.role == "assistant" and message.tool_calls:
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": message.content or None,
+                    "tool_calls": [
+                        {
+                            "id": call.id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": call.arguments or "{}"},
+                        }
+                        for call in message.tool_calls
+                    ],
+                }
+            )
+        else:
+            out.append({"role": message.role, "content": message.content})
+    return out
+
+
+def to_tools(tools: Sequence[ToolSpec]) -> list[Any]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+            },
+        }
+        for tool in tools
+    ]
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+class OpenAIChat:
+    """ChatProvider for OpenAI and OpenAI-compatible servers (Ollama, LM Studio, llama.cpp)."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        settings: OpenAISettings,
+        *,
+        api_key: str | None = None,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.settings = settings
+        self.model = settings.chat_model
+        self._key = api_key
+        self._client = make_client(settings, api_key)
+        self._backoff = backoff or Backoff(total_seconds=settings.retry_seconds)
+
+    def _fail(self, exc: Exception) -> ProviderError:
+        return translate(exc, self.settings, self.model, self._key, what="chat")
+
+    def _limits(self, max_tokens: int | None) -> dict[str, Any]:
+        if max_tokens is None:
+            return {}
+        # OpenAI's newer models take only max_completion_tokens; other servers know max_tokens
+        if is_official(self.settings):
+            return {"max_completion_tokens": max_tokens}
+        return {"max_tokens": max_tokens}
+
+    def stream(
+        self,
+        system: Sequence[SystemBlock],
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] = (),
+        *,
+        cancel: CancelToken | None = None,
+        max_tokens: int | None = None,
+    ) -> Iterator[ChatEvent]:
+        extra: dict[str, Any] = self._limits(max_tokens)
+        if tools:
+            extra["tools"] = to_tools(tools)
+
+        def start() -> openai.Stream[Any]:
+            try:
+                return self._client.chat.completions.create(  # type: ignore[no-any-return]
+                    model=self.model,
+                    messages=to_messages(system, messages),
+                    stream=True,
+                    stream_options={"include_usage": True},
+                    **extra,
+                )
+            except openai.OpenAIError as exc:
+                raise self._fail(exc) from exc
+
+        if cancel is not None and cancel.cancelled:
+            yield Stop("cancelled")
+            return
+        try:
+            stream = self._backoff.call(start, cancel=cancel)
+        except ProviderError as exc:
+            if exc.kind is ErrorKind.CANCELLED:
+                yield Stop("cancelled")
+                return
+            raise
+        yield from self._events(stream, cancel)
+
+    def _events(
+        self, stream: openai.Stream[Any], cancel: CancelToken | None
+    ) -> Iterator[ChatEvent]:
+        calls: dict[int, _PartialCall] = {}
+        usage: Usage | None = None
+        finish: str | None = None
+
+        def abort() -> None:
+            hang_up(socket_of_httpx(stream.response))
+
+        unregister = cancel.on_cancel(abort) if cancel is not None else None
+        try:
+            for chunk in stream:
+                if cancel is not None and cancel.cancelled:
+                    break
+                if chunk.usage is not None:
+                    details = chunk.usage.prompt_tokens_details
+                    usage = Usage(
+                        input_tokens=chunk.usage.prompt_tokens or 0,
+                        output_tokens=chunk.usage.completion_tokens or 0,
+                        cached_tokens=(details.cached_tokens or 0) if details else 0,
+                    )
+                for choice in chunk.choices[:1]:
+                    delta = choice.delta
+                    if delta is not None and delta.content:
+                        yield TextDelta(delta.content)
+                    for piece in (delta.tool_calls if delta is not None else None) or []:
+                        partial = calls.setdefault(piece.index, _PartialCall())
+                        partial.id = piece.id or partial.id
+                        if piece.function is not None:
+                            partial.name += piece.function.name or ""
+                            partial.arguments += piece.function.arguments or ""
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        except openai.OpenAIError as exc:
+            if cancel is None or not cancel.cancelled:
+                raise self._fail(exc) from exc
+        finally:
+            if unregister is not None:
+                unregister()
+            stream.close()
+        if cancel is not None and cancel.cancelled:
+            # what arrived was already yielded; a half-streamed tool call is not safe to run
+            yield Stop("cancelled")
+            return
+        for index in sorted(calls):
+            partial = calls[index]
+            yield ToolCallEvent(
+                ToolCall(
+                    id=partial.id or f"call_{index}",
+                    name=partial.name,
+                    arguments=partial.arguments or "{}",
+                )
+            )
+        if usage is not None:
+            yield usage
+        yield Stop(STOP_REASONS.get(finish or "stop", finish or "end_turn"))
+
+    def complete(
+        self,
+        system: Sequence[SystemBlock],
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int | None = None,
+        timeout: float | None = None,
+    ) -> str:
+        client = self._client
+        if timeout is not None:
+            client = client.with_options(timeout=make_timeout(timeout))
+        extra = self._limits(max_tokens)
+
+        def attempt() -> str:
+            try:
+                response = client.chat.completions.create(
+                    model=self.model, messages=to_messages(system, messages), **extra
+                )
+            except openai.OpenAIError as exc:
+                raise self._fail(exc) from exc
+            if not response.choices:
+                return ""
+            return response.choices[0].message.content or ""
+
+        return self._backoff.call(attempt)

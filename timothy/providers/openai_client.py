@@ -1,0 +1,158 @@
+"""The `openai` SDK client for OpenAI or an OpenAI-compatible server, and its failures in words.
+
+One client per provider object: timeouts on every call (connect capped at 10 s, read = the
+longest silence allowed), the SDK's own retries off (`Backoff` retries instead), the key from
+the OS keyring (OPENAI_API_KEY as a fallback, for OpenAI's own API only).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from urllib.parse import urlsplit
+
+import openai
+
+from timothy.errors import ErrorKind, ProviderError
+from timothy.secrets import OPENAI_API_KEY, get_secret
+from timothy.settings import OpenAISettings
+
+log = logging.getLogger(__name__)
+
+OFFICIAL_BASE_URL = "https://api.openai.com/v1"
+CONNECT_TIMEOUT = 10.0
+# Local servers (Ollama, LM Studio, llama.cpp) need no key, but the SDK insists on one.
+KEYLESS = "no-key"
+
+
+def is_official(settings: OpenAISettings) -> bool:
+    if not settings.base_url:
+        return True
+    return (urlsplit(settings.base_url).hostname or "").lower() == "api.openai.com"
+
+
+def api_key(settings: OpenAISettings) -> str | None:
+    """The key for this server: the keyring's, else OPENAI_API_KEY (OpenAI's own API only:
+    an OpenAI key is never sent to another server just because it is in the environment)."""
+    key = get_secret(OPENAI_API_KEY)
+    if key:
+        return key
+    if is_official(settings):
+        return os.environ.get("OPENAI_API_KEY") or None
+    return None
+
+
+def server_label(settings: OpenAISettings) -> str:
+    return "OpenAI" if is_official(settings) else f"The server at {settings.base_url}"
+
+
+def make_timeout(seconds: float) -> openai.Timeout:
+    return openai.Timeout(seconds, connect=min(CONNECT_TIMEOUT, seconds))
+
+
+def make_client(settings: OpenAISettings, key: str | None) -> openai.OpenAI:
+    """A client for the configured server. Raises ProviderError when OpenAI needs a key."""
+    if not key and is_official(settings):
+        raise ProviderError(
+            ErrorKind.AUTH,
+            "No OpenAI API key is set. Add one in Settings (it is kept in the system "
+            "keyring), or set OPENAI_API_KEY.",
+        )
+    return openai.OpenAI(
+        api_key=key or KEYLESS,
+        base_url=settings.base_url or OFFICIAL_BASE_URL,
+        timeout=make_timeout(settings.timeout_seconds),
+        max_retries=0,
+    )
+
+
+_KEYISH = re.compile(r"\b(sk-[A-Za-z0-9_*.\-]{2,}|Bearer\s+\S+)")
+
+
+def scrub(text: str, key: str | None) -> str:
+    """The vendor's words with anything key-like removed, fit for the log."""
+    if key and key != KEYLESS:
+        text = text.replace(key, "[key]")
+    return _KEYISH.sub("[key]", text)
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    value = exc.response.headers.get("retry-after")
+    try:
+        return min(float(value), 120.0) if value is not None else None
+    except ValueError:
+        return None
+
+
+def translate(
+    exc: Exception, settings: OpenAISettings, model: str, key: str | None, *, what: str
+) -> ProviderError:
+    """One ProviderError with a plain message for any failure of the SDK; detail to the log."""
+    who = server_label(settings)
+    official = is_official(settings)
+    detail = scrub(f"{type(exc).__name__}: {exc}", key)
+    if isinstance(exc, openai.APIStatusError):
+        detail = scrub(f"HTTP {exc.status_code} {exc.body!r}", key)
+    log.warning("%s %s (model %s) failed: %s", who, what, model, detail)
+    if isinstance(exc, ProviderError):
+        return exc
+    code = (getattr(exc, "code", None) or "").lower()
+    kind: ErrorKind
+    retry_after = None
+    if isinstance(exc, openai.APITimeoutError):
+        kind = ErrorKind.TIMEOUT
+        message = f"{who} did not answer within {settings.timeout_seconds:g} s."
+    elif isinstance(exc, openai.APIConnectionError):
+        kind = ErrorKind.UNREACHABLE
+        message = (
+            "Could not reach OpenAI; check the network connection."
+            if official
+            else f"Could not reach the server at {settings.base_url}; is it running?"
+        )
+    elif isinstance(exc, openai.AuthenticationError):
+        kind = ErrorKind.AUTH
+        message = (
+            "OpenAI refused the API key. Check the key in Settings."
+            if official
+            else f"{who} refused the API key. Check the key in Settings."
+        )
+    elif isinstance(exc, openai.PermissionDeniedError):
+        kind = ErrorKind.ACCESS_DENIED
+        if "country" in code or "region" in code:
+            message = f"{who} is not available in your country or region."
+        else:
+            message = f"{who} denies this account access to the model '{model}'."
+    elif isinstance(exc, openai.NotFoundError):
+        kind = ErrorKind.MODEL_NOT_FOUND
+        if what == "embeddings" and not official:
+            message = (
+                f"{who} has no embedding model '{model}' (or offers no embeddings). "
+                "Check the model name, or pick another embedding provider."
+            )
+        else:
+            message = f"{who} does not know the model '{model}'. Check the model name in Settings."
+    elif isinstance(exc, openai.RateLimitError):
+        if code == "insufficient_quota":
+            kind = ErrorKind.QUOTA
+            message = f"{who} says the account is out of credit (insufficient quota)."
+        else:
+            kind = ErrorKind.THROTTLED
+            message = f"{who} is rate-limiting requests; try again in a minute."
+            retry_after = _retry_after(exc)
+    elif isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
+        kind = ErrorKind.BAD_REQUEST
+        if "context_length" in code or "maximum context length" in str(exc).lower():
+            message = f"The conversation is too long for the model '{model}'."
+        else:
+            message = f"{who} refused the request as invalid (details are in the log)."
+    elif isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
+        kind = ErrorKind.SERVER
+        message = f"{who} had an internal error (HTTP {exc.status_code}); try again later."
+    elif isinstance(exc, openai.APIStatusError):
+        kind = ErrorKind.UNKNOWN
+        message = f"{who} answered with an unexpected error (HTTP {exc.status_code})."
+    else:
+        kind = ErrorKind.UNKNOWN
+        message = f"{who} failed unexpectedly (details are in the log)."
+    return ProviderError(kind, message, detail=detail, retry_after=retry_after)
