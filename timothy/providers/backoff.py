@@ -62,7 +62,8 @@ class Backoff:
                     )
                     raise ProviderError(
                         exc.kind,
-                        f"{exc.message} (gave up after {retry + 1} tries in {elapsed:.0f} s)",
+                        f"{exc.message.rstrip('.')} (gave up after {retry + 1} tries in "
+                        f"{elapsed:.1f} s).",
                         detail=exc.detail,
                     ) from exc
                 log.info("%s; retrying in %.2f s (try %d)", exc.kind.value, wait, retry + 2)

@@ -8,8 +8,9 @@ vector leg is simply off.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
-from timothy.errors import ErrorKind, ProviderError
+from timothy.errors import ErrorKind, InvalidInputError, ProviderError
 from timothy.providers.base import ChatProvider, EmbeddingProvider
 from timothy.providers.local import LocalEmbedder
 from timothy.settings import Settings
@@ -72,3 +73,32 @@ def embedding_provider(settings: Settings) -> EmbeddingProvider | None:
         f"'{name}' is not an embedding provider Timothy knows; choose "
         f"{', '.join(EMBEDDING_PROVIDERS[:-1])} or {EMBEDDING_PROVIDERS[-1]}.",
     )
+
+
+def choose_embedding(settings: Settings, choice: str) -> Settings:
+    """Settings using the embedding model named by `choice`: a provider ("local", "openai",
+    "bedrock") or provider/model[@dimension], as stored vectors are named, e.g.
+    "bedrock/amazon.titan-embed-text-v2:0@512" or "openai/text-embedding-3-small"."""
+    provider, _, rest = choice.strip().partition("/")
+    model, dimension = rest, None
+    head, at, tail = rest.rpartition("@")
+    if at and tail.isdigit():
+        model, dimension = head, int(tail)
+    if provider not in EMBEDDING_PROVIDERS:
+        raise InvalidInputError(
+            f"{choice!r} names no embedding provider; use local, openai or bedrock, optionally "
+            "followed by /MODEL (e.g. bedrock/amazon.titan-embed-text-v1)."
+        )
+    if provider == "local":
+        return settings.replace(embedding_provider="local")
+    if provider == "openai":
+        section = settings.openai
+        if model:
+            section = replace(section, embedding_model=model, embedding_dimension=dimension)
+        return settings.replace(embedding_provider="openai", openai=section)
+    bedrock = settings.bedrock
+    if model:
+        bedrock = replace(bedrock, embedding_model=model)
+    if dimension is not None:
+        bedrock = replace(bedrock, embedding_dimension=dimension)
+    return settings.replace(embedding_provider="bedrock", bedrock=bedrock)
