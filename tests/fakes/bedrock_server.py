@@ -40,6 +40,17 @@ DEFAULT_MESSAGES = {
     "ServiceUnavailableException": "Service is unavailable.",
 }
 
+CHAT_MODELS = {
+    "amazon.nova-micro-v1:0",
+    "amazon.nova-lite-v1:0",
+    "amazon.nova-pro-v1:0",
+    "amazon.nova-premier-v1:0",
+    "amazon.nova-2-lite-v1:0",
+    "anthropic.claude-3-haiku-20240307-v1:0",
+    "anthropic.claude-3-5-haiku-20241022-v1:0",
+    "anthropic.claude-sonnet-4-20250514-v1:0",
+}
+_GEOGRAPHY = re.compile(r"^(us|eu|apac|jp|au|ca|us-gov|global)\.")
 TITAN_V1 = "amazon.titan-embed-text-v1"
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
 _PATH = re.compile(r"^/model/(?P<model>.+)/(?P<action>converse|converse-stream|invoke)$")
@@ -55,6 +66,7 @@ class BedrockServer(FakeServer, Scriptable):
         super().__init__()
         self.script = Script()
         self.denied_models: set[str] = set()
+        self.chat_models: set[str] = set(CHAT_MODELS)  # ids without the geography prefix
         self._ids = 0
 
     def settings(self, **overrides: Any) -> Any:
@@ -140,7 +152,7 @@ class BedrockServer(FakeServer, Scriptable):
             return
         if request.operation == "InvokeModel":
             self._invoke(exchange, model, body)
-        elif not ("nova" in model or "claude" in model or "titan-text" in model):
+        elif _GEOGRAPHY.sub("", model) not in self.chat_models:
             self._error(
                 exchange, "ValidationException", "The provided model identifier is invalid."
             )

@@ -172,7 +172,9 @@ class FakeServer:
     def __init__(self) -> None:
         self._http = _HTTPServer(("127.0.0.1", 0), _Handler)
         self._http.fake = self
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.stopping = threading.Event()
         self._lock = threading.Condition()
         self.requests: list[RecordedRequest] = []

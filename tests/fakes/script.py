@@ -7,6 +7,7 @@ steps, so one script can drive either provider and the resulting events can be c
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 Channel = Literal["chat", "embeddings"]
 
@@ -174,8 +176,12 @@ def fake_embedding(text: str, dimension: int) -> list[float]:
     total = np.zeros(dimension, dtype=np.float64)
     words = re.findall(r"\w+", text.casefold()) or [""]
     for word in words:
-        stem = word[:5]  # crude stemming: "seats" and "seat" share a vector
-        seed = int.from_bytes(hashlib.sha256(stem.encode()).digest()[:8], "little")
-        total += np.random.default_rng(seed).standard_normal(dimension)
+        total += _word_vector(word[:5], dimension)  # crude stemming: "seats" ~ "seat"
     norm = float(np.linalg.norm(total)) or 1.0
     return [float(x) for x in total / norm]
+
+
+@functools.lru_cache(maxsize=4096)
+def _word_vector(stem: str, dimension: int) -> npt.NDArray[np.float64]:
+    seed = int.from_bytes(hashlib.sha256(stem.encode()).digest()[:8], "little")
+    return np.random.default_rng(seed).standard_normal(dimension)

@@ -1,0 +1,165 @@
+"""The offline embedder: verified files, no network, the MiniLM recipe, safe across threads."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import REPO
+from timothy.errors import ErrorKind, ProviderError
+from timothy.providers.local import (
+    DIMENSION,
+    MAX_WORD_PIECES,
+    MODEL_ID,
+    LocalEmbedder,
+    model_file,
+    tokenizer_file,
+)
+
+MEMORIES = [
+    "My birthday is on the 3rd of March",
+    "I prefer aisle seats on long flights",
+    "I am allergic to peanuts",
+    "My sister Ana lives in Lisbon",
+    "I work as a data engineer at a bank",
+    "Our dog is called Biscuit",
+    "I take my coffee black, no sugar",
+]
+QUERY = "On long-haul flights I like sitting by the aisle"
+
+# Runs in a fresh interpreter where any attempt to use the network raises.
+OFFLINE_SCRIPT = textwrap.dedent(
+    """
+    import json, socket, sys
+
+    def refuse(*args, **kwargs):
+        raise OSError("network access attempted")
+
+    socket.socket.connect = refuse
+    socket.socket.connect_ex = refuse
+    socket.getaddrinfo = refuse
+    socket.create_connection = refuse
+
+    import numpy as np
+    from timothy.providers.local import LocalEmbedder
+
+    memories, query = json.loads(sys.stdin.read())
+    embedder = LocalEmbedder()
+    vectors = np.array(embedder.embed(memories))
+    wanted = np.array(embedder.embed_query(query))
+    scores = vectors @ wanted
+    print(json.dumps({
+        "ranking": [memories[i] for i in np.argsort(-scores)],
+        "scores": sorted(scores.tolist(), reverse=True),
+        "norms": np.linalg.norm(vectors, axis=1).tolist(),
+        "dimension": len(wanted),
+    }))
+    """
+)
+
+
+def test_loads_offline_and_ranks_the_paraphrase_first() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", OFFLINE_SCRIPT],
+        input=json.dumps([MEMORIES, QUERY]),
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    assert found["ranking"][0] == "I prefer aisle seats on long flights"
+    best, runner_up = found["scores"][:2]
+    assert best > 0.6 and best - runner_up > 0.3  # not a near tie
+    assert found["dimension"] == DIMENSION == 384
+    assert np.allclose(found["norms"], 1.0, atol=1e-4)
+
+
+def _copy(source: Path, target: Path, change: bytes = b"") -> Path:
+    shutil.copyfile(source, target)
+    if change:
+        with target.open("ab") as handle:
+            handle.write(change)
+    return target
+
+
+def test_a_damaged_tokenizer_is_refused(tmp_path: Path) -> None:
+    damaged = _copy(tokenizer_file(), tmp_path / "tokenizer.json", b" ")
+    embedder = LocalEmbedder(tokenizer_path=damaged)
+    with pytest.raises(ProviderError) as refused:
+        embedder.embed(["hello"])
+    assert refused.value.kind is ErrorKind.NOT_CONFIGURED
+    assert "tokenizer is damaged" in refused.value.message
+    assert refused.value.detail and "expected be50c362" in refused.value.detail
+
+
+def test_a_damaged_model_is_refused(tmp_path: Path) -> None:
+    damaged = _copy(model_file(), tmp_path / "model.onnx", b"\0")
+    with pytest.raises(ProviderError) as refused:
+        LocalEmbedder(model_path=damaged).load()
+    assert "model is damaged" in refused.value.message
+
+
+def test_a_missing_model_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ProviderError) as refused:
+        LocalEmbedder(model_path=tmp_path / "absent.onnx").load()
+    assert "model is missing" in refused.value.message
+
+
+def test_loads_lazily_once_even_when_many_threads_start_together(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="timothy.providers.local")
+    embedder = LocalEmbedder()
+    assert not embedder.loaded
+    assert (embedder.model_id, embedder.dimension) == (MODEL_ID, 384)  # no load needed for these
+    assert not embedder.loaded
+    results: list[list[float]] = []
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def work() -> None:
+        try:
+            start.wait()
+            results.append(embedder.embed_query("aisle seats on long flights"))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors
+    assert len(results) == 4
+    assert all(np.allclose(results[0], other, atol=1e-6) for other in results)
+    assert sum("local embedder loaded" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_text_beyond_256_word_pieces_does_not_count() -> None:
+    embedder = LocalEmbedder()
+    prefix = " ".join(f"word{i}" for i in range(400))  # far more than 256 pieces
+    assert len(embedder._load().tokenizer.encode(prefix).ids) == MAX_WORD_PIECES
+    a, b = embedder.embed([prefix + " about aisles", prefix + " about birthdays"])
+    assert np.allclose(a, b, atol=1e-6)
+    short_a, short_b = embedder.embed(["about aisles", "about birthdays"])
+    assert not np.allclose(short_a, short_b, atol=1e-3)
+
+
+def test_a_batch_gives_the_same_vectors_as_one_at_a_time() -> None:
+    embedder = LocalEmbedder()
+    texts = ["short", "a somewhat longer sentence about seats on aeroplanes", "", "  "]
+    together = embedder.embed(texts)
+    alone = [embedder.embed_query(text) for text in texts]
+    assert np.allclose(together, alone, atol=1e-4)
+    assert embedder.embed([]) == []

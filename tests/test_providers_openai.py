@@ -1,0 +1,372 @@
+"""OpenAI chat and embeddings, through the real `openai` SDK, against the fake server."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import pytest
+
+from tests.fakes.openai_server import OpenAIServer
+from tests.fakes.script import call
+from timothy.errors import ErrorKind, ProviderError
+from timothy.providers.backoff import Backoff
+from timothy.providers.base import (
+    CancelToken,
+    ChatMessage,
+    Stop,
+    SystemBlock,
+    TextDelta,
+    ToolCall,
+    ToolCallEvent,
+    ToolSpec,
+    Usage,
+)
+from timothy.providers.factory import chat_provider, embedding_provider
+from timothy.providers.openai_chat import OpenAIChat
+from timothy.providers.openai_embeddings import OpenAIEmbeddings
+from timothy.secrets import OPENAI_API_KEY, set_secret
+from timothy.settings import OpenAISettings, Settings
+
+REMEMBER = ToolSpec(
+    "remember",
+    "Save a fact about the owner.",
+    {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]},
+)
+SYSTEM = [SystemBlock("You are Timothy.", cache_after=True), SystemBlock("<memory>…</memory>")]
+FAST = Backoff(first_delay=0.02, max_delay=0.1, total_seconds=2.0)
+
+
+def chat(server: OpenAIServer, **settings: object) -> OpenAIChat:
+    return OpenAIChat(server.settings(**settings), backoff=FAST)
+
+
+def test_streams_text_then_tool_calls_then_usage_then_stop(openai_server: OpenAIServer) -> None:
+    openai_server.reply(
+        "Noted, saving that.",
+        tool_calls=[call("remember", {"content": "prefers aisle seats"}, id="call_a")],
+        usage=(120, 9, 100),
+    )
+    events = list(chat(openai_server).stream(SYSTEM, [ChatMessage("user", "aisle!")], [REMEMBER]))
+    assert events == [
+        TextDelta("Noted, "),
+        TextDelta("saving "),
+        TextDelta("that."),
+        ToolCallEvent(ToolCall("call_a", "remember", '{"content": "prefers aisle seats"}')),
+        Usage(input_tokens=120, output_tokens=9, cached_tokens=100),
+        Stop("tool_use"),
+    ]
+    sent = openai_server.chat_requests[-1]
+    assert sent["stream"] is True
+    assert sent["stream_options"] == {"include_usage": True}
+    # one system message: the stable prefix first, byte for byte, then the memory block
+    assert sent["messages"][0] == {
+        "role": "system",
+        "content": "You are Timothy.\n\n<memory>…</memory>",
+    }
+    assert sent["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "remember",
+                "description": REMEMBER.description,
+                "parameters": REMEMBER.parameters,
+            },
+        }
+    ]
+
+
+def test_a_tool_round_trip_sends_the_call_and_its_result(openai_server: OpenAIServer) -> None:
+    provider = chat(openai_server)
+    openai_server.reply(tool_calls=[call("remember", {"content": "aisle"}, id="call_1")])
+    openai_server.reply("Saved.")
+    first = list(provider.stream(SYSTEM, [ChatMessage("user", "remember aisle")], [REMEMBER]))
+    tool_call = next(e.call for e in first if isinstance(e, ToolCallEvent))
+    history = [
+        ChatMessage("user", "remember aisle"),
+        ChatMessage("assistant", "", tool_calls=(tool_call,)),
+        ChatMessage("tool", "saved as 01J…", tool_call_id=tool_call.id),
+    ]
+    second = list(provider.stream(SYSTEM, history, [REMEMBER]))
+    assert [e for e in second if isinstance(e, TextDelta)] == [TextDelta("Saved.")]
+    assert second[-1] == Stop("end_turn")
+    messages = openai_server.chat_requests[-1]["messages"]
+    assert messages[2] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "remember", "arguments": '{"content": "aisle"}'},
+            }
+        ],
+    }
+    assert messages[3] == {"role": "tool", "tool_call_id": "call_1", "content": "saved as 01J…"}
+
+
+def test_complete_returns_the_text_and_limits_tokens(openai_server: OpenAIServer) -> None:
+    openai_server.reply("A short title")
+    text = chat(openai_server).complete(SYSTEM, [ChatMessage("user", "title?")], max_tokens=20)
+    assert text == "A short title"
+    sent = openai_server.chat_requests[-1]
+    assert "stream" not in sent or sent["stream"] is False
+    assert sent["max_tokens"] == 20  # a compatible server; OpenAI itself gets max_completion_tokens
+
+
+def test_cancel_mid_stream_closes_the_connection_and_keeps_what_arrived(
+    openai_server: OpenAIServer,
+) -> None:
+    openai_server.stall("one two three four", after=2)
+    cancel = CancelToken()
+    stream = chat(openai_server).stream(SYSTEM, [ChatMessage("user", "count")], cancel=cancel)
+    arrived = [next(stream), next(stream)]
+    assert arrived == [TextDelta("one "), TextDelta("two ")]
+    # the server now sends nothing; cancelling from another thread must cut the read short
+    threading.Thread(target=cancel.cancel).start()
+    assert list(stream) == [Stop("cancelled")]
+    assert openai_server.wait_for_disconnect(timeout=5)
+
+
+def test_cancelled_before_start_sends_nothing(openai_server: OpenAIServer) -> None:
+    cancel = CancelToken()
+    cancel.cancel()
+    assert list(chat(openai_server).stream(SYSTEM, [ChatMessage("user", "x")], cancel=cancel)) == [
+        Stop("cancelled")
+    ]
+    assert openai_server.requests == []
+
+
+def test_a_keyless_local_server_works_and_gets_no_real_key(
+    openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-key-must-stay-home")
+    provider = chat_provider(Settings(chat_provider="openai", openai=openai_server.settings()))
+    assert provider is not None
+    assert provider.complete([], [ChatMessage("user", "hi")]) == "Hello from the fake server."
+    sent = openai_server.requests[-1].headers.get("authorization", "")
+    assert "sk-real-openai-key" not in sent
+
+
+def test_the_keyring_key_is_sent(openai_server: OpenAIServer) -> None:
+    openai_server.api_key = "sk-test-from-keyring"
+    settings = Settings(chat_provider="openai", openai=openai_server.settings())
+    provider = chat_provider(settings)
+    assert provider is not None
+    with pytest.raises(ProviderError) as refused:
+        provider.complete([], [ChatMessage("user", "hi")])
+    assert refused.value.kind is ErrorKind.AUTH
+    set_secret(OPENAI_API_KEY, "sk-test-from-keyring")
+    provider = chat_provider(settings)
+    assert provider is not None
+    assert provider.complete([], [ChatMessage("user", "hi")]) == "Hello from the fake server."
+
+
+def test_openai_itself_without_a_key_is_a_plain_error_before_any_request() -> None:
+    with pytest.raises(ProviderError) as missing:
+        chat_provider(Settings(chat_provider="openai", openai=OpenAISettings()))
+    assert missing.value.kind is ErrorKind.AUTH
+    assert "No OpenAI API key is set" in str(missing.value)
+
+
+# -- embeddings -------------------------------------------------------------------------
+
+
+def test_embeddings_come_back_in_order_with_the_model_dimension(
+    openai_server: OpenAIServer,
+) -> None:
+    embedder = OpenAIEmbeddings(openai_server.settings(), backoff=FAST)
+    assert embedder.model_id == "openai/text-embedding-3-small"
+    assert embedder.dimension == 1536
+    vectors = embedder.embed(["aisle seats", "birthday cake", "aisle seat"])
+    assert [len(v) for v in vectors] == [1536, 1536, 1536]
+    sent = openai_server.embedding_requests[-1]
+    assert sent["input"] == ["aisle seats", "birthday cake", "aisle seat"]
+    assert sent["model"] == "text-embedding-3-small"
+    assert sent["encoding_format"] == "float"
+    assert "dimensions" not in sent
+
+    def cosine(a: list[float], b: list[float]) -> float:
+        return sum(x * y for x, y in zip(a, b, strict=True))
+
+    assert cosine(vectors[0], vectors[2]) > cosine(vectors[0], vectors[1])  # order kept
+    assert embedder.embed_query("aisle seats") == vectors[0]
+
+
+def test_embeddings_are_batched(openai_server: OpenAIServer) -> None:
+    embedder = OpenAIEmbeddings(openai_server.settings(), backoff=FAST)
+    vectors = embedder.embed([f"fact number {i}" for i in range(300)])
+    assert len(vectors) == 300
+    assert [len(r["input"]) for r in openai_server.embedding_requests] == [128, 128, 44]
+
+
+def test_shortened_vectors_are_a_model_of_their_own(openai_server: OpenAIServer) -> None:
+    embedder = OpenAIEmbeddings(
+        openai_server.settings(embedding_model="text-embedding-3-large", embedding_dimension=256)
+    )
+    assert embedder.model_id == "openai/text-embedding-3-large@256"
+    assert len(embedder.embed_query("hello")) == 256 == embedder.dimension
+    assert openai_server.embedding_requests[-1]["dimensions"] == 256
+
+
+def test_an_unknown_compatible_model_is_asked_its_dimension_once(
+    openai_server: OpenAIServer,
+) -> None:
+    openai_server.embedding_models["nomic-embed-text"] = 768
+    embedder = OpenAIEmbeddings(openai_server.settings(embedding_model="nomic-embed-text"))
+    assert embedder.model_id == "openai/nomic-embed-text"
+    assert embedder.dimension == 768
+    assert embedder.dimension == 768
+    assert len(openai_server.embedding_requests) == 1
+
+
+def test_a_server_without_embeddings_says_so(openai_server: OpenAIServer) -> None:
+    openai_server.embeddings_enabled = False
+    embedder = embedding_provider(
+        Settings(embedding_provider="openai", openai=openai_server.settings())
+    )
+    assert embedder is not None
+    with pytest.raises(ProviderError) as absent:
+        embedder.embed(["x"])
+    assert absent.value.kind is ErrorKind.MODEL_NOT_FOUND
+    assert "offers no embeddings" in str(absent.value)
+
+
+# -- failures -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "kind", "words"),
+    [
+        (401, None, ErrorKind.AUTH, "refused the API key"),
+        (403, None, ErrorKind.ACCESS_DENIED, "denies this account access to the model"),
+        (403, "unsupported_country_region_territory", ErrorKind.ACCESS_DENIED, "country"),
+        (404, None, ErrorKind.MODEL_NOT_FOUND, "does not know the model 'gpt-4o-mini'"),
+        (429, "insufficient_quota", ErrorKind.QUOTA, "out of credit"),
+        (400, "context_length_exceeded", ErrorKind.BAD_REQUEST, "too long for the model"),
+        (400, None, ErrorKind.BAD_REQUEST, "refused the request as invalid"),
+        (409, None, ErrorKind.UNKNOWN, "unexpected error (HTTP 409)"),
+    ],
+)
+def test_each_error_status_gets_a_plain_message(
+    openai_server: OpenAIServer, status: int, code: str | None, kind: ErrorKind, words: str
+) -> None:
+    openai_server.fail(status, code=code)
+    with pytest.raises(ProviderError) as failed:
+        chat(openai_server).complete([], [ChatMessage("user", "hi")])
+    assert failed.value.kind is kind
+    assert words in failed.value.message
+    assert failed.value.detail and str(status) in failed.value.detail
+    assert len(openai_server.requests) == 1  # none of these is worth a retry
+
+
+def test_server_errors_are_retried_and_can_recover(openai_server: OpenAIServer) -> None:
+    openai_server.fail(500, times=2)
+    openai_server.reply("Back again.")
+    assert chat(openai_server).complete([], [ChatMessage("user", "hi")]) == "Back again."
+    assert len(openai_server.requests) == 3
+
+
+def test_throttling_is_retried_then_given_up_within_its_bound(
+    openai_server: OpenAIServer,
+) -> None:
+    openai_server.fail(429, times=None)
+    provider = chat(openai_server)
+    provider._backoff = Backoff(first_delay=0.05, max_delay=0.2, total_seconds=1.0, max_attempts=50)
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as throttled:
+        provider.complete([], [ChatMessage("user", "hi")])
+    elapsed = time.monotonic() - started
+    assert throttled.value.kind is ErrorKind.THROTTLED
+    assert "rate-limiting" in throttled.value.message
+    assert "gave up after" in throttled.value.message
+    assert len(openai_server.requests) >= 3  # it did retry
+    assert elapsed < 1.0 + 0.5  # and stopped at its bound (plus one request's time)
+
+
+def test_throttling_honours_retry_after_within_the_bound(openai_server: OpenAIServer) -> None:
+    openai_server.fail(429, retry_after=5)
+    provider = chat(openai_server)
+    provider._backoff = Backoff(first_delay=0.01, total_seconds=1.0)
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as throttled:
+        provider.complete([], [ChatMessage("user", "hi")])
+    # waiting the 5 s asked for would cross the 1 s bound: give up now instead
+    assert throttled.value.kind is ErrorKind.THROTTLED
+    assert time.monotonic() - started < 1.0
+    assert len(openai_server.requests) == 1
+
+
+def test_a_throttled_stream_is_retried_before_its_first_event(
+    openai_server: OpenAIServer,
+) -> None:
+    openai_server.fail(429, times=2)
+    openai_server.reply("Finally.")
+    events = list(chat(openai_server).stream([], [ChatMessage("user", "hi")]))
+    assert events[0] == TextDelta("Finally.")
+    assert len(openai_server.requests) == 3
+
+
+def test_a_hanging_server_is_cut_off_by_the_timeout(openai_server: OpenAIServer) -> None:
+    openai_server.hang()
+    provider = chat(openai_server, timeout_seconds=0.5)
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as slow:
+        list(provider.stream([], [ChatMessage("user", "hi")]))
+    assert slow.value.kind is ErrorKind.TIMEOUT
+    assert "did not answer within 0.5 s" in slow.value.message
+    assert time.monotonic() - started < 3
+    assert openai_server.wait_for_disconnect(timeout=5)
+
+
+def test_a_stream_that_goes_silent_is_cut_off_too(openai_server: OpenAIServer) -> None:
+    openai_server.stall("one two three", after=1)
+    stream = chat(openai_server, timeout_seconds=0.5).stream([], [ChatMessage("user", "hi")])
+    assert next(stream) == TextDelta("one ")
+    with pytest.raises(ProviderError) as slow:
+        next(stream)
+    assert slow.value.kind is ErrorKind.TIMEOUT
+
+
+def test_a_hanging_complete_is_cut_off_by_its_own_timeout(openai_server: OpenAIServer) -> None:
+    openai_server.hang()
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as slow:
+        chat(openai_server).complete([], [ChatMessage("user", "hi")], timeout=0.3)
+    assert slow.value.kind is ErrorKind.TIMEOUT
+    assert time.monotonic() - started < 3
+
+
+def test_an_unreachable_server_is_named(openai_server: OpenAIServer) -> None:
+    url = openai_server.base_url
+    openai_server.stop()
+    provider = OpenAIChat(OpenAISettings(base_url=url, timeout_seconds=2), backoff=FAST)
+    with pytest.raises(ProviderError) as down:
+        provider.complete([], [ChatMessage("user", "hi")])
+    assert down.value.kind is ErrorKind.UNREACHABLE
+    assert down.value.message == f"Could not reach the server at {url}; is it running?"
+
+
+def test_an_error_mid_stream_is_a_provider_error(openai_server: OpenAIServer) -> None:
+    openai_server.fail_midstream("server_error", text="Partial answer", message="boom")
+    stream = chat(openai_server).stream([], [ChatMessage("user", "hi")])
+    assert next(stream) == TextDelta("Partial ")
+    with pytest.raises(ProviderError):
+        list(stream)
+
+
+def test_the_vendor_detail_goes_to_the_log_but_never_the_key(
+    openai_server: OpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    key = "sk-secret-0123456789abcdef"
+    set_secret(OPENAI_API_KEY, key)
+    openai_server.fail(401, message=f"Incorrect API key provided: {key}.")
+    provider = chat_provider(Settings(chat_provider="openai", openai=openai_server.settings()))
+    assert provider is not None
+    with caplog.at_level(logging.WARNING), pytest.raises(ProviderError) as refused:
+        provider.complete([], [ChatMessage("user", "hi")])
+    assert "Incorrect API key provided" in caplog.text
+    assert key not in caplog.text
+    assert key not in (refused.value.detail or "")
+    assert key not in str(refused.value)
