@@ -181,6 +181,33 @@ def test_cancel_mid_stream_closes_the_connection_and_keeps_what_arrived(
     assert bedrock_server.wait_for_disconnect(timeout=5)
 
 
+def test_cancel_before_the_reply_begins_returns_at_once(
+    bedrock_server: BedrockServer,
+) -> None:
+    bedrock_server.hang()  # the model "thinks" and sends nothing, not even headers
+    cancel = CancelToken()
+    stream = chat(bedrock_server, timeout_seconds=3).stream(
+        SYSTEM, [ChatMessage("user", "think hard")], cancel=cancel
+    )
+    threading.Thread(target=lambda: bedrock_server.wait_for_requests(1) and cancel.cancel()).start()
+    assert list(stream) == [Stop("cancelled")]
+    # returned while the request was still pending: it did not wait for the timeout
+    assert not bedrock_server.requests[-1].disconnected.is_set()
+    # the abandoned request is closed in the background (here, by its read timeout)
+    assert bedrock_server.wait_for_disconnect(timeout=10)
+
+
+def test_a_reply_arriving_after_cancel_is_discarded_and_its_connection_closed(
+    bedrock_server: BedrockServer,
+) -> None:
+    bedrock_server.stall("a reply that starts late", after=1, delay=0.5)
+    cancel = CancelToken()
+    stream = chat(bedrock_server).stream(SYSTEM, [ChatMessage("user", "hi")], cancel=cancel)
+    threading.Thread(target=lambda: bedrock_server.wait_for_requests(1) and cancel.cancel()).start()
+    assert list(stream) == [Stop("cancelled")]
+    assert bedrock_server.wait_for_disconnect(timeout=10)
+
+
 def test_the_factory_builds_bedrock_from_settings(bedrock_server: BedrockServer) -> None:
     settings = Settings(
         chat_provider="bedrock", embedding_provider="bedrock", bedrock=bedrock_server.settings()

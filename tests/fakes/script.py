@@ -152,10 +152,22 @@ class Scriptable:
             times=times,
         )
 
-    def stall(self, text: str, *, after: int = 1, chunks: Sequence[str] | None = None) -> None:
+    def stall(
+        self,
+        text: str,
+        *,
+        after: int = 1,
+        chunks: Sequence[str] | None = None,
+        delay: float = 0.0,
+    ) -> None:
         """Stream the first `after` deltas of `text`, then go silent (until the client leaves)."""
         self.script.push(
-            Step(text=text, chunks=None if chunks is None else tuple(chunks), stall_after=after)
+            Step(
+                text=text,
+                chunks=None if chunks is None else tuple(chunks),
+                stall_after=after,
+                delay=delay,
+            )
         )
 
     def hang(self, *, on: Channel = "chat", times: int | None = 1) -> None:

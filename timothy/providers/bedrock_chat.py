@@ -29,7 +29,7 @@ from timothy.providers.base import (
     Usage,
 )
 from timothy.providers.bedrock_client import make_client, region_of, translate
-from timothy.providers.hangup import hang_up, socket_of_urllib3
+from timothy.providers.hangup import hang_up, socket_of_urllib3, start_or_abandon
 from timothy.settings import BedrockSettings
 
 log = logging.getLogger(__name__)
@@ -214,12 +214,19 @@ class BedrockChat:
             yield Stop("cancelled")
             return
         try:
-            stream = self._backoff.call(start, cancel=cancel)
+            if cancel is None:
+                stream = self._backoff.call(start)
+            else:
+                stream = start_or_abandon(
+                    lambda: self._backoff.call(start, cancel=cancel), cancel, _discard
+                )
         except ProviderError as exc:
-            if exc.kind is ErrorKind.CANCELLED:
-                yield Stop("cancelled")
-                return
-            raise
+            if exc.kind is not ErrorKind.CANCELLED:
+                raise
+            stream = None
+        if stream is None:  # cancelled before the reply began
+            yield Stop("cancelled")
+            return
         yield from self._events(stream, cancel)
 
     def _events(self, stream: Any, cancel: CancelToken | None) -> Iterator[ChatEvent]:
@@ -316,3 +323,11 @@ class BedrockChat:
             return "".join(block.get("text", "") for block in content)
 
         return self._backoff.call(attempt)
+
+
+def _discard(stream: Any) -> None:
+    """Close a reply that arrived after its caller cancelled (closing ends the connection)."""
+    try:
+        stream.close()
+    except Exception:
+        log.debug("closing an abandoned stream failed", exc_info=True)

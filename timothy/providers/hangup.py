@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import logging
 import socket
-from typing import Any
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from timothy.providers.base import CancelToken
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 def hang_up(sock: socket.socket | None) -> bool:
@@ -43,3 +49,51 @@ def socket_of_urllib3(raw: Any) -> socket.socket | None:
         fp = getattr(getattr(raw, "_fp", None), "fp", None)
         sock = getattr(getattr(fp, "raw", None), "_sock", None)
     return sock if isinstance(sock, socket.socket) else None
+
+
+def start_or_abandon(
+    start: Callable[[], T], cancel: CancelToken, discard: Callable[[T], None]
+) -> T | None:
+    """`start()` on a helper thread, or None as soon as `cancel` fires, whichever comes first.
+
+    A request still waiting for its first byte (a model thinking over a long prompt, a server
+    that hangs) cannot be interrupted from outside its thread; this returns at once instead,
+    and whatever `start` later produces is discarded (its connection closed) when it arrives.
+    Exceptions from `start` are raised here, unless the caller has gone.
+    """
+    lock = threading.Lock()
+    wake = threading.Event()
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+    abandoned = False
+
+    def run() -> None:
+        try:
+            result = start()
+        except BaseException as exc:
+            with lock:
+                if not abandoned:
+                    failure.append(exc)
+            wake.set()
+            return
+        with lock:
+            late = abandoned
+            if not late:
+                outcome.append(result)
+        if late:
+            discard(result)
+        wake.set()
+
+    unregister = cancel.on_cancel(wake.set)
+    threading.Thread(target=run, name="timothy-provider-start", daemon=True).start()
+    try:
+        wake.wait()
+    finally:
+        unregister()
+    with lock:
+        if outcome:
+            return outcome[0]
+        if failure:
+            raise failure[0]
+        abandoned = True
+        return None

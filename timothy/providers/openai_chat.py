@@ -28,7 +28,7 @@ from timothy.providers.base import (
     ToolSpec,
     Usage,
 )
-from timothy.providers.hangup import hang_up, socket_of_httpx
+from timothy.providers.hangup import hang_up, socket_of_httpx, start_or_abandon
 from timothy.providers.openai_client import is_official, make_client, make_timeout, translate
 from timothy.settings import OpenAISettings
 
@@ -157,13 +157,21 @@ class OpenAIChat:
         if cancel is not None and cancel.cancelled:
             yield Stop("cancelled")
             return
+        stream: openai.Stream[Any] | None
         try:
-            stream = self._backoff.call(start, cancel=cancel)
+            if cancel is None:
+                stream = self._backoff.call(start)
+            else:
+                stream = start_or_abandon(
+                    lambda: self._backoff.call(start, cancel=cancel), cancel, _discard
+                )
         except ProviderError as exc:
-            if exc.kind is ErrorKind.CANCELLED:
-                yield Stop("cancelled")
-                return
-            raise
+            if exc.kind is not ErrorKind.CANCELLED:
+                raise
+            stream = None
+        if stream is None:  # cancelled before the reply began
+            yield Stop("cancelled")
+            return
         yield from self._events(stream, cancel)
 
     def _events(
@@ -249,3 +257,11 @@ class OpenAIChat:
             return response.choices[0].message.content or ""
 
         return self._backoff.call(attempt)
+
+
+def _discard(stream: Any) -> None:
+    """Close a reply that arrived after its caller cancelled (closing ends the connection)."""
+    try:
+        stream.close()
+    except Exception:
+        log.debug("closing an abandoned stream failed", exc_info=True)
