@@ -161,3 +161,15 @@ def test_dimensions_are_recorded_per_model(
         ("bedrock/amazon.titan-embed-text-v2:0@512", 512),
         ("bedrock/amazon.titan-embed-text-v1", 1536),
     }
+
+
+def test_a_memory_is_embedded_with_its_entities_in_front(
+    store: Store, openai_server: OpenAIServer
+) -> None:
+    store.memories.add("likes green tea", entities=["Zoë", "Tea House"])
+    store.memories.add("I prefer aisle seats")
+    backfill(store, OpenAIEmbeddings(openai_server.settings()))
+    assert openai_server.embedding_requests[-1]["input"] == [
+        "Zoë, Tea House: likes green tea",
+        "I prefer aisle seats",
+    ]
