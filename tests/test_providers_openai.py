@@ -106,6 +106,21 @@ def test_a_tool_round_trip_sends_the_call_and_its_result(openai_server: OpenAISe
     assert messages[3] == {"role": "tool", "tool_call_id": "call_1", "content": "saved as 01J…"}
 
 
+def test_tool_calls_sent_whole_and_unnumbered_are_parsed_too(openai_server: OpenAIServer) -> None:
+    openai_server.whole_tool_calls = True
+    openai_server.reply(
+        tool_calls=[
+            call("remember", {"content": "a"}, id="c1"),
+            call("recall", {"q": "b"}, id="c2"),
+        ]
+    )
+    events = list(chat(openai_server).stream([], [ChatMessage("user", "hi")], [REMEMBER]))
+    assert [e.call for e in events if isinstance(e, ToolCallEvent)] == [
+        ToolCall("c1", "remember", '{"content": "a"}'),
+        ToolCall("c2", "recall", '{"q": "b"}'),
+    ]
+
+
 def test_complete_returns_the_text_and_limits_tokens(openai_server: OpenAIServer) -> None:
     openai_server.reply("A short title")
     text = chat(openai_server).complete(SYSTEM, [ChatMessage("user", "title?")], max_tokens=20)

@@ -45,6 +45,9 @@ class OpenAIServer(FakeServer, Scriptable):
         self.api_key: str | None = None  # when set, other keys get 401 like OpenAI's
         self.embeddings_enabled = True  # False: /v1/embeddings is 404, like a chat-only server
         self.embedding_models: dict[str, int] = dict(EMBEDDING_DIMENSIONS)
+        # True: stream each tool call whole in one chunk with no "index", as some
+        # OpenAI-compatible servers do (OpenAI numbers them and splits the arguments)
+        self.whole_tool_calls = False
         self._ids = 0
 
     @property
@@ -268,6 +271,14 @@ class OpenAIServer(FakeServer, Scriptable):
             return
         for index, tool in enumerate(step.tool_calls):
             arguments = tool.arguments_json
+            if self.whole_tool_calls:
+                whole = {
+                    "id": tool.id or self._next_id("call_"),
+                    "type": "function",
+                    "function": {"name": tool.name, "arguments": arguments},
+                }
+                exchange.write_chunk(chunk({"tool_calls": [whole]}))
+                continue
             half = len(arguments) // 2
             exchange.write_chunk(
                 chunk(

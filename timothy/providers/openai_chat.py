@@ -100,6 +100,21 @@ class _PartialCall:
     arguments: str = ""
 
 
+def _call_index(piece: Any, calls: dict[int, _PartialCall]) -> int:
+    """Which tool call a streamed piece belongs to. OpenAI numbers them; a server that sends
+    each call whole, unnumbered, gets one slot per new call id."""
+    index = getattr(piece, "index", None)
+    if isinstance(index, int):
+        return index
+    piece_id = getattr(piece, "id", None)
+    for number, partial in calls.items():
+        if piece_id and partial.id == piece_id:
+            return number
+    if not piece_id and calls:
+        return max(calls)
+    return max(calls, default=-1) + 1
+
+
 class OpenAIChat:
     """ChatProvider for OpenAI and OpenAI-compatible servers (Ollama, LM Studio, llama.cpp)."""
 
@@ -201,11 +216,15 @@ class OpenAIChat:
                     if delta is not None and delta.content:
                         yield TextDelta(delta.content)
                     for piece in (delta.tool_calls if delta is not None else None) or []:
-                        partial = calls.setdefault(piece.index, _PartialCall())
+                        partial = calls.setdefault(_call_index(piece, calls), _PartialCall())
                         partial.id = piece.id or partial.id
-                        if piece.function is not None:
-                            partial.name += piece.function.name or ""
-                            partial.arguments += piece.function.arguments or ""
+                        function = getattr(piece, "function", None)
+                        if function is not None:
+                            name = function.name or ""
+                            # OpenAI sends the name once; some servers repeat it every chunk
+                            if name and name != partial.name:
+                                partial.name += name
+                            partial.arguments += function.arguments or ""
                     if choice.finish_reason:
                         finish = choice.finish_reason
         except openai.OpenAIError as exc:
