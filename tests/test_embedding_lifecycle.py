@@ -11,10 +11,11 @@ from tests.fakes.openai_server import OpenAIServer
 from tests.fakes.script import Step
 from timothy.memory.embedding import EmbeddingQueue, backfill
 from timothy.providers.backoff import Backoff
-from timothy.providers.factory import local_embedder
+from timothy.providers.factory import embedder_for_model, local_embedder, query_embedder
 from timothy.providers.local import MODEL_ID as LOCAL
 from timothy.providers.openai_embeddings import OpenAIEmbeddings
 from timothy.providers.titan import TitanEmbeddings
+from timothy.settings import Settings
 from timothy.store import Store
 
 NO_RETRY = Backoff(max_attempts=1)
@@ -173,3 +174,29 @@ def test_a_memory_is_embedded_with_its_entities_in_front(
         "Zoë, Tea House: likes green tea",
         "I prefer aisle seats",
     ]
+
+
+def test_recall_embeds_its_query_with_the_active_model_during_a_switch(
+    store: Store, openai_server: OpenAIServer, bedrock_server: BedrockServer
+) -> None:
+    settings = Settings(
+        embedding_provider="openai",
+        openai=openai_server.settings(),
+        bedrock=bedrock_server.settings(),
+    )
+    store.memories.add("I prefer aisle seats on long flights")
+    assert backfill(store, local_embedder()).switched
+    # configured: OpenAI; active: still the local model until OpenAI covers every memory
+    query = query_embedder(settings, active_name(store))
+    assert query is local_embedder()
+    assert query_embedder(settings, None) is None
+
+    for name in (
+        "openai/text-embedding-3-small",
+        "openai/text-embedding-3-large@256",
+        "bedrock/amazon.titan-embed-text-v2:0@512",
+        "bedrock/amazon.titan-embed-text-v1",
+        LOCAL,
+    ):
+        assert embedder_for_model(settings, name).model_id == name
+    assert query_embedder(settings, "cohere/embed-v3") is None

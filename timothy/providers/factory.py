@@ -7,6 +7,7 @@ vector leg is simply off.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import replace
 
@@ -14,6 +15,8 @@ from timothy.errors import ErrorKind, InvalidInputError, ProviderError
 from timothy.providers.base import ChatProvider, EmbeddingProvider
 from timothy.providers.local import LocalEmbedder
 from timothy.settings import Settings
+
+log = logging.getLogger(__name__)
 
 CHAT_PROVIDERS = ("openai", "bedrock")
 EMBEDDING_PROVIDERS = ("openai", "bedrock", "local")
@@ -102,3 +105,36 @@ def choose_embedding(settings: Settings, choice: str) -> Settings:
     if dimension is not None:
         bedrock = replace(bedrock, embedding_dimension=dimension)
     return settings.replace(embedding_provider="bedrock", bedrock=bedrock)
+
+
+def embedder_for_model(settings: Settings, model_name: str) -> EmbeddingProvider:
+    """A provider that embeds like the stored model `model_name` (a `model_id`), using the
+    settings for keys, servers and regions. Recall embeds its query with the *active* model,
+    which during a switch is still the old one, not the configured one."""
+    configured = settings.embedding_provider
+    try:
+        chosen = choose_embedding(settings, model_name)
+    except InvalidInputError as exc:
+        raise ProviderError(
+            ErrorKind.NOT_CONFIGURED, f"Timothy cannot embed with the stored model {model_name!r}."
+        ) from exc
+    provider = embedding_provider(chosen)
+    if provider is None or provider.model_id != model_name:
+        raise ProviderError(
+            ErrorKind.NOT_CONFIGURED,
+            f"Timothy cannot embed with the stored model {model_name!r} "
+            f"(the configured provider is {configured or 'none'}).",
+        )
+    return provider
+
+
+def query_embedder(settings: Settings, active_model: str | None) -> EmbeddingProvider | None:
+    """The provider for recall's query vector: the one matching the active stored model, or
+    None (the vector leg is off) when there is none or it cannot be set up."""
+    if active_model is None:
+        return None
+    try:
+        return embedder_for_model(settings, active_model)
+    except ProviderError as exc:
+        log.warning("vector leg off: %s", exc.message)
+        return None
