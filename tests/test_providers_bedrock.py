@@ -357,7 +357,7 @@ def test_throttling_is_retried_then_given_up_within_its_bound(
     assert throttled.value.kind is ErrorKind.THROTTLED
     assert throttled.value.message.startswith("Bedrock is rate-limiting requests")
     assert len(bedrock_server.requests) >= 3
-    assert elapsed < 1.0 + 0.5
+    assert elapsed < 1.0 + 1.0  # stopped at its bound (plus the last request), not after 50 tries
 
 
 def test_titan_throttling_is_retried_too(bedrock_server: BedrockServer) -> None:

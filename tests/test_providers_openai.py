@@ -324,7 +324,7 @@ def test_throttling_is_retried_then_given_up_within_its_bound(
     assert "rate-limiting" in throttled.value.message
     assert "gave up after" in throttled.value.message
     assert len(openai_server.requests) >= 3  # it did retry
-    assert elapsed < 1.0 + 0.5  # and stopped at its bound (plus one request's time)
+    assert elapsed < 1.0 + 1.0  # stopped at its bound (plus the last request), not after 50 tries
 
 
 def test_throttling_honours_retry_after_within_the_bound(openai_server: OpenAIServer) -> None:
