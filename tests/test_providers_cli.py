@@ -156,3 +156,20 @@ def test_embed_without_a_provider_says_how_to_choose() -> None:
     bad = run_timothy("embed", "--model", "cohere")
     assert bad.returncode == 1
     assert "names no embedding provider" in bad.stderr
+
+
+def test_recall_searches_the_local_vectors_once_they_exist(store: Store) -> None:
+    store.memories.add("I prefer aisle seats on long flights")
+    store.memories.add("My birthday is on the 3rd of March")
+    store.memories.add("Our dog is called Biscuit")
+    query = "On long-haul trips I like sitting by the corridor"
+
+    before = json.loads(run_timothy("recall", query, "--json", "--no-mark").stdout)
+    assert before["legs"]["vector"] == "off"
+
+    assert run_timothy("embed", "--model", "local").returncode == 0
+    after = json.loads(run_timothy("recall", query, "--json", "--no-mark").stdout)
+    assert after["legs"]["vector"] == "ok"
+    best = after["ranked"][0]
+    assert best["content"] == "I prefer aisle seats on long flights"
+    assert best["ranks"]["vector"] == 1

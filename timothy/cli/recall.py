@@ -11,7 +11,9 @@ from typing import Any
 
 from timothy.cli.context import Context, add_json, add_now
 from timothy.errors import InvalidInputError, TimothyError
+from timothy.providers.factory import query_embedder
 from timothy.retrieval import Recaller, RecallResult, RecallSettings
+from timothy.settings import load_settings
 from timothy.store.records import parse_time
 
 
@@ -44,6 +46,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=cmd_recall)
 
 
+def _recaller(ctx: Context) -> Recaller:
+    """A Recaller whose vector leg embeds queries like the stored vectors it searches (the
+    active model: during a switch of embedding model, still the old one)."""
+    store = ctx.store()
+    active = store.vectors.active_model()
+    embedder = query_embedder(load_settings(), active.name if active else None)
+    return Recaller(store, RecallSettings(), embedder=embedder)
+
+
 def _report_legs(ctx: Context, result: RecallResult) -> None:
     for leg, status in result.legs.items():
         if status.startswith("failed"):
@@ -61,7 +72,7 @@ def cmd_recall(ctx: Context) -> int:
     if not args.query:
         raise InvalidInputError("What should be recalled? Give a query (or --batch FILE).")
     query = sys.stdin.read() if args.query == ["-"] else " ".join(args.query)
-    with Recaller(ctx.store(), RecallSettings()) as recaller:
+    with _recaller(ctx) as recaller:
         result = recaller.recall(
             query,
             budget=args.budget,
@@ -126,7 +137,7 @@ def _parse_request(raw: str, ctx: Context) -> dict[str, Any]:
 def _batch(ctx: Context) -> int:
     """One recall per line, in one process; a bad line gets an {"error": ...} line."""
     failed = 0
-    with Recaller(ctx.store(), RecallSettings()) as recaller:
+    with _recaller(ctx) as recaller:
         for number, raw in enumerate(_batch_lines(ctx, ctx.args.batch), start=1):
             if not raw.strip():
                 continue
