@@ -53,7 +53,9 @@ check-bundle:
 # Benchmarks print figures (they do not assert speed); the 100k store takes minutes to build.
 bench: $(STAMP)
 	$(BIN)/python bench/locomo.py
+	$(BIN)/python bench/locomo.py --embedder local
 	$(BIN)/python bench/recall.py
+	$(BIN)/python bench/local_embedder.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

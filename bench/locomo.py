@@ -29,7 +29,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from timothy.memory.embedding import backfill  # noqa: E402
 from timothy.providers.base import EmbeddingProvider  # noqa: E402
+from timothy.providers.factory import local_embedder  # noqa: E402
 from timothy.retrieval import Recaller, RecallSettings  # noqa: E402
 from timothy.store import Store  # noqa: E402
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType  # noqa: E402
@@ -42,8 +44,8 @@ _DIA_ID = re.compile(r"^D(\d+):(\d+)$")
 _SESSION = re.compile(r"^session_(\d+)$")
 
 # Embedders the vector leg can use here: name -> factory. None by default (text + entity
-# legs only); the providers work registers "local" (all-MiniLM-L6-v2, offline).
-EMBEDDERS: dict[str, Callable[[], EmbeddingProvider]] = {}
+# legs only); "local" is all-MiniLM-L6-v2, offline.
+EMBEDDERS: dict[str, Callable[[], EmbeddingProvider]] = {"local": local_embedder}
 
 
 def default_data() -> Path:
@@ -124,22 +126,12 @@ def build_store(folder: Path, sample: dict[str, Any]) -> tuple[Store, datetime]:
     return store, latest
 
 
-def embedding_text(memory: Memory) -> str:
-    """What gets embedded: the entities in front, so the vector carries who it is about (the
-    providers work embeds memories this way; use its function once it is on main)."""
-    if not memory.entities:
-        return memory.content
-    return f"{', '.join(memory.entities)}: {memory.content}"
-
-
 def embed_store(store: Store, embedder: EmbeddingProvider, batch: int = 64) -> None:
-    model = store.vectors.ensure_model(embedder.model_id, embedder.dimension)
-    memories = store.memories.list(status="active", oldest_first=True)
-    for start in range(0, len(memories), batch):
-        part = memories[start : start + batch]
-        vectors = embedder.embed([embedding_text(m) for m in part])
-        store.vectors.put_many(model, zip([m.id for m in part], vectors, strict=True))
-    store.vectors.set_active_model(model.name)
+    """Embed every turn as Timothy embeds memories (its backfill: entities, then text), which
+    also points the vector leg at the model once every memory has its vector."""
+    result = backfill(store, embedder, batch_size=batch)
+    if not result.complete:
+        raise SystemExit(f"embedding failed: {result.error.message if result.error else '?'}")
 
 
 @dataclass
