@@ -199,18 +199,19 @@ class MemoryRepository:
         limit: int | None = None,
         offset: int = 0,
         oldest_first: bool = False,
+        match_any: bool = False,
     ) -> list[Memory]:
         """Memories matching every filter given, newest first (or best text match first).
 
-        `text` is normalised like a recall query; every term must appear, the last one
-        may be a prefix (search as you type).
+        `text` is normalised like a recall query; every term must appear (any one, with
+        `match_any`, best match first), the last one may be a prefix (search as you type).
         """
         where: list[str] = []
         params: list[object] = []
         join = ""
         order = "m.seq ASC" if oldest_first else "m.seq DESC"
         if text is not None and text.strip():
-            match = fts_query(text, operator="AND", prefix_last=True)
+            match = fts_query(text, operator="OR" if match_any else "AND", prefix_last=True)
             if match is None:
                 return []
             join = "JOIN memories_fts f ON f.rowid = m.seq"

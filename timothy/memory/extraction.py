@@ -1,0 +1,197 @@
+"""Extraction: one provider call over the latest exchange proposes facts about the owner.
+
+Proposals are only ever staged; the owner confirms them. The hygiene peers get wrong: the
+model sees neither the system prompt nor the memory block (recalled memories must not come
+back as new ones), the assistant's words are context and never a source of facts, relative
+dates are made absolute, restatements of what is already stored are dropped, and anything
+malformed is logged and ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from timothy.errors import InvalidInputError, ProviderError
+from timothy.memory.dates import absolutise
+from timothy.providers.base import ChatMessage, ChatProvider, SystemBlock
+from timothy.store import Store
+from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
+from timothy.text import STOP_WORDS, words
+
+log = logging.getLogger(__name__)
+
+MAX_FACTS = 10
+MAX_FACT_CHARS = 1_000
+MIN_CONFIDENCE = 0.5
+DEFAULT_CONFIDENCE = 0.7
+MAX_EXCHANGE_CHARS = 24_000
+
+EXTRACTION_PROMPT = """\
+You read one exchange between the owner and their assistant and propose durable facts \
+about the owner for the owner's long-term memory. The owner reviews every proposal.
+
+Rules:
+- Only facts the owner states about themselves: their life, people, places and things in \
+it, plans, preferences, and how they want things done.
+- The assistant's messages are context only. Never turn the assistant's suggestions, \
+opinions, questions or statements into facts about the owner.
+- Skip small talk, questions, one-off requests and anything that will not matter in a month.
+- Each fact is one short self-contained sentence about "the owner" (for example "The owner \
+prefers aisle seats on long flights.").
+- Today is {today}. Write absolute dates, never relative ones such as "next Friday".
+- type is one of: semantic (a fact), preference (a like or dislike), episodic (an event \
+that happened or will happen), procedural (how the owner wants something done).
+- entities are the names of the people, places, organisations and things the fact names.
+- confidence (0 to 1) is how sure you are the owner meant it as a lasting fact.
+
+Answer with JSON only, no prose: {{"facts": [{{"content": "...", "type": "...", \
+"entities": ["..."], "confidence": 0.9}}]}}. Answer {{"facts": []}} when nothing qualifies."""
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    content: str
+    type: MemoryType
+    entities: tuple[str, ...]
+    confidence: float
+
+
+def _json_object(text: str) -> Any:
+    """The JSON object in a model's answer, tolerating code fences and prose around it."""
+    stripped = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip())
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError:
+        start, end = stripped.find("{"), stripped.rfind("}")
+        if start == -1 or end <= start:
+            raise
+        return json.loads(stripped[start : end + 1])
+
+
+def parse_proposals(answer: str) -> list[Proposal]:
+    """Proposals from the model's answer; raises ValueError when the answer is malformed."""
+    data = _json_object(answer)
+    if not isinstance(data, dict) or not isinstance(data.get("facts"), list):
+        raise ValueError('the answer is not an object with a "facts" list')
+    proposals: list[Proposal] = []
+    for item in data["facts"][:MAX_FACTS]:
+        if not isinstance(item, dict):
+            continue
+        content = item.get("content")
+        if not isinstance(content, str) or not content.strip():
+            continue
+        content = " ".join(content.split())[:MAX_FACT_CHARS]
+        kind = item.get("type")
+        memory_type = MemoryType(kind) if kind in {t.value for t in MemoryType} else None
+        entities = item.get("entities", [])
+        if not isinstance(entities, list):
+            entities = []
+        confidence = item.get("confidence", DEFAULT_CONFIDENCE)
+        if not isinstance(confidence, int | float) or isinstance(confidence, bool):
+            confidence = DEFAULT_CONFIDENCE
+        proposals.append(
+            Proposal(
+                content=content,
+                type=memory_type or MemoryType.SEMANTIC,
+                entities=tuple(e.strip() for e in entities if isinstance(e, str) and e.strip()),
+                confidence=min(1.0, max(0.0, float(confidence))),
+            )
+        )
+    return proposals
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in words(text) if w not in STOP_WORDS and w != "owner"}
+
+
+def restates(proposal: str, existing: str) -> bool:
+    """Whether a proposal adds nothing to an existing memory (same words, or fewer)."""
+    new, old = _content_words(proposal), _content_words(existing)
+    if not new:
+        return True
+    if new <= old:
+        return True
+    return len(new & old) / len(new | old) >= 0.8
+
+
+def already_known(store: Store, proposal: str, also: Sequence[str] = ()) -> bool:
+    """Whether an active or staged memory (or one of `also`) already says this."""
+    if any(restates(proposal, text) for text in also):
+        return True
+    candidates = store.memories.list(
+        status=(MemoryStatus.ACTIVE, MemoryStatus.STAGED), text=proposal, match_any=True, limit=25
+    )
+    return any(restates(proposal, memory.content) for memory in candidates)
+
+
+def format_exchange(messages: Sequence[ChatMessage]) -> str:
+    """The exchange as the extractor reads it: who said what, nothing else."""
+    lines = []
+    for message in messages:
+        if message.role == "user":
+            lines.append(f"Owner: {message.content}")
+        elif message.role == "assistant" and message.content.strip():
+            lines.append(f"Assistant: {message.content}")
+    text = "\n\n".join(lines)
+    return text[-MAX_EXCHANGE_CHARS:]
+
+
+def extract(
+    store: Store,
+    chat: ChatProvider,
+    exchange: Sequence[ChatMessage],
+    *,
+    session_id: str | None,
+    now: datetime,
+    timeout: float,
+) -> list[Memory]:
+    """Stage the facts the model proposes from `exchange`; never raises for model trouble."""
+    transcript = format_exchange(exchange)
+    if not transcript.strip():
+        return []
+    today = now.date()
+    system = [SystemBlock(EXTRACTION_PROMPT.format(today=f"{today:%A, %d %B %Y}"))]
+    try:
+        answer = chat.complete(
+            system,
+            [ChatMessage("user", f"<exchange>\n{transcript}\n</exchange>")],
+            max_tokens=1_000,
+            timeout=timeout,
+        )
+    except ProviderError as exc:
+        log.warning("extraction skipped: %s (%s)", exc, exc.kind)
+        return []
+    try:
+        proposals = parse_proposals(answer)
+    except (ValueError, TypeError) as exc:
+        log.warning("extraction answer ignored: %s", exc)
+        return []
+    staged: list[Memory] = []
+    for proposal in proposals:
+        if proposal.confidence < MIN_CONFIDENCE:
+            continue
+        content = absolutise(proposal.content, today)
+        if already_known(store, content, also=[m.content for m in staged]):
+            log.info("extraction dropped a restatement of a stored memory")
+            continue
+        try:
+            staged.append(
+                store.memories.stage(
+                    content,
+                    type=proposal.type,
+                    entities=proposal.entities,
+                    confidence=proposal.confidence,
+                    source=MemorySource.EXTRACTION,
+                    session_id=session_id,
+                    now=now,
+                )
+            )
+        except InvalidInputError as exc:
+            log.warning("extraction proposal refused: %s", exc)
+    return staged
