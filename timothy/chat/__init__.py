@@ -1,0 +1,1 @@
+"""A conversation turn: stable prefix + recall, streaming, tools, extraction, compaction."""

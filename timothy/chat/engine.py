@@ -1,0 +1,611 @@
+"""The chat engine: one turn, from the owner's message to the streamed reply and what follows.
+
+The app, the CLI and the tests all drive this. The degradation contract: the owner's message
+is saved first; recall, extraction, titles and compaction can each fail or time out and the
+turn goes on without them. Only the chat provider itself failing fails the turn, and then
+the owner's message is still kept and a retry (`regenerate`) works.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
+from datetime import datetime
+from typing import Any
+
+from timothy.chat.events import (
+    BackgroundEvent,
+    FactsProposed,
+    MemorySaved,
+    RecallFinished,
+    ReplyDelta,
+    SessionCompacted,
+    TitleChanged,
+    ToolFinished,
+    ToolStarted,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+    TurnStarted,
+    UsageReported,
+)
+from timothy.chat.prompt import STABLE_PREFIX, context_section, system_blocks
+from timothy.chat.settings import ChatSettings
+from timothy.errors import ErrorKind, InvalidInputError, ProviderError
+from timothy.memory.extraction import extract, format_exchange
+from timothy.memory.remember import REMEMBER_TOOL, apply_remember
+from timothy.providers.base import (
+    CancelToken,
+    ChatMessage,
+    ChatProvider,
+    EmbeddingProvider,
+    Stop,
+    SystemBlock,
+    TextDelta,
+    ToolCall,
+    ToolCallEvent,
+    Usage,
+)
+from timothy.retrieval.recall import Recaller
+from timothy.retrieval.settings import RecallSettings
+from timothy.settings import Settings
+from timothy.store import Store
+from timothy.store.records import (
+    Message,
+    MessageRole,
+    MessageStatus,
+    Session,
+    StoredToolCall,
+    utc_now,
+)
+from timothy.tokens import count_tokens
+
+log = logging.getLogger(__name__)
+
+# One streamed reply: its text, the tool calls it made, usage, and whether it was cancelled.
+RoundResult = tuple[str, list[ToolCall], Usage | None, bool]
+
+MAX_MESSAGE_CHARS = 200_000
+RECALL_GRACE_SECONDS = 0.25
+
+TITLE_PROMPT = (
+    "Write a title for this conversation: at most six words, no quotes, no final full "
+    "stop. Answer with the title only."
+)
+SUMMARY_PROMPT = (
+    "Summarise the conversation below for your own later reference, so that you can carry "
+    "on from it without the full text. Keep names, numbers, dates, decisions, open "
+    "questions and what the owner asked for. Write plain prose, at most 300 words. Do not "
+    "add anything that is not in the conversation."
+)
+
+
+def fallback_title(text: str) -> str:
+    """The first words of the first message, until a better title arrives."""
+    words = text.split()
+    title = " ".join(words[:6])
+    if len(title) > 60:
+        title = title[:59].rstrip() + "…"
+    elif len(words) > 6:
+        title += "…"
+    return title or "New conversation"
+
+
+def clean_model_title(answer: str) -> str | None:
+    line = answer.strip().splitlines()[0] if answer.strip() else ""
+    line = line.strip().strip("\"'“”‘’*#").strip().rstrip(".")
+    if not line:
+        return None
+    words = line.split()
+    return " ".join(words[:8])[:80]
+
+
+class ChatEngine:
+    """Turns, sessions and the background work that follows them."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        chat: ChatProvider | None,
+        embedder: EmbeddingProvider | None = None,
+        settings: Settings | None = None,
+        recall_settings: RecallSettings | None = None,
+        chat_settings: ChatSettings | None = None,
+        recaller: Recaller | None = None,
+    ) -> None:
+        self.store = store
+        self.chat = chat
+        self.settings = settings or Settings()
+        self.recall_settings = recall_settings or RecallSettings()
+        self.chat_settings = chat_settings or ChatSettings()
+        self.recaller = recaller or Recaller(store, self.recall_settings, embedder)
+        self.background_listeners: list[Callable[[BackgroundEvent], None]] = []
+        # One background thread: extraction, titles and compaction of a session run in order.
+        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="timothy-bg")
+        self._pending: set[Future[None]] = set()
+        self._pending_lock = threading.Lock()
+
+    # -- policy ------------------------------------------------------------------------
+
+    def memories_allowed(self) -> bool:
+        """The owner's per-provider switch: "use my memories with this provider"."""
+        if self.chat is None:
+            return False
+        section = getattr(self.settings, self.chat.name, None)
+        return bool(getattr(section, "use_memories", True))
+
+    # -- turns -------------------------------------------------------------------------
+
+    def send(
+        self,
+        text: str,
+        *,
+        session_id: str | None = None,
+        cancel: CancelToken | None = None,
+        now: datetime | None = None,
+    ) -> Iterator[TurnEvent]:
+        """One turn: save the owner's message, recall, stream the reply, run tools."""
+        if not text.strip():
+            raise InvalidInputError("There is nothing to send.")
+        if len(text) > MAX_MESSAGE_CHARS:
+            raise InvalidInputError(
+                f"A message can be at most {MAX_MESSAGE_CHARS:,} characters; this one has "
+                f"{len(text):,}."
+            )
+        moment = now or utc_now()
+        provider = self.chat.name if self.chat else None
+        model = self.chat.model if self.chat else None
+        if session_id is None:
+            session = self.store.sessions.create(provider=provider, model=model, now=moment)
+            new = True
+        else:
+            session = self.store.sessions.get(session_id)
+            new = False
+        user_message = self.store.sessions.add_message(
+            session.id, MessageRole.USER, text, now=moment
+        )
+        if session.title_source == "none":
+            session = self.store.sessions.set_title(
+                session.id, fallback_title(text), source="fallback"
+            )
+        if self.chat is not None and (session.provider, session.model) != (provider, model):
+            self.store.sessions.set_model(session.id, provider, model)
+        yield TurnStarted(session, user_message, new)
+        yield from self._respond(session, user_message, cancel, moment)
+
+    def regenerate(
+        self, session_id: str, *, cancel: CancelToken | None = None, now: datetime | None = None
+    ) -> Iterator[TurnEvent]:
+        """Answer the last owner message again (after a failure, or for another reply)."""
+        session = self.store.sessions.get(session_id)
+        messages = self.store.sessions.messages(session_id)
+        users = [i for i, m in enumerate(messages) if m.role is MessageRole.USER]
+        if not users:
+            raise InvalidInputError("This conversation has no message to answer.")
+        last = users[-1]
+        if last + 1 < len(messages):
+            self.store.sessions.delete_messages_from(messages[last + 1].id)
+        yield TurnStarted(session, messages[last], False)
+        yield from self._respond(session, messages[last], cancel, now or utc_now())
+
+    def undo_remember(self, memory_id: str) -> None:
+        """Undo a `remember`: the fact is rejected (kept, inspectable, never recalled)."""
+        self.store.memories.reject(memory_id)
+
+    def _respond(
+        self,
+        session: Session,
+        user_message: Message,
+        cancel: CancelToken | None,
+        now: datetime,
+    ) -> Iterator[TurnEvent]:
+        chat = self.chat
+        if chat is None:
+            yield TurnFailed(
+                "No chat provider is set up yet: choose one in Settings.",
+                ErrorKind.NOT_CONFIGURED.value,
+                None,
+            )
+            return
+        compacted = self._compact_if_needed(session.id, now)
+        if compacted is not None:
+            self._notify(compacted)
+        recall = self._recall(user_message.content, now)
+        yield recall
+        summary = self._current_summary(session.id)
+        system = system_blocks(STABLE_PREFIX, context_section(now, summary), recall.block)
+        history = self._history(session.id)
+        final: Message | None = None
+        for round_number in range(self.chat_settings.max_tool_rounds + 1):
+            may_use_tools = round_number < self.chat_settings.max_tool_rounds
+            assistant = self.store.sessions.add_message(
+                session.id,
+                MessageRole.ASSISTANT,
+                "",
+                status=MessageStatus.STREAMING,
+                provider=chat.name,
+                model=chat.model,
+                now=now,
+            )
+            self.store.sessions.update_message(
+                assistant.id, memory_block=recall.block, recall=recall.recall
+            )
+            outcome = yield from self._stream_round(chat, system, history, assistant, cancel)
+            if isinstance(outcome, TurnFailed):
+                yield outcome
+                return
+            text, calls, usage, cancelled = outcome
+            tokens = _usage_fields(usage)
+            if cancelled:
+                final = self.store.sessions.update_message(
+                    assistant.id, content=text, status=MessageStatus.CANCELLED, **tokens
+                )
+                yield TurnFinished(final)
+                return
+            if calls and may_use_tools:
+                self.store.sessions.update_message(
+                    assistant.id,
+                    content=text,
+                    status=MessageStatus.COMPLETE,
+                    tool_calls=[StoredToolCall(c.id, c.name, c.arguments) for c in calls],
+                    **tokens,
+                )
+                history.append(ChatMessage("assistant", text, tool_calls=tuple(calls)))
+                for call in calls:
+                    yield ToolStarted(call.id, call.name, call.arguments)
+                    result, saved = self._run_tool(call, session.id, now)
+                    if saved is not None:
+                        yield saved
+                    self.store.sessions.add_message(
+                        session.id, MessageRole.TOOL, result, tool_call_id=call.id, now=now
+                    )
+                    history.append(ChatMessage("tool", result, tool_call_id=call.id))
+                    yield ToolFinished(call.id, call.name, result)
+                continue
+            if calls:
+                log.warning("the model kept calling tools after %d rounds; stopped", round_number)
+            final = self.store.sessions.update_message(
+                assistant.id, content=text, status=MessageStatus.COMPLETE, **tokens
+            )
+            break
+        assert final is not None
+        yield TurnFinished(final)
+        self._after_turn(session.id, user_message, final, now)
+
+    def _stream_round(
+        self,
+        chat: ChatProvider,
+        system: Sequence[SystemBlock],
+        history: Sequence[ChatMessage],
+        assistant: Message,
+        cancel: CancelToken | None,
+    ) -> Generator[TurnEvent, None, RoundResult | TurnFailed]:
+        """Stream one model reply; returns (text, tool calls, usage, cancelled) or TurnFailed."""
+        parts: list[str] = []
+        calls: list[ToolCall] = []
+        usage: Usage | None = None
+        stop: str | None = None
+        try:
+            for event in chat.stream(
+                system,
+                history,
+                [REMEMBER_TOOL],
+                cancel=cancel,
+                max_tokens=self.chat_settings.max_reply_tokens,
+            ):
+                if isinstance(event, TextDelta):
+                    parts.append(event.text)
+                    yield ReplyDelta(event.text)
+                elif isinstance(event, ToolCallEvent):
+                    calls.append(event.call)
+                elif isinstance(event, Usage):
+                    usage = event
+                    yield UsageReported(
+                        event.input_tokens, event.output_tokens, event.cached_tokens
+                    )
+                elif isinstance(event, Stop):
+                    stop = event.reason
+        except ProviderError as exc:
+            return self._failed(assistant, "".join(parts), str(exc), exc.kind)
+        except Exception as exc:  # a provider bug must not lose the turn's record
+            log.exception("chat stream failed unexpectedly")
+            return self._failed(
+                assistant, "".join(parts), f"The reply failed: {exc}", ErrorKind.UNKNOWN
+            )
+        cancelled = stop == "cancelled" or (cancel is not None and cancel.cancelled)
+        return "".join(parts), [] if cancelled else calls, usage, cancelled
+
+    def _failed(self, assistant: Message, partial: str, error: str, kind: str) -> TurnFailed:
+        if partial:
+            kept: Message | None = self.store.sessions.update_message(
+                assistant.id, content=partial, status=MessageStatus.FAILED, error=error
+            )
+        else:
+            self.store.sessions.delete_messages_from(assistant.id)
+            kept = None
+        return TurnFailed(error, str(kind), kept)
+
+    def _run_tool(
+        self, call: ToolCall, session_id: str, now: datetime
+    ) -> tuple[str, MemorySaved | None]:
+        if call.name != REMEMBER_TOOL.name:
+            return f'{{"error": "there is no tool named {call.name!r}"}}', None
+        outcome = apply_remember(
+            self.store,
+            call.arguments,
+            session_id=session_id,
+            ask_before_saving=self.settings.memory.ask_before_saving,
+            now=now,
+        )
+        saved = None if outcome.memory is None else MemorySaved(outcome.memory, outcome.staged)
+        return outcome.result, saved
+
+    # -- recall ------------------------------------------------------------------------
+
+    def _recall(self, query: str, now: datetime) -> RecallFinished:
+        """The memory block for this turn, within the recall bound, or none (never raises)."""
+        if not self.memories_allowed():
+            return RecallFinished("", 0, None, "memories are off for this provider")
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                box["result"] = self.recaller.recall(query, now=now)
+            except Exception as exc:
+                box["error"] = exc
+            finally:
+                done.set()
+
+        # A thread of its own: a hung store or provider can't hold up this turn or the next.
+        threading.Thread(target=run, name="timothy-recall", daemon=True).start()
+        if not done.wait(self.recall_settings.time_bound_seconds + RECALL_GRACE_SECONDS):
+            log.warning("recall timed out; the turn goes on without memories")
+            return RecallFinished("", 0, None, "recall timed out")
+        if "error" in box:
+            log.warning("recall failed; the turn goes on without memories: %s", box["error"])
+            return RecallFinished("", 0, None, "recall failed")
+        result = box["result"]
+        note = None if result.block else "nothing relevant was found"
+        return RecallFinished(result.block, int(result.tokens), result.to_json(), note)
+
+    # -- history -----------------------------------------------------------------------
+
+    def _current_summary(self, session_id: str) -> str | None:
+        summaries = [
+            m
+            for m in self.store.sessions.messages(session_id, include_compacted=False)
+            if m.role is MessageRole.SUMMARY
+        ]
+        return summaries[-1].content if summaries else None
+
+    def _history(self, session_id: str) -> list[ChatMessage]:
+        """The conversation as the model sees it: compacted turns and summaries left out,
+        consecutive owner messages joined, tool calls kept only with their results."""
+        stored = self.store.sessions.messages(session_id, include_compacted=False)
+        answered = {m.tool_call_id for m in stored if m.role is MessageRole.TOOL}
+        history: list[ChatMessage] = []
+        for message in stored:
+            if message.role is MessageRole.USER:
+                if history and history[-1].role == "user":
+                    history[-1] = ChatMessage(
+                        "user", history[-1].content + "\n\n" + message.content
+                    )
+                else:
+                    history.append(ChatMessage("user", message.content))
+            elif message.role is MessageRole.ASSISTANT:
+                calls = tuple(
+                    ToolCall(c.id, c.name, c.arguments)
+                    for c in message.tool_calls
+                    if c.id in answered
+                )
+                if not message.content.strip() and not calls:
+                    continue
+                history.append(ChatMessage("assistant", message.content, tool_calls=calls))
+            elif (
+                message.role is MessageRole.TOOL
+                and history
+                and history[-1].role in ("assistant", "tool")
+            ):
+                history.append(
+                    ChatMessage("tool", message.content, tool_call_id=message.tool_call_id)
+                )
+        while history and history[0].role != "user":
+            history.pop(0)
+        return history
+
+    # -- after the turn ----------------------------------------------------------------
+
+    def _after_turn(
+        self, session_id: str, user_message: Message, reply: Message, now: datetime
+    ) -> None:
+        chat = self.chat
+        if chat is None:
+            return
+        session = self.store.sessions.get(session_id)
+        if session.title_source in ("none", "fallback"):
+            self._submit(lambda: self._write_title(chat, session_id, user_message, reply))
+        if self.memories_allowed() and self.settings.memory.extraction_enabled:
+            exchange = [
+                ChatMessage("user", user_message.content),
+                ChatMessage("assistant", reply.content),
+            ]
+            self._submit(lambda: self._extract(chat, session_id, exchange, now))
+
+    def _extract(
+        self, chat: ChatProvider, session_id: str, exchange: list[ChatMessage], now: datetime
+    ) -> None:
+        staged = extract(
+            self.store,
+            chat,
+            exchange,
+            session_id=session_id,
+            now=now,
+            timeout=self.chat_settings.extraction_timeout_seconds,
+        )
+        if staged:
+            self._notify(FactsProposed(session_id, tuple(staged)))
+
+    def _write_title(
+        self, chat: ChatProvider, session_id: str, user_message: Message, reply: Message
+    ) -> None:
+        exchange = format_exchange(
+            [ChatMessage("user", user_message.content), ChatMessage("assistant", reply.content)]
+        )
+        try:
+            answer = chat.complete(
+                [SystemBlock(TITLE_PROMPT)],
+                [ChatMessage("user", exchange[:4_000])],
+                max_tokens=30,
+                timeout=self.chat_settings.title_timeout_seconds,
+            )
+        except ProviderError as exc:
+            log.info("no title from the provider (%s); the first words stay", exc.kind)
+            return
+        title = clean_model_title(answer)
+        if title is None:
+            return
+        if self.store.sessions.get(session_id).title_source == "owner":
+            return  # the owner renamed it meanwhile
+        self._notify(TitleChanged(self.store.sessions.set_title(session_id, title, source="auto")))
+
+    # -- compaction --------------------------------------------------------------------
+
+    def transcript_tokens(self, session_id: str) -> int:
+        messages = self.store.sessions.messages(session_id, include_compacted=False)
+        return sum(count_tokens(m.content) for m in messages)
+
+    def _compact_if_needed(self, session_id: str, now: datetime) -> SessionCompacted | None:
+        limit = self.chat_settings.context_window_tokens * self.chat_settings.compact_at_share
+        if self.transcript_tokens(session_id) <= limit:
+            return None
+        try:
+            return self.compact(session_id, now=now)
+        except Exception:
+            log.exception("compaction failed; the conversation goes on uncompacted")
+            return None
+
+    def compact(self, session_id: str, *, now: datetime | None = None) -> SessionCompacted | None:
+        """Summarise older turns into one summary message; the newest stay verbatim.
+
+        Extraction runs over the turns about to be compacted first (its own slice of the
+        compaction time budget), so nothing said there is lost to memory.
+        """
+        chat = self.chat
+        if chat is None:
+            return None
+        moment = now or utc_now()
+        messages = self.store.sessions.messages(session_id, include_compacted=False)
+        cut = max(0, len(messages) - self.chat_settings.keep_recent_messages)
+        # Never split a tool exchange: the kept part starts at an owner message.
+        while cut > 0 and messages[cut].role is not MessageRole.USER:
+            cut -= 1
+        older = messages[:cut]
+        turns = [m for m in older if m.role in (MessageRole.USER, MessageRole.ASSISTANT)]
+        if not turns:
+            return None
+        budget = self.chat_settings.compaction_timeout_seconds
+        extraction_budget = budget * self.chat_settings.compaction_extraction_share
+        if self.memories_allowed() and self.settings.memory.extraction_enabled:
+            self._extract_in_chunks(chat, session_id, turns, moment, extraction_budget)
+        previous = [m.content for m in older if m.role is MessageRole.SUMMARY]
+        transcript = format_exchange([ChatMessage(m.role.value, m.content) for m in turns])  # type: ignore[arg-type]
+        if previous:
+            transcript = "Earlier summary:\n" + previous[-1] + "\n\n" + transcript
+        summary_text = chat.complete(
+            [SystemBlock(SUMMARY_PROMPT)],
+            [ChatMessage("user", transcript)],
+            max_tokens=600,
+            timeout=budget - extraction_budget,
+        ).strip()
+        if not summary_text:
+            return None
+        summary = self.store.sessions.add_message(
+            session_id, MessageRole.SUMMARY, summary_text, now=moment
+        )
+        self.store.sessions.mark_compacted([m.id for m in older], summary.id)
+        log.info("compacted %d messages of session %s", len(older), session_id)
+        return SessionCompacted(session_id, summary, len(older))
+
+    def _extract_in_chunks(
+        self,
+        chat: ChatProvider,
+        session_id: str,
+        turns: list[Message],
+        now: datetime,
+        budget: float,
+    ) -> None:
+        deadline = time.monotonic() + budget
+        chunk: list[ChatMessage] = []
+        size = 0
+        chunks: list[list[ChatMessage]] = []
+        for message in turns:
+            chunk.append(ChatMessage(message.role.value, message.content))  # type: ignore[arg-type]
+            size += len(message.content)
+            if size > 12_000:
+                chunks.append(chunk)
+                chunk, size = [], 0
+        if chunk:
+            chunks.append(chunk)
+        for part in chunks:
+            remaining = deadline - time.monotonic()
+            if remaining <= 1:
+                log.warning("pre-compaction extraction ran out of its time budget")
+                return
+            staged = extract(
+                self.store, chat, part, session_id=session_id, now=now, timeout=remaining
+            )
+            if staged:
+                self._notify(FactsProposed(session_id, tuple(staged)))
+
+    # -- background --------------------------------------------------------------------
+
+    def _submit(self, work: Callable[[], None]) -> None:
+        def guarded() -> None:
+            try:
+                work()
+            except Exception:  # background work never reaches the owner as a crash
+                log.exception("background work failed")
+
+        future = self._background.submit(guarded)
+        with self._pending_lock:
+            self._pending.add(future)
+        future.add_done_callback(self._forget)
+
+    def _forget(self, future: Future[None]) -> None:
+        with self._pending_lock:
+            self._pending.discard(future)
+
+    def _notify(self, event: BackgroundEvent) -> None:
+        for listener in list(self.background_listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("background listener failed")
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait for background work (extraction, titles) to finish; True if it did."""
+        with self._pending_lock:
+            pending = set(self._pending)
+        if not pending:
+            return True
+        _, not_done = wait_futures(pending, timeout=timeout)
+        return not not_done
+
+    def close(self) -> None:
+        self._background.shutdown(wait=False, cancel_futures=True)
+
+
+def _usage_fields(usage: Usage | None) -> dict[str, Any]:
+    if usage is None:
+        return {}
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cached_tokens": usage.cached_tokens,
+    }
