@@ -1,0 +1,100 @@
+"""Compaction: older turns become one summary, the newest stay verbatim, extraction runs first."""
+
+from __future__ import annotations
+
+import json
+
+from tests.chat.conftest import MakeEngine, run
+from tests.fakes.openai_server import OpenAIServer
+from timothy.chat.events import BackgroundEvent, SessionCompacted
+from timothy.chat.settings import ChatSettings
+from timothy.store import Store
+from timothy.store.records import MessageRole
+
+SMALL = ChatSettings(context_window_tokens=400, compact_at_share=0.5, keep_recent_messages=2)
+
+
+def words(label: str, n: int = 30) -> str:
+    return " ".join(f"{label}{i}" for i in range(n))
+
+
+def test_compaction_keeps_recent_turns_and_extracts_first(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine
+) -> None:
+    engine = make_engine(openai_server, chat_settings=SMALL)
+    heard: list[BackgroundEvent] = []
+    engine.background_listeners.append(heard.append)
+    first_user = "My cat is called Miso. " + words("alpha")
+    openai_server.reply(words("reply-one"))
+    events = run(engine.send(first_user))
+    session_id = events[0].session.id  # type: ignore[union-attr]
+    assert engine.wait_idle(10)  # the title and extraction calls get the default reply
+    openai_server.reply(words("reply-two"))
+    run(engine.send(words("bravo"), session_id=session_id))
+    assert engine.wait_idle(10)
+    assert engine.transcript_tokens(session_id) > 200
+
+    before = len(openai_server.chat_requests)
+    openai_server.reply(
+        json.dumps(
+            {
+                "facts": [
+                    {
+                        "content": "The owner's cat is called Miso",
+                        "entities": ["Miso"],
+                        "confidence": 0.9,
+                    }
+                ]
+            }
+        )
+    )
+    openai_server.reply("The owner introduced their cat Miso and talked about alpha things.")
+    openai_server.reply("Third answer.")
+    run(engine.send("And now the third question?", session_id=session_id))
+    assert engine.wait_idle(10)
+
+    requests = openai_server.chat_requests[before:]
+    extraction, summary, turn = requests[0], requests[1], requests[2]
+    assert not extraction.get("stream") and "durable facts" in json.dumps(extraction)
+    assert "My cat is called Miso" in json.dumps(extraction["messages"])
+    assert not summary.get("stream") and "Summarise" in json.dumps(summary["messages"])
+    assert turn.get("stream")
+    system = turn["messages"][0]["content"]
+    assert "Summary of the earlier part of this conversation:\n" in system
+    assert "introduced their cat Miso" in system
+    sent = [m["content"] for m in turn["messages"][1:]]
+    assert sent[0].startswith("bravo0")  # the kept turns start at an owner message
+    assert all("alpha0" not in text for text in sent)
+    assert sent[-1] == "And now the third question?"
+
+    stored = store.sessions.messages(session_id)
+    [summary_message] = [m for m in stored if m.role is MessageRole.SUMMARY]
+    compacted = [m for m in stored if m.compacted_by == summary_message.id]
+    assert [m.content for m in compacted] == [first_user, words("reply-one")]
+    assert len(stored) == 7  # 3 turns and the summary: nothing the owner said is deleted
+    staged = store.memories.list(status="staged", session_id=session_id)
+    assert [m.content for m in staged] == ["The owner's cat is called Miso"]
+    assert [e.compacted for e in heard if isinstance(e, SessionCompacted)] == [2]
+
+
+def test_a_failed_summary_leaves_the_conversation_whole(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine
+) -> None:
+    engine = make_engine(openai_server, chat_settings=SMALL)
+    engine.settings = engine.settings.replace(
+        memory=engine.settings.memory.__class__(extraction_enabled=False)
+    )
+    openai_server.reply(words("one"))
+    events = run(engine.send(words("alpha")))
+    session_id = events[0].session.id  # type: ignore[union-attr]
+    assert engine.wait_idle(10)
+    openai_server.reply(words("two"))
+    run(engine.send(words("bravo"), session_id=session_id))
+    assert engine.wait_idle(10)
+    openai_server.fail(400)  # the summary call
+    openai_server.reply("Still here.")
+    events = run(engine.send("third", session_id=session_id))
+    assert events[-1].message.content == "Still here."  # type: ignore[union-attr]
+    stored = store.sessions.messages(session_id)
+    assert not [m for m in stored if m.role is MessageRole.SUMMARY]
+    assert all(m.compacted_by is None for m in stored)
