@@ -45,3 +45,33 @@ def test_wrong_types_fall_back_to_defaults_field_by_field() -> None:
     assert loaded.openai.timeout_seconds == OpenAISettings().timeout_seconds
     assert loaded.openai.use_memories is True
     assert loaded.bedrock == Settings().bedrock
+
+
+def test_recall_and_chat_sections_round_trip_and_survive_bad_values() -> None:
+    from timothy.chat.settings import ChatSettings
+    from timothy.retrieval.settings import RecallSettings
+    from timothy.store.records import MemoryType
+
+    settings = Settings(
+        recall=RecallSettings(
+            token_budget=1500,
+            half_life_days={"episodic": 30.0},
+            type_weights={"preference": 1.5},
+        ),
+        chat=ChatSettings(compact_at_share=0.6),
+    )
+    save_settings(settings)
+    data = json.loads(settings_path().read_text(encoding="utf-8"))
+    assert data["recall"]["half_life_days"]["episodic"] == 30.0
+    loaded = load_settings()
+    assert loaded == settings
+    assert loaded.recall.half_life(MemoryType.EPISODIC) == 30.0
+    assert loaded.recall.weight(MemoryType.PREFERENCE) == 1.5
+
+    data["recall"]["half_life_days"] = {"episodic": -5}  # out of range: the section resets
+    data["chat"]["keep_recent_messages"] = "many"  # wrong type: that field resets
+    settings_path().write_text(json.dumps(data), encoding="utf-8")
+    loaded = load_settings()
+    assert loaded.recall == RecallSettings()
+    assert loaded.chat.keep_recent_messages == ChatSettings().keep_recent_messages
+    assert loaded.chat.compact_at_share == 0.6

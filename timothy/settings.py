@@ -6,8 +6,10 @@ dataclass beside its code; this module composes them and handles the file.
 
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import dataclasses
+import enum
 import json
 import logging
 import os
@@ -19,6 +21,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from timothy import paths
+from timothy.chat.settings import ChatSettings
+from timothy.errors import InvalidInputError
+from timothy.retrieval.settings import RecallSettings
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +72,29 @@ class Settings:
     openai: OpenAISettings = field(default_factory=OpenAISettings)
     bedrock: BedrockSettings = field(default_factory=BedrockSettings)
     memory: MemoryPolicySettings = field(default_factory=MemoryPolicySettings)
+    recall: RecallSettings = field(default_factory=RecallSettings)
+    chat: ChatSettings = field(default_factory=ChatSettings)
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        converted = to_json(self)
+        assert isinstance(converted, dict)
+        return converted
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
+
+
+def to_json(value: Any) -> Any:
+    """Settings as plain JSON values (enum keys and values by name, mappings as objects)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {item.name: to_json(getattr(value, item.name)) for item in dataclasses.fields(value)}
+    if isinstance(value, collections.abc.Mapping):
+        return {to_json(key): to_json(item) for key, item in value.items()}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, list | tuple):
+        return [to_json(item) for item in value]
+    return value
 
 
 def settings_path() -> Path:
@@ -95,7 +117,7 @@ def _coerce(kind: Any, value: Any, default: Any) -> Any:
             if coerced is not _MISSING:
                 return coerced
         return default
-    if origin is dict:
+    if origin in (dict, collections.abc.Mapping):
         _key_kind, value_kind = typing.get_args(kind)
         if not isinstance(value, dict):
             return default
@@ -136,7 +158,11 @@ def from_json(cls: type[T], data: dict[str, Any]) -> T:
             coerced = _coerce(hints[item.name], data[item.name], default)
             if coerced is not _MISSING:
                 values[item.name] = coerced
-    return cls(**values)
+    try:
+        return cls(**values)
+    except (InvalidInputError, ValueError, TypeError) as exc:
+        log.warning("settings section %s unusable (%s); using its defaults", cls.__name__, exc)
+        return cls()
 
 
 def load_settings(path: Path | None = None) -> Settings:

@@ -121,8 +121,8 @@ class ChatEngine:
         self.store = store
         self.chat = chat
         self.settings = settings or Settings()
-        self.recall_settings = recall_settings or RecallSettings()
-        self.chat_settings = chat_settings or ChatSettings()
+        self.recall_settings = recall_settings or self.settings.recall
+        self.chat_settings = chat_settings or self.settings.chat
         self.recaller = recaller or Recaller(store, self.recall_settings, embedder)
         self.background_listeners: list[Callable[[BackgroundEvent], None]] = []
         # One background thread: extraction, titles and compaction of a session run in order.

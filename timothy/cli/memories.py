@@ -13,7 +13,7 @@ from typing import Any
 from timothy.cli.context import Context, add_json, add_now
 from timothy.errors import InvalidInputError, StoreError, TimothyError
 from timothy.retrieval.fading import fading
-from timothy.retrieval.settings import RecallSettings
+from timothy.settings import load_settings
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
 from timothy.store.transfer import export_memories, import_memories
 
@@ -241,7 +241,7 @@ def cmd_chain(ctx: Context) -> int:
 
 
 def cmd_fading(ctx: Context) -> int:
-    found = fading(ctx.store().memories, RecallSettings(), ctx.now())
+    found = fading(ctx.store().memories, load_settings().recall, ctx.now())
     for item in found:
         if ctx.json:
             ctx.print_json(item.to_json())

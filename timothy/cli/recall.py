@@ -12,7 +12,7 @@ from typing import Any
 from timothy.cli.context import Context, add_json, add_now
 from timothy.errors import InvalidInputError, TimothyError
 from timothy.providers.factory import query_embedder
-from timothy.retrieval import Recaller, RecallResult, RecallSettings
+from timothy.retrieval import Recaller, RecallResult
 from timothy.settings import load_settings
 from timothy.store.records import parse_time
 
@@ -51,8 +51,9 @@ def _recaller(ctx: Context) -> Recaller:
     active model: during a switch of embedding model, still the old one)."""
     store = ctx.store()
     active = store.vectors.active_model()
-    embedder = query_embedder(load_settings(), active.name if active else None)
-    return Recaller(store, RecallSettings(), embedder=embedder)
+    settings = load_settings()
+    embedder = query_embedder(settings, active.name if active else None)
+    return Recaller(store, settings.recall, embedder=embedder)
 
 
 def _report_legs(ctx: Context, result: RecallResult) -> None:
