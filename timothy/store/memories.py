@@ -8,6 +8,7 @@ import logging
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -39,8 +40,34 @@ COLUMNS = (
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 # What happened to a memory, told to listeners after the write committed
-# (the embedding queue listens for "added", "promoted" and "superseded").
+# (the embedding queue listens for "added", "promoted" and "superseded"; a consolidation
+# merge tells "superseded" with the canonical memory, a confidence decay tells "decayed").
 MemoryListener = Callable[[str, Memory], None]
+
+# The moment a memory's staleness counts from: its last confirmation, or its creation.
+_CONFIRMED_OR_CREATED = "coalesce(m.last_confirmed_at, m.created_at)"
+_RETRIEVED_OR_CREATED = "coalesce(m.last_retrieved_at, m.created_at)"
+
+
+@dataclass(frozen=True, slots=True)
+class StaleMemory:
+    """An active memory unconfirmed since `anchor`, and how many whole stale periods since
+    then have already lowered its confidence (0 when none has)."""
+
+    memory: Memory
+    anchor: datetime
+    decayed_periods: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConfidenceDecay:
+    """Lower one memory's confidence, recording that it now reflects `periods` stale periods
+    counted from `anchor` (which must still be the memory's anchor when this is written)."""
+
+    memory_id: str
+    anchor: datetime
+    periods: int
+    confidence: float
 
 
 def validate_content(content: str) -> str:
@@ -567,3 +594,182 @@ class MemoryRepository:
                 "WHERE id IN (SELECT value FROM json_each(?))",
                 (format_time(now or utc_now()), json.dumps(ids)),
             )
+
+    # -- consolidation -----------------------------------------------------------------
+
+    def merge(
+        self, member_ids: Sequence[str], content: str, *, now: datetime | None = None
+    ) -> Memory:
+        """Replace near-duplicates by one canonical memory, in one transaction.
+
+        The canonical memory is inserted active with source `consolidation` and every member
+        is marked superseded by it, so each member's chain leads to it and its chain holds
+        them all. It takes the members' type, the union of their entities (oldest member's
+        first), their highest confidence, their newest `last_confirmed_at` and
+        `last_retrieved_at`, and their session when they all share one. `supersedes` names
+        the newest member: the version an edit would have replaced (the others point at the
+        canonical memory through `superseded_by`, which is what `chain` follows).
+        Changes nothing, and raises, unless every member exists, is active and is of one type.
+        """
+        ids = list(dict.fromkeys(member_ids))
+        if len(ids) < 2:
+            raise InvalidInputError("A merge needs at least two different memories.")
+        text = validate_content(content)
+        moment = now or utc_now()
+        with self.db.write() as conn:
+            rows = conn.execute(
+                f"SELECT {COLUMNS} FROM memories m "
+                "WHERE m.id IN (SELECT value FROM json_each(?)) ORDER BY m.created_at, m.seq",
+                (json.dumps(ids),),
+            ).fetchall()
+            members = rows_to_memories(conn, rows)
+            seqs: dict[str, Any] = {
+                memory.id: row[0] for memory, row in zip(members, rows, strict=True)
+            }
+            missing = [memory_id for memory_id in ids if memory_id not in seqs]
+            if missing:
+                raise NotFoundError(f"No memory has the id {missing[0]!r}.")
+            for member in members:
+                if member.status is not MemoryStatus.ACTIVE:
+                    raise IllegalTransitionError(
+                        f"Memory {member.id} is {member.status.value}; only active memories "
+                        "can be merged."
+                    )
+            types = {member.type for member in members}
+            if len(types) > 1:
+                raise InvalidInputError(
+                    "Only memories of one type can be merged; these are "
+                    + ", ".join(sorted(t.value for t in types))
+                    + "."
+                )
+            confirmed = [m.last_confirmed_at for m in members if m.last_confirmed_at is not None]
+            retrieved = [m.last_retrieved_at for m in members if m.last_retrieved_at is not None]
+            sessions = {member.session_id for member in members}
+            canonical = Memory(
+                id=new_id(moment),
+                type=members[0].type,
+                content=text,
+                status=MemoryStatus.ACTIVE,
+                confidence=max(member.confidence for member in members),
+                source=MemorySource.CONSOLIDATION,
+                session_id=sessions.pop() if len(sessions) == 1 else None,
+                supersedes=members[-1].id,
+                superseded_by=None,
+                created_at=moment,
+                last_confirmed_at=max(confirmed) if confirmed else None,
+                last_retrieved_at=max(retrieved) if retrieved else None,
+                entities=tuple(
+                    name
+                    for name, _ in validate_entities(
+                        name for member in members for name in member.entities
+                    )
+                ),
+            )
+            self.insert(conn, canonical)
+            canonical_seq = scalar(conn, "SELECT seq FROM memories WHERE id = ?", (canonical.id,))
+            changed = conn.execute(
+                "UPDATE memories SET status = 'superseded', superseded_by = ? "
+                "WHERE id IN (SELECT value FROM json_each(?)) AND status = 'active' RETURNING id",
+                (canonical.id, json.dumps(ids)),
+            ).fetchall()
+            if len(changed) != len(ids):  # cannot happen inside this transaction; be sure
+                raise IllegalTransitionError("The memories changed meanwhile; try again.")
+            if canonical.last_confirmed_at is not None:
+                # The canonical memory counts its staleness from the newest confirmation, so it
+                # keeps the decay already applied for it: no stale period is taken off twice.
+                anchor = format_time(canonical.last_confirmed_at)
+                conn.execute(
+                    "INSERT INTO memory_decay (memory_seq, anchor, periods, decayed_at) "
+                    "SELECT ?, anchor, max(periods), max(decayed_at) FROM memory_decay "
+                    "WHERE memory_seq IN (SELECT value FROM json_each(?)) AND anchor = ? "
+                    "HAVING count(*) > 0",
+                    (canonical_seq, json.dumps(list(seqs.values())), anchor),
+                )
+        self._notify("superseded", canonical)
+        return canonical
+
+    def unretrieved(self, type: MemoryType | str, since: datetime) -> builtins.list[Memory]:
+        """Active memories of a type neither retrieved nor (when never retrieved) created
+        after `since`, oldest first."""
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {COLUMNS} FROM memories m WHERE m.status = 'active' AND m.type = ? "
+                f"AND {_RETRIEVED_OR_CREATED} <= ? ORDER BY m.seq",
+                (parse_type(type).value, format_time(since)),
+            ).fetchall()
+            return rows_to_memories(conn, rows)
+
+    def archive_unretrieved(
+        self, type: MemoryType | str, since: datetime, *, now: datetime | None = None
+    ) -> builtins.list[Memory]:
+        """Archive, in one transaction, what `unretrieved` lists; returns them archived.
+
+        The condition is checked in the write itself, so a memory recalled a moment ago stays.
+        """
+        with self.db.write() as conn:
+            rows = conn.execute(
+                "UPDATE memories AS m SET status = 'archived' WHERE m.status = 'active' "
+                f"AND m.type = ? AND {_RETRIEVED_OR_CREATED} <= ? RETURNING id",
+                (parse_type(type).value, format_time(since)),
+            ).fetchall()
+        archived = self.get_many(str(row[0]) for row in rows)
+        result = sorted(archived.values(), key=lambda m: (m.created_at, m.id))
+        for memory in result:
+            self._notify("archived", memory)
+        return result
+
+    def unconfirmed(self, type: MemoryType | str, since: datetime) -> builtins.list[StaleMemory]:
+        """Active memories of a type last confirmed (or, never confirmed, created) before
+        `since`, oldest first, each with the stale periods already taken off its confidence."""
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {COLUMNS}, {_CONFIRMED_OR_CREATED}, coalesce(d.periods, 0) "
+                "FROM memories m LEFT JOIN memory_decay d "
+                f"ON d.memory_seq = m.seq AND d.anchor = {_CONFIRMED_OR_CREATED} "
+                f"WHERE m.status = 'active' AND m.type = ? AND {_CONFIRMED_OR_CREATED} < ? "
+                "ORDER BY m.seq",
+                (parse_type(type).value, format_time(since)),
+            ).fetchall()
+            memories = rows_to_memories(conn, rows)
+        return [
+            StaleMemory(memory, parse_time(str(row[13])), int(str(row[14])))
+            for memory, row in zip(memories, rows, strict=True)
+        ]
+
+    def decay(
+        self, changes: Iterable[ConfidenceDecay], *, now: datetime | None = None
+    ) -> builtins.list[Memory]:
+        """Lower confidences in one transaction and record the periods each now reflects.
+
+        A memory that is no longer active, was confirmed since it was read (its anchor moved),
+        or would not go down is left alone. Never deletes. Returns the memories lowered.
+        """
+        moment = format_time(now or utc_now())
+        lowered: builtins.list[str] = []
+        with self.db.write() as conn:
+            for change in changes:
+                confidence = validate_confidence(change.confidence)
+                if change.periods < 1:
+                    raise InvalidInputError("A decay covers at least one stale period.")
+                anchor = format_time(change.anchor)
+                rows = conn.execute(
+                    "UPDATE memories AS m SET confidence = ? WHERE m.id = ? "
+                    f"AND m.status = 'active' AND {_CONFIRMED_OR_CREATED} = ? "
+                    "AND m.confidence > ? RETURNING seq",
+                    (confidence, change.memory_id, anchor, confidence),
+                ).fetchall()
+                if not rows:
+                    continue
+                conn.execute(
+                    "INSERT INTO memory_decay (memory_seq, anchor, periods, decayed_at) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT (memory_seq) DO UPDATE SET "
+                    "anchor = excluded.anchor, periods = excluded.periods, "
+                    "decayed_at = excluded.decayed_at",
+                    (rows[0][0], anchor, change.periods, moment),
+                )
+                lowered.append(change.memory_id)
+        found = self.get_many(lowered)
+        result = [found[memory_id] for memory_id in lowered if memory_id in found]
+        for memory in result:
+            self._notify("decayed", memory)
+        return result

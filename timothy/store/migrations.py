@@ -137,6 +137,18 @@ MIGRATIONS: list[str] = [
     ) WITHOUT ROWID;
     CREATE INDEX vector_changes_by_change ON vector_changes (model_id, change);
     """,
+    # 4: consolidation's decay bookkeeping. For each memory whose confidence was lowered for
+    # going unconfirmed: the moment the stale periods count from (its last_confirmed_at, or
+    # created_at when never confirmed) and how many whole periods have been taken off. A new
+    # confirmation moves the anchor, so a stale record simply stops matching.
+    """
+    CREATE TABLE memory_decay (
+        memory_seq INTEGER PRIMARY KEY REFERENCES memories (seq) ON DELETE CASCADE,
+        anchor TEXT NOT NULL,
+        periods INTEGER NOT NULL CHECK (periods > 0),
+        decayed_at TEXT NOT NULL
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
