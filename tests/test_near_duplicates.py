@@ -1,0 +1,106 @@
+"""Near-duplicate grouping: blocked cosine pairs and the vectorised union-find."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from timothy.memory.near_duplicates import UnionFind, near_duplicate_groups, near_duplicate_pairs
+
+
+def _reference_groups(matrix: npt.NDArray[np.float32], threshold: float) -> list[list[int]]:
+    """Brute force: every pair compared one by one, components by depth-first search."""
+    n = len(matrix)
+    norms = [float(np.linalg.norm(row)) for row in matrix]
+    edges: dict[int, set[int]] = {i: set() for i in range(n)}
+    for i in range(n):
+        for j in range(i + 1, n):
+            if norms[i] == 0 or norms[j] == 0:
+                continue
+            cosine = float(np.dot(matrix[i], matrix[j])) / (norms[i] * norms[j])
+            if cosine >= threshold:
+                edges[i].add(j)
+                edges[j].add(i)
+    seen: set[int] = set()
+    groups = []
+    for start in range(n):
+        if start in seen or not edges[start]:
+            continue
+        stack, component = [start], set()
+        while stack:
+            node = stack.pop()
+            if node in component:
+                continue
+            component.add(node)
+            stack.extend(edges[node] - component)
+        seen |= component
+        groups.append(sorted(component))
+    return sorted(groups)
+
+
+def _clustered(
+    seed: int, clusters: int, size: int, dim: int, noise: float
+) -> npt.NDArray[np.float32]:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(clusters):
+        centre = rng.standard_normal(dim)
+        rows += [centre + noise * rng.standard_normal(dim) for _ in range(size)]
+    rows += list(rng.standard_normal((clusters * 2, dim)))  # loners
+    matrix = np.array(rows, dtype=np.float32).reshape(-1, dim)
+    return matrix[rng.permutation(len(matrix))]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    clusters=st.integers(0, 6),
+    size=st.integers(1, 5),
+    noise=st.sampled_from([0.0, 0.05, 0.2, 0.3, 1.0]),
+    threshold=st.sampled_from([0.5, 0.9, 0.95, 0.99]),
+    block_cells=st.sampled_from([1, 7, 64, 10_000]),
+)
+def test_groups_match_brute_force(
+    seed: int, clusters: int, size: int, noise: float, threshold: float, block_cells: int
+) -> None:
+    matrix = _clustered(seed, clusters, size, 24, noise)
+    found = near_duplicate_groups(matrix, threshold, block_cells=block_cells)
+    assert sorted(group.tolist() for group in found) == _reference_groups(matrix, threshold)
+
+
+def test_pairs_are_each_reported_once_with_the_lower_index_first() -> None:
+    matrix = np.array([[1, 0], [1, 0.01], [0, 1], [1, 0]], dtype=np.float32)
+    pairs = set()
+    for left, right in near_duplicate_pairs(matrix, 0.95, block_cells=3):
+        pairs |= set(zip(left.tolist(), right.tolist(), strict=True))
+    assert pairs == {(0, 1), (0, 3), (1, 3)}
+
+
+def test_scale_does_not_matter_and_zero_rows_match_nothing() -> None:
+    matrix = np.array([[1, 2, 3], [10, 20, 30], [0, 0, 0], [0, 0, 0], [-1, -2, -3]], np.float32)
+    assert [g.tolist() for g in near_duplicate_groups(matrix, 0.95)] == [[0, 1]]
+
+
+def test_a_chain_of_neighbours_is_one_group_even_when_its_ends_differ() -> None:
+    angles = np.radians([0, 15, 30, 45, 90 + 45])
+    matrix = np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
+    # cos(15 degrees) = 0.966: each neighbour is a near-duplicate, the ends are not.
+    assert [g.tolist() for g in near_duplicate_groups(matrix, 0.95)] == [[0, 1, 2, 3]]
+
+
+def test_empty_and_single_row_matrices_have_no_groups() -> None:
+    assert near_duplicate_groups(np.zeros((0, 8), np.float32), 0.95) == []
+    assert near_duplicate_groups(np.ones((1, 8), np.float32), 0.95) == []
+
+
+def test_union_find_joins_a_long_chain_and_a_star() -> None:
+    sets = UnionFind(2_000)
+    left = np.arange(0, 999, dtype=np.intp)
+    sets.union_many(left[::-1].copy(), left[::-1] + 1)  # 0-1-2-...-999, hooked in reverse
+    sets.union_many(np.full(500, 1_500, np.intp), np.arange(1_000, 1_500, dtype=np.intp))
+    groups = [g.tolist() for g in sets.groups(np.arange(2_000, dtype=np.intp))]
+    assert list(range(1_000)) in groups
+    assert list(range(1_000, 1_501)) in groups
+    assert len(groups) == 2 + (2_000 - 1_501)  # everything else on its own
