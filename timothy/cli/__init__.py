@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from timothy import __version__
-from timothy.cli import chat, doctor, embed, memories, providers, recall, sessions
+from timothy.cli import chat, consolidate, doctor, embed, memories, providers, recall, sessions
 from timothy.cli.context import Context, common_options
 from timothy.errors import TimothyError
 from timothy.health import Check
@@ -24,7 +24,7 @@ AppLauncher = Callable[[Path | None], int]
 ExtraChecks = Callable[[], list[Check]]
 
 # Each module adds its subcommands; later features add theirs here.
-COMMAND_MODULES = (memories, recall, chat, sessions, doctor, providers, embed)
+COMMAND_MODULES = (memories, recall, chat, sessions, consolidate, doctor, providers, embed)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,81 @@
+"""`timothy consolidate`: run the daily memory consolidation by hand, or show the last report."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import timedelta
+from typing import Any
+
+from timothy.cli.context import Context, add_json, add_now
+from timothy.memory.consolidation import (
+    ConsolidationReport,
+    ConsolidationSettings,
+    consolidate,
+    due,
+    last_report,
+    last_run,
+)
+from timothy.providers.base import ChatProvider
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "consolidate",
+        parents=[common],
+        help="merge near-duplicate memories, archive stale episodes, decay stale facts",
+        description="Run the daily memory consolidation now (the app runs it once a day).",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="change nothing; report what a run would change"
+    )
+    p.add_argument(
+        "--if-due", action="store_true", help="run only when a day has passed since the last run"
+    )
+    p.add_argument(
+        "--last", action="store_true", help="show the last run's report instead of running"
+    )
+    add_json(p)
+    add_now(p)
+    p.set_defaults(handler=cmd_consolidate)
+
+
+def chat_provider(ctx: Context) -> ChatProvider | None:
+    """The chat model the owner set up, or None (then merging is skipped and reported)."""
+    return None
+
+
+def _print_report(ctx: Context, report: ConsolidationReport) -> None:
+    if ctx.json:
+        ctx.print_json(report.to_json())
+        return
+    for line in report.details():
+        ctx.print(line)
+
+
+def cmd_consolidate(ctx: Context) -> int:
+    args = ctx.args
+    store = ctx.store()
+    settings = ConsolidationSettings()
+    if args.last:
+        report = last_report(store)
+        if report is None:
+            ctx.fail("consolidation has not run yet.")
+            return 1
+        _print_report(ctx, report)
+        return 0
+    now = ctx.now()
+    if args.if_due and not due(store, now, settings):
+        previous = last_run(store)
+        assert previous is not None  # not due means it ran
+        next_due = previous + timedelta(hours=settings.interval_hours)
+        if ctx.json:
+            ctx.print_json({"ran": False, "next_due": next_due.isoformat()})
+        else:
+            ctx.print(
+                f"Not due: the last run was {previous:%Y-%m-%d %H:%M} UTC; next after "
+                f"{next_due:%Y-%m-%d %H:%M} UTC."
+            )
+        return 0
+    report = consolidate(store, chat_provider(ctx), settings, now=now, dry_run=args.dry_run)
+    _print_report(ctx, report)
+    return 1 if report.failed else 0
