@@ -60,20 +60,27 @@ def _clustered(
     size=st.integers(1, 5),
     noise=st.sampled_from([0.0, 0.05, 0.2, 0.3, 1.0]),
     threshold=st.sampled_from([0.5, 0.9, 0.95, 0.99]),
-    block_cells=st.sampled_from([1, 7, 64, 10_000]),
+    row_block=st.sampled_from([1, 3, 8, 1_024]),
+    column_block=st.sampled_from([1, 5, 16, 8_192]),
 )
 def test_groups_match_brute_force(
-    seed: int, clusters: int, size: int, noise: float, threshold: float, block_cells: int
+    seed: int,
+    clusters: int,
+    size: int,
+    noise: float,
+    threshold: float,
+    row_block: int,
+    column_block: int,
 ) -> None:
     matrix = _clustered(seed, clusters, size, 24, noise)
-    found = near_duplicate_groups(matrix, threshold, block_cells=block_cells)
+    found = near_duplicate_groups(matrix, threshold, row_block=row_block, column_block=column_block)
     assert sorted(group.tolist() for group in found) == _reference_groups(matrix, threshold)
 
 
 def test_pairs_are_each_reported_once_with_the_lower_index_first() -> None:
     matrix = np.array([[1, 0], [1, 0.01], [0, 1], [1, 0]], dtype=np.float32)
     pairs = set()
-    for left, right in near_duplicate_pairs(matrix, 0.95, block_cells=3):
+    for left, right in near_duplicate_pairs(matrix, 0.95, row_block=2, column_block=3):
         pairs |= set(zip(left.tolist(), right.tolist(), strict=True))
     assert pairs == {(0, 1), (0, 3), (1, 3)}
 

@@ -1,9 +1,9 @@
 """Near-duplicate groups among embedding vectors: cosine pairs by blocked matrix products,
 joined into groups by a union-find whose hooking and path compression run in numpy.
 
-Nothing here loops over pairs in Python: a block of rows is compared with every later row in
-one matrix product, the pairs above the threshold come out of `np.nonzero`, and the
-union-find takes them a whole block at a time.
+Nothing here loops over pairs in Python: a tile of rows is compared with a tile of later rows
+in one matrix product, the pairs above the threshold come out of `np.nonzero`, and the
+union-find takes them a whole tile at a time.
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ from collections.abc import Iterator
 import numpy as np
 import numpy.typing as npt
 
-# Bound on one block of similarities (rows x later rows, float32): about 64 MB.
-BLOCK_CELLS = 16_000_000
+# One tile of similarities is ROW_BLOCK x COLUMN_BLOCK float32 (32 MB): large enough on both
+# sides for BLAS to run near full speed, small enough to keep memory flat at any store size.
+ROW_BLOCK = 1_024
+COLUMN_BLOCK = 8_192
 
 IndexArray = npt.NDArray[np.intp]
 
@@ -68,20 +70,24 @@ class UnionFind:
 
 def inverse_norms(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """1 / the length of each row; 0 for an all-zero row, which then matches nothing."""
-    norms = np.linalg.norm(matrix, axis=1).astype(np.float32)
-    inverse: npt.NDArray[np.float32] = np.zeros(norms.shape, dtype=np.float32)
-    np.divide(1.0, norms, out=inverse, where=norms > 0)
+    squares = np.einsum("ij,ij->i", matrix, matrix)  # no n x d temporary, unlike norm()
+    inverse: npt.NDArray[np.float32] = np.zeros(squares.shape, dtype=np.float32)
+    np.divide(1.0, np.sqrt(squares), out=inverse, where=squares > 0)
     return inverse
 
 
 def near_duplicate_pairs(
-    matrix: npt.NDArray[np.float32], threshold: float, *, block_cells: int = BLOCK_CELLS
+    matrix: npt.NDArray[np.float32],
+    threshold: float,
+    *,
+    row_block: int = ROW_BLOCK,
+    column_block: int = COLUMN_BLOCK,
 ) -> Iterator[tuple[IndexArray, IndexArray]]:
-    """Every pair (i, j), i < j, of rows whose cosine similarity is >= threshold, a block of
-    rows at a time (each block compared with itself and every later row: each pair once).
+    """Every pair (i, j), i < j, of rows whose cosine similarity is >= threshold, one tile
+    of rows x later rows at a time (tiles left of the diagonal are never computed).
 
-    Rows need not be normalised: each block of dot products is scaled by the inverse norms
-    in place, so no normalised copy of the whole matrix is made.
+    Rows need not be normalised: each tile of dot products is scaled by the inverse norms in
+    place, so no normalised copy of the matrix is made.
     """
     if matrix.ndim != 2:
         raise ValueError("expected a 2-d matrix of row vectors")
@@ -89,25 +95,30 @@ def near_duplicate_pairs(
     inverse = inverse_norms(matrix)
     bar = np.float32(threshold)
     rows = matrix.shape[0]
-    start = 0
-    while start < rows:
-        stop = min(rows, start + max(1, block_cells // (rows - start)))
-        block = matrix[start:stop] @ matrix[start:].T
-        block *= inverse[start:stop, None]
-        block *= inverse[None, start:]
-        local_rows, local_cols = np.nonzero(block >= bar)
-        del block
-        later = local_cols > local_rows  # drops the diagonal and pairs inside the block twice
-        if later.any():
-            yield (
-                (local_rows[later] + start).astype(np.intp),
-                (local_cols[later] + start).astype(np.intp),
-            )
-        start = stop
+    row_block, column_block = max(1, row_block), max(1, column_block)
+    for top in range(0, rows, row_block):
+        bottom = min(rows, top + row_block)
+        band = matrix[top:bottom]
+        for left in range(top, rows, column_block):
+            right = min(rows, left + column_block)
+            tile = band @ matrix[left:right].T
+            tile *= inverse[top:bottom, None]
+            tile *= inverse[None, left:right]
+            tile_rows, tile_columns = np.nonzero(tile >= bar)
+            del tile
+            first = tile_rows.astype(np.intp) + top
+            second = tile_columns.astype(np.intp) + left
+            later = second > first  # drops the diagonal and the pairs below it
+            if later.any():
+                yield first[later], second[later]
 
 
 def near_duplicate_groups(
-    matrix: npt.NDArray[np.float32], threshold: float, *, block_cells: int = BLOCK_CELLS
+    matrix: npt.NDArray[np.float32],
+    threshold: float,
+    *,
+    row_block: int = ROW_BLOCK,
+    column_block: int = COLUMN_BLOCK,
 ) -> list[IndexArray]:
     """Groups (two rows or more) of rows joined by cosine >= threshold, transitively.
 
@@ -115,7 +126,8 @@ def near_duplicate_groups(
     """
     sets = UnionFind(matrix.shape[0])
     touched: list[IndexArray] = []
-    for left, right in near_duplicate_pairs(matrix, threshold, block_cells=block_cells):
+    pairs = near_duplicate_pairs(matrix, threshold, row_block=row_block, column_block=column_block)
+    for left, right in pairs:
         sets.union_many(left, right)
         touched.append(np.unique(np.concatenate([left, right])))
     if not touched:
