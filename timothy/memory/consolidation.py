@@ -597,7 +597,7 @@ def candidate_groups(
     store: Store, ids: Sequence[str], matrix: npt.NDArray[np.float32], threshold: float
 ) -> list[list[Memory]]:
     """Groups of active memories of one type joined by near-duplicate vectors, each oldest
-    first (matrix order is memory order), the groups ordered by their oldest member."""
+    first, the groups in memory order (of their first member stored)."""
     groups = near_duplicate_groups(matrix, threshold)
     if not groups:
         return []
@@ -619,7 +619,8 @@ def candidate_groups(
                     for sub in near_duplicate_groups(matrix[rows], threshold)
                 ]
     found.sort(key=lambda rows: rows[0])
-    return [[members[ids[i]] for i in rows] for rows in found]
+    # Python's sort is stable: members saved at the same moment stay in memory order.
+    return [sorted((members[ids[i]] for i in rows), key=lambda m: m.created_at) for rows in found]
 
 
 def _merge_near_duplicates(store: Store, chat: ChatProvider | None, run: _Run) -> None:
