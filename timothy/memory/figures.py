@@ -7,7 +7,8 @@ these apart, and a wrong merge would silently rewrite what the owner said.
 The guard errs on the side of leaving memories alone: anything it cannot match exactly ("five
 hundred" / "500", "1.500" / "1500", "March 3" / "3/3") counts as different. What it reads:
 - digit runs in any script, with inner separators ("1,500", "3.5", "10:30", "2024-03-05"),
-  with grouping commas and leading or trailing zeros made irrelevant;
+  and a leading minus; grouping commas ("1,500" = "1500") and leading zeros ("05" = "5") do
+  not matter, trailing decimals do ("3.10" may be a version, not "3.1");
 - English number words and ordinals ("two" = "2", "third" = "3"; "hundred", "dozen", ... as
   themselves; "once", "twice", "half");
 - month and weekday names and today / tomorrow / yesterday / tonight;
