@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import resource
 import statistics
 import tempfile
@@ -69,14 +70,17 @@ def planted_matrix(
     return matrix, sorted(clusters)
 
 
-def median_seconds(action: Callable[[], object], runs: int) -> tuple[float, object]:
-    times = []
+def median_seconds(action: Callable[[], object], runs: int) -> tuple[float, float, object]:
+    """Median wall-clock and CPU seconds of `runs` runs (CPU time, summed over threads, shows
+    the work done even when other programs share the machine), and the last result."""
+    walls, cpus = [], []
     result: object = None
     for _ in range(runs):
-        started = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         result = action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), result
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus), result
 
 
 def peak_mb(action: Callable[[], object]) -> float:
@@ -123,12 +127,12 @@ def bench(count: int, dim: int, runs: int, with_store: bool) -> None:
         f"{len(planted)} planted clusters ({sum(map(len, planted))} memories)"
     )
 
-    seconds, groups = median_seconds(lambda: near_duplicate_groups(matrix, THRESHOLD), runs)
+    seconds, cpu, groups = median_seconds(lambda: near_duplicate_groups(matrix, THRESHOLD), runs)
     found = sorted(group.tolist() for group in groups)  # type: ignore[attr-defined]
     assert found == planted, "the groups found differ from the planted ones"
     extra = peak_mb(lambda: near_duplicate_groups(matrix, THRESHOLD))
     print(
-        f"  grouping (matrix in memory): {seconds:.2f} s median of {runs}, "
+        f"  grouping (matrix in memory): {seconds:.2f} s ({cpu:.2f} s CPU) median of {runs}, "
         f"peak {extra:.0f} MB allocated on top of the matrix; {len(found)} groups, all planted"
     )
     if not with_store:
@@ -144,13 +148,13 @@ def bench(count: int, dim: int, runs: int, with_store: bool) -> None:
             def step() -> object:
                 return consolidate(store, None, now=NOW, dry_run=True)
 
-            seconds, report = median_seconds(step, runs)
+            seconds, cpu, report = median_seconds(step, runs)
             peak = peak_mb(step)
         left = report.left_alone  # type: ignore[attr-defined]
         assert len(left) == len(planted), "the step did not find every planted group"
         print(
             f"  whole step via the store (dry run: read vectors, group, load, guard): "
-            f"{seconds:.2f} s median of {runs}, peak {peak:.0f} MB allocated "
+            f"{seconds:.2f} s ({cpu:.2f} s CPU) median of {runs}, peak {peak:.0f} MB allocated "
             f"(store filled in {filled:.0f} s)"
         )
 
@@ -162,11 +166,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-store", action="store_true", help="skip the store-backed step")
     args = parser.parse_args()
-    print(f"near-duplicate threshold {THRESHOLD}; numpy {np.__version__}")
+    print(
+        f"near-duplicate threshold {THRESHOLD}; numpy {np.__version__}; {os.cpu_count()} CPUs; "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
     for count in args.counts:
         bench(count, args.dim, args.runs, not args.no_store)
     max_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
     print(f"\nprocess peak resident memory over the whole benchmark: {max_rss:.0f} MB")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} (other programs share the CPUs)")
 
 
 if __name__ == "__main__":
