@@ -7,7 +7,12 @@ import numpy.typing as npt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from timothy.memory.near_duplicates import UnionFind, near_duplicate_groups, near_duplicate_pairs
+from timothy.memory.near_duplicates import (
+    UnionFind,
+    near_duplicate_groups,
+    near_duplicate_pairs,
+    true_cells,
+)
 
 
 def _reference_groups(matrix: npt.NDArray[np.float32], threshold: float) -> list[list[int]]:
@@ -62,6 +67,7 @@ def _clustered(
     threshold=st.sampled_from([0.5, 0.9, 0.95, 0.99]),
     row_block=st.sampled_from([1, 3, 8, 1_024]),
     column_block=st.sampled_from([1, 5, 16, 8_192]),
+    projected=st.sampled_from([0, 2, 4, 12]),  # 0: every pair in full; else filter first
 )
 def test_groups_match_brute_force(
     seed: int,
@@ -71,10 +77,37 @@ def test_groups_match_brute_force(
     threshold: float,
     row_block: int,
     column_block: int,
+    projected: int,
 ) -> None:
     matrix = _clustered(seed, clusters, size, 24, noise)
     found = near_duplicate_groups(matrix, threshold, row_block=row_block, column_block=column_block)
     assert sorted(group.tolist() for group in found) == _reference_groups(matrix, threshold)
+
+
+def test_the_projection_filter_finds_exactly_what_the_full_comparison_finds() -> None:
+    # 1,500 rows of 128-d around 300 centres spanning 16 directions (embeddings, too, vary
+    # mostly along a few), with noise that puts many pairs just above and just below each
+    # threshold. With 256 x 512 tiles some tiles have few candidates (checked one by one)
+    # and some many (compared in full).
+    rng = np.random.default_rng(11)
+    basis = np.linalg.qr(rng.standard_normal((128, 16)))[0]
+    centres = rng.standard_normal((300, 16)) @ basis.T
+    noise = rng.standard_normal((1_500, 128)) / np.sqrt(128)
+    scale = rng.uniform(0.2, 1.5, (1_500, 1))
+    matrix = (centres[rng.integers(0, 300, 1_500)] + scale * noise).astype(np.float32)
+    counts = []
+    for threshold in (0.8, 0.9, 0.95, 0.99):
+        full = set()
+        for left, right in near_duplicate_pairs(matrix, threshold, projected=0):
+            full |= set(zip(left.tolist(), right.tolist(), strict=True))
+        filtered = set()
+        for left, right in near_duplicate_pairs(
+            matrix, threshold, projected=16, row_block=256, column_block=512
+        ):
+            filtered |= set(zip(left.tolist(), right.tolist(), strict=True))
+        assert filtered == full
+        counts.append(len(full))
+    assert counts == sorted(counts, reverse=True) and counts[-1] > 100  # real work, each time
 
 
 def test_pairs_are_each_reported_once_with_the_lower_index_first() -> None:
@@ -111,3 +144,17 @@ def test_union_find_joins_a_long_chain_and_a_star() -> None:
     assert list(range(1_000)) in groups
     assert list(range(1_000, 1_501)) in groups
     assert len(groups) == 2 + (2_000 - 1_501)  # everything else on its own
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rows=st.integers(0, 40),
+    columns=st.integers(1, 67),
+    density=st.sampled_from([0.0, 0.01, 0.2, 1.0]),
+    seed=st.integers(0, 2**16),
+)
+def test_true_cells_is_nonzero(rows: int, columns: int, density: float, seed: int) -> None:
+    mask = np.random.default_rng(seed).random((rows, columns)) < density
+    expected = np.nonzero(mask)
+    found = true_cells(mask)
+    assert np.array_equal(found[0], expected[0]) and np.array_equal(found[1], expected[1])

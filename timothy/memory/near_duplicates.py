@@ -2,8 +2,19 @@
 joined into groups by a union-find whose hooking and path compression run in numpy.
 
 Nothing here loops over pairs in Python: a tile of rows is compared with a tile of later rows
-in one matrix product, the pairs above the threshold come out of `np.nonzero`, and the
+in one matrix product, the pairs above the threshold come out of a scan of the tile, and the
 union-find takes them a whole tile at a time.
+
+Comparing every pair in full costs n^2/2 dot products of the whole dimension (50k 1536-d
+vectors: 3.8 TFLOP). An exact filter saves most of it. For unit vectors, cosine >= t means
+|u - v|^2 <= 2 - 2t, and projecting onto orthonormal directions never lengthens a vector,
+so a pair whose projections are further apart than that cannot be a near-duplicate. Pairs
+are first compared in 128 directions (close to the principal ones of a sample, where
+vectors differ most, so few unrelated pairs survive) and only the survivors in full. The
+answer is the same as comparing everything in full; only the work changes (50k planted
+1536-d vectors: 7 s of CPU instead of 48). Where most pairs survive (a store of
+near-identical vectors) a tile falls back to the full comparison, so the worst case costs
+what comparing everything would, plus the projection.
 """
 
 from __future__ import annotations
@@ -17,6 +28,16 @@ import numpy.typing as npt
 # sides for BLAS to run near full speed, small enough to keep memory flat at any store size.
 ROW_BLOCK = 1_024
 COLUMN_BLOCK = 8_192
+# Directions compared first; with fewer than twice as many dimensions, pairs go straight to
+# the full comparison.
+PROJECTED = 128
+# A tile where more than this share of pairs survive the projection is compared in full: one
+# matrix product is then cheaper than gathering the survivors' rows.
+DENSE_TILE = 0.005
+PROJECTION_SAMPLE = 4_096
+# Float32 rounding in lengths and projections is far below this; it keeps the filter exact.
+SLACK = 1e-4
+VERIFY_CHUNK = 4_096
 
 IndexArray = npt.NDArray[np.intp]
 
@@ -76,41 +97,126 @@ def inverse_norms(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     return inverse
 
 
+def principal_directions(
+    matrix: npt.NDArray[np.float32], inverse: npt.NDArray[np.float32], count: int, seed: int = 0
+) -> npt.NDArray[np.float32]:
+    """`count` orthonormal directions (rows) close to the principal ones of a sample of the
+    unit rows (one randomized power iteration). Any orthonormal rows keep the filter exact;
+    principal ones make it sharp."""
+    rng = np.random.default_rng(seed)
+    rows = matrix.shape[0]
+    picked = np.sort(rng.choice(rows, size=min(rows, PROJECTION_SAMPLE), replace=False))
+    sample = matrix[picked] * inverse[picked, None]
+    sample -= sample.mean(axis=0)  # differences between vectors carry no mean
+    probe = rng.standard_normal((matrix.shape[1], count)).astype(np.float32)
+    # Orthonormalised in float64: the filter is exact only if the directions are.
+    basis, _ = np.linalg.qr((sample.T @ (sample @ probe)).astype(np.float64))
+    directions: npt.NDArray[np.float32] = np.ascontiguousarray(basis.T, dtype=np.float32)
+    return directions
+
+
 def near_duplicate_pairs(
     matrix: npt.NDArray[np.float32],
     threshold: float,
     *,
     row_block: int = ROW_BLOCK,
     column_block: int = COLUMN_BLOCK,
+    projected: int = PROJECTED,
 ) -> Iterator[tuple[IndexArray, IndexArray]]:
     """Every pair (i, j), i < j, of rows whose cosine similarity is >= threshold, one tile
     of rows x later rows at a time (tiles left of the diagonal are never computed).
 
-    Rows need not be normalised: each tile of dot products is scaled by the inverse norms in
-    place, so no normalised copy of the matrix is made.
+    Rows need not be normalised: dot products are scaled by the inverse norms, so no
+    normalised copy of the matrix is made.
     """
     if matrix.ndim != 2:
         raise ValueError("expected a 2-d matrix of row vectors")
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    rows, dimension = matrix.shape
+    if rows < 2:
+        return
     inverse = inverse_norms(matrix)
     bar = np.float32(threshold)
-    rows = matrix.shape[0]
     row_block, column_block = max(1, row_block), max(1, column_block)
+    shadows: npt.NDArray[np.float32] | None = None
+    if projected > 0 and 2 * projected <= dimension:
+        shadows = matrix @ principal_directions(matrix, inverse, projected).T
+        shadows *= inverse[:, None]  # the projections of the unit rows
+        # |a - b|^2 <= reach  <=>  a.b - |a|^2/2 >= |b|^2/2 - reach/2
+        halves = np.einsum("ij,ij->i", shadows, shadows) / 2
+        bars = halves - np.float32((2.0 - 2.0 * threshold + SLACK) / 2)
     for top in range(0, rows, row_block):
         bottom = min(rows, top + row_block)
-        band = matrix[top:bottom]
         for left in range(top, rows, column_block):
             right = min(rows, left + column_block)
-            tile = band @ matrix[left:right].T
-            tile *= inverse[top:bottom, None]
-            tile *= inverse[None, left:right]
-            tile_rows, tile_columns = np.nonzero(tile >= bar)
-            del tile
-            first = tile_rows.astype(np.intp) + top
-            second = tile_columns.astype(np.intp) + left
-            later = second > first  # drops the diagonal and the pairs below it
-            if later.any():
-                yield first[later], second[later]
+            if shadows is None:
+                found = _full_tile(matrix, inverse, bar, top, bottom, left, right)
+            else:
+                tile = shadows[top:bottom] @ shadows[left:right].T
+                tile -= halves[top:bottom, None]
+                near = tile >= bars[None, left:right]
+                del tile
+                first, second = _later_pairs(near, top, left)
+                if first.size > DENSE_TILE * near.size:
+                    found = _full_tile(matrix, inverse, bar, top, bottom, left, right)
+                else:
+                    found = _verified(matrix, inverse, bar, first, second)
+            if found[0].size:
+                yield found
+
+
+def true_cells(mask: npt.NDArray[np.bool_]) -> tuple[IndexArray, IndexArray]:
+    """np.nonzero for a sparse 2-d mask, about 10x faster: it scans the mask 8 cells at a
+    time as 64-bit words and looks closer only inside the words that are not all false."""
+    flat = np.ascontiguousarray(mask).reshape(-1)
+    whole = flat.size - flat.size % 8
+    words = np.flatnonzero(flat[:whole].view(np.uint64))
+    cells = (words[:, None] * 8 + np.arange(8)).reshape(-1)
+    cells = np.concatenate([cells[flat[cells]], np.flatnonzero(flat[whole:]) + whole])
+    rows, columns = np.divmod(cells, mask.shape[1])
+    return rows.astype(np.intp), columns.astype(np.intp)
+
+
+def _later_pairs(mask: npt.NDArray[np.bool_], top: int, left: int) -> tuple[IndexArray, IndexArray]:
+    """The (row, column) pairs of a tile's true cells, in matrix indices, with row < column
+    (drops the diagonal and the pairs below it)."""
+    tile_rows, tile_columns = true_cells(mask)
+    first = tile_rows + top
+    second = tile_columns + left
+    later = second > first
+    return first[later], second[later]
+
+
+def _full_tile(
+    matrix: npt.NDArray[np.float32],
+    inverse: npt.NDArray[np.float32],
+    bar: np.float32,
+    top: int,
+    bottom: int,
+    left: int,
+    right: int,
+) -> tuple[IndexArray, IndexArray]:
+    tile = matrix[top:bottom] @ matrix[left:right].T
+    tile *= inverse[top:bottom, None]
+    tile *= inverse[None, left:right]
+    return _later_pairs(tile >= bar, top, left)
+
+
+def _verified(
+    matrix: npt.NDArray[np.float32],
+    inverse: npt.NDArray[np.float32],
+    bar: np.float32,
+    first: IndexArray,
+    second: IndexArray,
+) -> tuple[IndexArray, IndexArray]:
+    """The candidate pairs whose full cosine reaches the bar (rows gathered a chunk at a
+    time, so memory stays flat however many candidates there are)."""
+    keep = np.zeros(first.size, dtype=bool)
+    for start in range(0, first.size, VERIFY_CHUNK):
+        a, b = first[start : start + VERIFY_CHUNK], second[start : start + VERIFY_CHUNK]
+        cosine = np.einsum("ij,ij->i", matrix[a], matrix[b]) * inverse[a] * inverse[b]
+        keep[start : start + VERIFY_CHUNK] = cosine >= bar
+    return first[keep], second[keep]
 
 
 def near_duplicate_groups(
@@ -119,6 +225,7 @@ def near_duplicate_groups(
     *,
     row_block: int = ROW_BLOCK,
     column_block: int = COLUMN_BLOCK,
+    projected: int = PROJECTED,
 ) -> list[IndexArray]:
     """Groups (two rows or more) of rows joined by cosine >= threshold, transitively.
 
@@ -126,7 +233,9 @@ def near_duplicate_groups(
     """
     sets = UnionFind(matrix.shape[0])
     touched: list[IndexArray] = []
-    pairs = near_duplicate_pairs(matrix, threshold, row_block=row_block, column_block=column_block)
+    pairs = near_duplicate_pairs(
+        matrix, threshold, row_block=row_block, column_block=column_block, projected=projected
+    )
     for left, right in pairs:
         sets.union_many(left, right)
         touched.append(np.unique(np.concatenate([left, right])))
