@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from timothy.cli.context import Context, add_json, add_now
+from timothy.errors import ProviderError
 from timothy.memory.consolidation import (
     ConsolidationReport,
     ConsolidationSettings,
@@ -15,7 +16,9 @@ from timothy.memory.consolidation import (
     last_report,
     last_run,
 )
+from timothy.providers import factory
 from timothy.providers.base import ChatProvider
+from timothy.settings import Settings, load_settings
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -39,9 +42,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=cmd_consolidate)
 
 
-def chat_provider(ctx: Context) -> ChatProvider | None:
-    """The chat model the owner set up, or None (then merging is skipped and reported)."""
-    return None
+def chat_provider(ctx: Context, settings: Settings) -> ChatProvider | None:
+    """The chat model the owner set up, or None: merging is then skipped (and reported),
+    while archival and decay still run."""
+    try:
+        return factory.chat_provider(settings)
+    except ProviderError as exc:  # set up but unusable (no key, ...): say so, go on without
+        ctx.fail(f"merging needs the chat model, which is not usable: {exc}")
+        return None
 
 
 def _print_report(ctx: Context, report: ConsolidationReport) -> None:
@@ -76,6 +84,7 @@ def cmd_consolidate(ctx: Context) -> int:
                 f"{next_due:%Y-%m-%d %H:%M} UTC."
             )
         return 0
-    report = consolidate(store, chat_provider(ctx), settings, now=now, dry_run=args.dry_run)
+    chat = chat_provider(ctx, load_settings())  # a dry run only names it; it is not called
+    report = consolidate(store, chat, settings, now=now, dry_run=args.dry_run)
     _print_report(ctx, report)
     return 1 if report.failed else 0
