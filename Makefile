@@ -56,6 +56,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/locomo.py --embedder local
 	$(BIN)/python bench/recall.py
 	$(BIN)/python bench/local_embedder.py
+	$(BIN)/python bench/consolidation.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
