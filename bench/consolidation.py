@@ -4,7 +4,7 @@ Run: .venv/bin/python bench/consolidation.py [--counts 10000 50000] [--dim 1536]
                                              [--no-store]
 
 For each size it plants clusters of near-duplicates (pairs to sixes, and chains) among random
-vectors, then prints, as the median of --runs runs:
+vectors, then prints, as the median of --runs runs (BLAS on one thread, as in the app):
 - grouping: `near_duplicate_groups` on a matrix already in memory, and the peak of memory it
   allocated on top of that matrix (tracemalloc, measured in a separate run);
 - step: the whole near-duplicate step through a real store file (read every vector from
@@ -35,6 +35,7 @@ from timothy.memory.near_duplicates import near_duplicate_groups
 from timothy.store import Store
 from timothy.store.ids import new_id
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
+from timothy.store.vector_index import single_threaded_blas
 
 THRESHOLD = 0.95
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -121,6 +122,7 @@ def fill_store(store: Store, matrix: npt.NDArray[np.float32]) -> None:
 
 
 def bench(count: int, dim: int, runs: int, with_store: bool) -> None:
+    single_threaded_blas()  # as consolidation (and recall) run it in the app
     matrix, planted = planted_matrix(count, dim)
     print(
         f"\n{count:,} memories, {dim}-d float32 ({matrix.nbytes / 1e6:.0f} MB of vectors), "
