@@ -75,3 +75,14 @@ def test_recall_and_chat_sections_round_trip_and_survive_bad_values() -> None:
     assert loaded.recall == RecallSettings()
     assert loaded.chat.keep_recent_messages == ChatSettings().keep_recent_messages
     assert loaded.chat.compact_at_share == 0.6
+
+
+def test_consolidation_section_is_checked_on_load() -> None:
+    from timothy.memory.consolidation import ConsolidationSettings
+
+    save_settings(Settings(consolidation=ConsolidationSettings(duplicate_cosine=0.97)))
+    assert load_settings().consolidation.duplicate_cosine == 0.97
+    data = json.loads(settings_path().read_text(encoding="utf-8"))
+    data["consolidation"]["decay_floor"] = 3.0
+    settings_path().write_text(json.dumps(data), encoding="utf-8")
+    assert load_settings().consolidation == ConsolidationSettings()

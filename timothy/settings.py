@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from timothy import paths
 from timothy.chat.settings import ChatSettings
 from timothy.errors import InvalidInputError
+from timothy.memory.consolidation import ConsolidationSettings
 from timothy.retrieval.settings import RecallSettings
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ class Settings:
     memory: MemoryPolicySettings = field(default_factory=MemoryPolicySettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
     chat: ChatSettings = field(default_factory=ChatSettings)
+    consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)
 
     def to_json(self) -> dict[str, Any]:
         converted = to_json(self)
@@ -159,7 +161,11 @@ def from_json(cls: type[T], data: dict[str, Any]) -> T:
             if coerced is not _MISSING:
                 values[item.name] = coerced
     try:
-        return cls(**values)
+        instance = cls(**values)
+        check = getattr(instance, "check", None)
+        if callable(check):
+            check()
+        return instance
     except (InvalidInputError, ValueError, TypeError) as exc:
         log.warning("settings section %s unusable (%s); using its defaults", cls.__name__, exc)
         return cls()

@@ -10,7 +10,6 @@ from timothy.cli.context import Context, add_json, add_now
 from timothy.errors import ProviderError
 from timothy.memory.consolidation import (
     ConsolidationReport,
-    ConsolidationSettings,
     consolidate,
     due,
     last_report,
@@ -63,7 +62,8 @@ def _print_report(ctx: Context, report: ConsolidationReport) -> None:
 def cmd_consolidate(ctx: Context) -> int:
     args = ctx.args
     store = ctx.store()
-    settings = ConsolidationSettings()
+    owner_settings = load_settings()
+    settings = owner_settings.consolidation
     if args.last:
         report = last_report(store)
         if report is None:
@@ -84,7 +84,7 @@ def cmd_consolidate(ctx: Context) -> int:
                 f"{next_due:%Y-%m-%d %H:%M} UTC."
             )
         return 0
-    chat = chat_provider(ctx, load_settings())  # a dry run only names it; it is not called
+    chat = chat_provider(ctx, owner_settings)  # a dry run only names it; it is not called
     report = consolidate(store, chat, settings, now=now, dry_run=args.dry_run)
     _print_report(ctx, report)
     return 1 if report.failed else 0
