@@ -56,6 +56,10 @@ class ScriptedSearch:
         self._maybe("text")
         return self.real.text(query, limit, deadline=deadline)
 
+    def named(self, query: str, *, deadline: float | None = None) -> list[str]:
+        self._maybe("named")
+        return self.real.named(query, deadline=deadline)
+
     def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
         self._maybe("entity")
         return self.real.entity(query, limit, deadline=deadline)
@@ -108,12 +112,52 @@ def test_the_three_legs_fuse(store: Store) -> None:
     with Recaller(store, embedder=embedder) as recaller:
         result = recaller.recall("Does Zoë like green tea?", now=NOW)
     assert result.legs == {"vector": "ok", "text": "ok", "entity": "ok"}
-    assert embedder.queries == ["Does Zoë like green tea?"]
+    # The vector leg looks for what is asked; who is asked about is the entity leg's part.
+    assert embedder.queries == ["Does like green tea?"]
     ranked = {c.memory.id: c for c in result.ranked}
     assert set(ranked[zoe_tea.id].explanation.ranks) == {"vector", "text", "entity"}
     assert result.ranked[0].memory.id == zoe_tea.id
     assert "entity" in ranked[zoe_other.id].explanation.ranks
     assert "text" in ranked[tea.id].explanation.ranks
+
+
+def test_the_vector_leg_embeds_the_query_without_its_entity_names(store: Store) -> None:
+    embedder = HashingEmbedder()
+    for text in ("Hi!", "Thanks, see you", "Good morning"):
+        store.memories.add(text, entities=["Zoë"])
+    sencha = store.memories.add("Sencha is her favourite tea", entities=["Zoë"])
+    store.memories.add("Max likes coffee", entities=["Max"])
+    embed_all(store, embedder)
+    with Recaller(store, embedder=embedder) as recaller:
+        result = recaller.recall("What is Zoë's favourite tea?", now=NOW)
+        recaller.recall("Zoë and Max?", now=NOW)  # nothing but names: embedded whole
+        recaller.recall("What does Bob like?", now=NOW)  # not a stored entity: kept
+    assert embedder.queries == [
+        "What is favourite tea?",
+        "Zoë and Max?",
+        "What does Bob like?",
+    ]
+    assert result.ranked[0].memory.id == sencha.id
+    assert set(result.ranked[0].explanation.ranks) == {"vector", "text", "entity"}
+
+
+def test_names_that_cannot_be_read_leave_the_query_whole(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    embedder = HashingEmbedder()
+    tea = store.memories.add("Sencha is her favourite tea", entities=["Zoë"])
+    embed_all(store, embedder)
+    search = ScriptedSearch(store.search)
+    search.fail.add("named")
+    with (
+        Recaller(store, embedder=embedder, search=search) as recaller,
+        caplog.at_level(logging.WARNING),
+    ):
+        result = recaller.recall("Zoë's favourite tea", now=NOW)
+    assert embedder.queries == ["Zoë's favourite tea"]
+    assert result.legs == {"vector": "ok", "text": "ok", "entity": "ok"}
+    assert result.ranked[0].memory.id == tea.id
+    assert "names could not be read" in caplog.text
 
 
 def test_the_vector_leg_is_off_without_provider_model_or_vectors(store: Store) -> None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from timothy.store import Store
-from timothy.text import name_candidates
+from timothy.text import cut_names, name_candidates
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -96,3 +96,37 @@ def test_name_candidates_offer_both_forms() -> None:
     found = {norm for _, _, norm in name_candidates("Ask Dr. O'Brien", 3)}
     assert {"ask", "dr", "brien", "dr o", "dr. o'brien", "o'brien", "o brien"} <= found
     assert all(norm not in {"the", "of the"} for _, _, norm in name_candidates("of the"))
+
+
+def test_named_lists_the_names_the_entity_leg_matches(store: Store) -> None:
+    store.memories.add("A city", entities=["New York City"])
+    store.memories.add("Old city in England", entities=["York"])
+    store.memories.add("A friend", entities=["Zoë"])
+    assert store.search.named("Did Zoe\u0308 like New York City or York?") == [
+        "new york city",
+        "zoë",
+        "york",
+    ]
+    assert store.search.named("always almost") == []
+
+
+@pytest.mark.parametrize(
+    ("query", "names", "expected"),
+    [
+        ("What does Zoë drink?", ["zoë"], "What does drink?"),
+        ("What is Zoë's favourite tea?", ["zoë"], "What is favourite tea?"),
+        ("What is ZOË\u2019S favourite tea?", ["zoë"], "What is favourite tea?"),
+        ("Did Caroline and Melanie paint?", ["caroline", "melanie"], "Did and paint?"),
+        ("Flights to New York City and York", ["new york city"], "Flights to and York"),
+        ("Al always takes the train", ["al"], "always takes the train"),
+        ("Zoe\u0308 and the ｔｅａ", ["zoë"], "and the tea"),
+        ("Ask Dr. O'Brien about Straße", ["dr. o'brien"], "Ask about Straße"),
+        ("Straße Maß and more", ["mass"], "Straße and more"),
+        ("Z\u200boë likes tea", ["zoë"], "likes tea"),
+        ("No names here", [], "No names here"),
+    ],
+)
+def test_cut_names_removes_names_and_keeps_the_rest_as_written(
+    query: str, names: list[str], expected: str
+) -> None:
+    assert cut_names(query, names) == expected

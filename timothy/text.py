@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Collection, Iterable
 
 # Unicode format characters (category Cf) plus the other default-ignorable code points
 # (variation selectors, Hangul fillers, tag characters): invisible when rendered, so they
@@ -17,6 +18,7 @@ INVISIBLE_CHARS = (
 INVISIBLE_RE = re.compile(f"[{INVISIBLE_CHARS}]")
 _WORD_RE = re.compile(r"\w+")
 _SPACE_RE = re.compile(r"\s+")
+_POSSESSIVE_RE = re.compile(r"['\u2019\u02bc]s\b", re.IGNORECASE)
 
 # English stop words: dropped from full-text queries so that "what", "do", "I" do not
 # rank every memory. Kept short on purpose: words like "not" or "never" carry meaning.
@@ -83,17 +85,13 @@ def normalise_name(name: str) -> str:
     return _SPACE_RE.sub(" ", fold(name)).strip()
 
 
-def name_candidates(text: str, max_words: int = 6) -> list[tuple[int, int, str]]:
-    """Every run of 1 to `max_words` whole words of `text` as an entity name could match it.
+def _word_spans(folded: str) -> list[tuple[int, int, str]]:
+    return [(match.start(), match.end(), match.group()) for match in _WORD_RE.finditer(folded)]
 
-    Returns (index of the first word, number of words, matching form). Each run is offered
-    twice where they differ: as written between its first and last word (so "O'Brien",
-    "Mary-Jane" and "Dr. Smith" keep their inner punctuation) and as its words joined by
-    single spaces. Runs made only of stop words are left out: "us", "it" or "may" in a
-    sentence are far more often words than names.
-    """
-    folded = fold(text)
-    spans = [(match.start(), match.end(), match.group()) for match in _WORD_RE.finditer(folded)]
+
+def _candidates(
+    folded: str, spans: list[tuple[int, int, str]], max_words: int
+) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     for first in range(len(spans)):
         for count in range(1, max_words + 1):
@@ -109,3 +107,65 @@ def name_candidates(text: str, max_words: int = 6) -> list[tuple[int, int, str]]
             if written != joined:
                 found.append((first, count, written))
     return found
+
+
+def name_candidates(text: str, max_words: int = 6) -> list[tuple[int, int, str]]:
+    """Every run of 1 to `max_words` whole words of `text` as an entity name could match it.
+
+    Returns (index of the first word, number of words, matching form). Each run is offered
+    twice where they differ: as written between its first and last word (so "O'Brien",
+    "Mary-Jane" and "Dr. Smith" keep their inner punctuation) and as its words joined by
+    single spaces. Runs made only of stop words are left out: "us", "it" or "may" in a
+    sentence are far more often words than names.
+    """
+    folded = fold(text)
+    return _candidates(folded, _word_spans(folded), max_words)
+
+
+def pick_names(
+    candidates: Iterable[tuple[int, int, str]], known: Collection[str]
+) -> list[tuple[int, int, str]]:
+    """The candidate runs (see name_candidates) that name one of `known`, as a reader takes
+    them: longest first, then leftmost, each word in at most one name ("New York City" wins
+    over "York"). In that order."""
+    taken: set[int] = set()
+    picked: list[tuple[int, int, str]] = []
+    for first, count, norm in sorted(candidates, key=lambda c: (-c[1], c[0])):
+        covered = set(range(first, first + count))
+        if norm in known and not covered & taken:
+            taken |= covered
+            picked.append((first, count, norm))
+    return picked
+
+
+def cut_names(text: str, names: Collection[str], max_words: int = 6) -> str:
+    """`text` without the words that name one of `names` (matching forms, as pick_names
+    takes them), nor a possessive "'s" right after one; otherwise as written (NFKC,
+    invisible characters removed, case kept), whitespace collapsed.
+
+    "What is Zoë's favourite tea?" without "zoë" is "What is favourite tea?".
+    """
+    written = strip_invisible(unicodedata.normalize("NFKC", text))
+    # Case-fold one character at a time (what str.casefold does anyway), remembering where
+    # each folded character came from: "ß" folds to two.
+    folded_parts: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(written):
+        folded_char = char.casefold()
+        folded_parts.append(folded_char)
+        origin.extend([index] * len(folded_char))
+    folded = "".join(folded_parts)
+    spans = _word_spans(folded)
+    cuts: list[tuple[int, int]] = []
+    for first, count, _ in pick_names(_candidates(folded, spans, max_words), names):
+        start = origin[spans[first][0]]
+        end = origin[spans[first + count - 1][1] - 1] + 1
+        possessive = _POSSESSIVE_RE.match(written, end)
+        cuts.append((start, possessive.end() if possessive else end))
+    kept: list[str] = []
+    position = 0
+    for start, end in sorted(cuts):
+        kept.append(written[position:start])
+        position = end
+    kept.append(written[position:])
+    return _SPACE_RE.sub(" ", " ".join(kept)).strip()

@@ -20,7 +20,7 @@ import apsw
 from timothy.store.db import Database
 from timothy.store.vector_index import VectorIndex
 from timothy.store.vectors import EmbeddingModel, Vector, VectorStore
-from timothy.text import fts_query, name_candidates, query_terms, words
+from timothy.text import fts_query, name_candidates, pick_names, query_terms, words
 
 # How many words an entity name may have and still be found in a query.
 MAX_NAME_WORDS = 6
@@ -57,6 +57,11 @@ class MemorySearch(Protocol):
 
     def text(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
         """Full text: the query's terms joined by OR, ranked by bm25."""
+        ...
+
+    def named(self, query: str, *, deadline: float | None = None) -> list[str]:
+        """The entity names (matching forms) the query names literally, as the entity leg
+        finds them: whole words, longest first where they overlap."""
         ...
 
     def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
@@ -145,16 +150,7 @@ def named_entities(conn: apsw.Connection, query: str) -> list[str]:
     }
     if not stored:
         return []
-    taken: set[int] = set()
-    names: list[str] = []
-    # Longest runs first, then leftmost: each word belongs to at most one name.
-    for first, count, norm in sorted(candidates, key=lambda c: (-c[1], c[0])):
-        covered = set(range(first, first + count))
-        if norm in stored and not covered & taken:
-            taken |= covered
-            if norm not in names:
-                names.append(norm)
-    return names
+    return list(dict.fromkeys(norm for _, _, norm in pick_names(candidates, stored)))
 
 
 class SqliteSearch:
@@ -251,6 +247,10 @@ class SqliteSearch:
                 window *= 4
 
     # -- entity -------------------------------------------------------------------------
+
+    def named(self, query: str, *, deadline: float | None = None) -> list[str]:
+        with self._bounded(deadline) as conn:
+            return named_entities(conn, query)
 
     def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
         if limit <= 0:
