@@ -66,8 +66,10 @@ def load_samples(path: Path) -> list[dict[str, Any]]:
 
 
 def session_time(text: str) -> datetime:
-    """'1:56 pm on 8 May, 2023' -> an aware datetime (UTC, as the data has no zone)."""
-    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+    """'1:56 pm on 8 May, 2023' -> an aware datetime. The data has no zone: it is the
+    speakers' wall clock, so it is read as local time, as an owner's own moments are (the
+    day a memory was made is indexed as the owner's local day)."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").astimezone()
 
 
 def evidence_ids(evidence: list[str]) -> set[str]:

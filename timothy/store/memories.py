@@ -243,7 +243,9 @@ class MemoryRepository:
                 return []
             join = "JOIN memories_fts f ON f.rowid = m.seq"
             where.append("memories_fts MATCH ?")
-            params.append(match)
+            # What the memories say, not the day they were made: typing "ma" must not
+            # list every memory from March and May.
+            params.append(f"content : ({match})")
             order = "bm25(memories_fts), m.seq DESC"
         if status is not None:
             statuses = [status] if isinstance(status, str) else list(status)

@@ -149,6 +149,51 @@ MIGRATIONS: list[str] = [
         decayed_at TEXT NOT NULL
     );
     """,
+    # 5: full text also indexes the day each memory was made, in words ("7 May 2023", the
+    # owner's local date), so a question that names a date finds what was said then. The
+    # index becomes contentless with delete: removing a row never needs its old words back,
+    # so a local date taken when the row was written can never disagree with a later one.
+    """
+    DROP TRIGGER memories_fts_insert;
+    DROP TRIGGER memories_fts_delete;
+    DROP TRIGGER memories_fts_update;
+    DROP TABLE memories_fts;
+
+    CREATE VIEW memory_days (seq, day) AS
+    SELECT seq,
+           CAST(strftime('%d', created_at, 'localtime') AS INTEGER) || ' ' ||
+           CASE strftime('%m', created_at, 'localtime')
+               WHEN '01' THEN 'January' WHEN '02' THEN 'February' WHEN '03' THEN 'March'
+               WHEN '04' THEN 'April' WHEN '05' THEN 'May' WHEN '06' THEN 'June'
+               WHEN '07' THEN 'July' WHEN '08' THEN 'August' WHEN '09' THEN 'September'
+               WHEN '10' THEN 'October' WHEN '11' THEN 'November' WHEN '12' THEN 'December'
+           END || ' ' ||
+           strftime('%Y', created_at, 'localtime')
+    FROM memories;
+
+    CREATE VIRTUAL TABLE memories_fts USING fts5 (
+        content,
+        day,
+        content = '',
+        contentless_delete = 1,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    INSERT INTO memories_fts (rowid, content, day)
+    SELECT m.seq, m.content, d.day FROM memories m JOIN memory_days d ON d.seq = m.seq;
+
+    CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, content, day)
+        SELECT new.seq, new.content, day FROM memory_days WHERE seq = new.seq;
+    END;
+    CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        DELETE FROM memories_fts WHERE rowid = old.seq;
+    END;
+    CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, created_at ON memories BEGIN
+        DELETE FROM memories_fts WHERE rowid = old.seq;
+        INSERT INTO memories_fts (rowid, content, day)
+        SELECT new.seq, new.content, day FROM memory_days WHERE seq = new.seq;
+    END;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -56,7 +56,8 @@ class MemorySearch(Protocol):
         ...
 
     def text(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
-        """Full text: the query's terms joined by OR, ranked by bm25."""
+        """Full text: the query's terms joined by OR, ranked by bm25 over what memories say
+        and the day each was made ("7 May 2023", local), so a date in a question counts."""
         ...
 
     def named(self, query: str, *, deadline: float | None = None) -> list[str]:
