@@ -158,6 +158,7 @@ def run(data: Path, embedder_name: str | None) -> dict[str, Any]:
     embedder = EMBEDDERS[embedder_name]() if embedder_name else None
     samples = load_samples(data)
     by_category = {c: Tally() for c in CATEGORIES}
+    by_conversation: dict[str, Tally] = {}
     overall = Tally()
     skipped = 0
     timings: list[float] = []
@@ -165,6 +166,7 @@ def run(data: Path, embedder_name: str | None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="locomo-") as scratch:
         for index, sample in enumerate(samples):
             store, latest = build_store(Path(scratch) / f"s{index}", sample)
+            conversation = by_conversation.setdefault(str(sample.get("sample_id", index)), Tally())
             try:
                 if embedder is not None:
                     embed_store(store, embedder)
@@ -191,6 +193,7 @@ def run(data: Path, embedder_name: str | None) -> dict[str, Any]:
                         ranked = [c.memory.id for c in result.ranked]
                         overall.add(ranked, evidence)
                         by_category[category].add(ranked, evidence)
+                        conversation.add(ranked, evidence)
             finally:
                 store.close()
     timings.sort()
@@ -208,6 +211,11 @@ def run(data: Path, embedder_name: str | None) -> dict[str, Any]:
                 **{f"R@{k}": round(by_category[c].percent(k), 1) for k in KS},
             }
             for c, name in CATEGORIES.items()
+        },
+        # Tune nothing to one of these: the held-out conversations are measured too.
+        "conversations_recall": {
+            name: {"n": tally.count, **{f"R@{k}": round(tally.percent(k), 1) for k in KS}}
+            for name, tally in by_conversation.items()
         },
         "recall_ms": {
             "p50": round(statistics.median(timings), 2) if timings else None,
@@ -233,6 +241,9 @@ def print_report(report: dict[str, Any]) -> None:
         + "".join(f"{report['overall'][f'R@{k}']:>8.1f}" for k in KS)
     )
     print(f"{'DRAGON (paper)':<16}{'':>5}" + "".join(f"{DRAGON[k]:>8.1f}" for k in KS))
+    print("per conversation")
+    for name, row in report["conversations_recall"].items():
+        print(f"{'  ' + name:<16}{row['n']:>5}" + "".join(f"{row[f'R@{k}']:>8.1f}" for k in KS))
     timing = report["recall_ms"]
     print(f"recall per question: p50 {timing['p50']} ms, p95 {timing['p95']} ms")
 
