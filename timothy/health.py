@@ -72,12 +72,20 @@ def _probe_sqlite_vec() -> str:
 
 def _probe_fts5() -> str:
     conn = apsw.Connection(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5 (c, tokenize = 'porter unicode61')")
-    conn.execute("INSERT INTO t (c) VALUES ('I prefer aisle seats on long flights')")
-    rows = conn.execute('SELECT count(*) FROM t WHERE t MATCH \'"seat" OR "birthday"\'')
-    if rows.fetchall()[0][0] != 1:
-        raise RuntimeError("a porter-stemmed OR query found nothing")
-    return f"SQLite {apsw.sqlite_lib_version()}, porter unicode61"
+    # The memories' index is contentless with delete (SQLite 3.43 and later).
+    conn.execute(
+        "CREATE VIRTUAL TABLE t USING fts5 "
+        "(c, content = '', contentless_delete = 1, tokenize = 'porter unicode61')"
+    )
+    conn.execute(
+        "INSERT INTO t (rowid, c) VALUES (1, 'I prefer aisle seats on long flights'), "
+        "(2, 'My birthday is in March')"
+    )
+    conn.execute("DELETE FROM t WHERE rowid = 2")
+    rows = conn.execute('SELECT rowid FROM t WHERE t MATCH \'"seat" OR "birthday"\'')
+    if rows.fetchall() != [(1,)]:
+        raise RuntimeError("a porter-stemmed OR query after a delete did not find one row")
+    return f"SQLite {apsw.sqlite_lib_version()}, porter unicode61, contentless delete"
 
 
 def _probe_encoding() -> str:
