@@ -1,0 +1,250 @@
+"""The int8 first pass: its bounds hold for every row, and a search through it answers exactly
+what sqlite-vec's exact scan answers, on random and clustered vectors, with archived and
+rejected memories, zero vectors, and after incremental updates."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from timothy.store import Store
+from timothy.store.quantized import QuantizedRows
+from timothy.store.vector_index import VectorIndex, unit_rows
+from timothy.store.vectors import EmbeddingModel
+
+DIM = 256
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    rows = np.array(rows, dtype=np.float32)
+    unit_rows(rows)
+    return rows
+
+
+def random_rows(rng: np.random.Generator, n: int, dim: int = DIM) -> np.ndarray:
+    return unit(rng.standard_normal((n, dim)))
+
+
+def clustered_rows(rng: np.random.Generator, n: int, centres: int = 12) -> np.ndarray:
+    """Tight clusters: many rows within a hair of each other, the hard case for a bound."""
+    middle = random_rows(rng, centres)
+    picks = rng.integers(0, centres, n)
+    return unit(middle[picks] + 0.03 * rng.standard_normal((n, DIM)) / np.sqrt(DIM))
+
+
+# -- the bound ---------------------------------------------------------------------------------
+
+
+def assert_bounds_hold(rows: np.ndarray, query: np.ndarray, keep: int = 5) -> np.ndarray:
+    """Every row's float32 score, however computed, lies within its bounds; returns widths."""
+    codes = QuantizedRows(rows.shape[1])
+    codes.put(np.arange(rows.shape[0]), rows)
+    zero = np.flatnonzero(~rows.any(axis=1))
+    lower, upper = codes.bounds(query, rows.shape[0], keep=keep, excluded=zero)
+    live = np.setdiff1d(np.arange(rows.shape[0]), zero)
+    assert np.all(lower[zero] == -np.inf) and np.all(upper[zero] == -np.inf)
+    whole = (rows @ query)[live]  # as the float32 path computes it
+    one_by_one = np.array([np.dot(rows[i], query) for i in live], dtype=np.float32)
+    gathered = rows[live] @ query  # as the re-scoring computes it
+    for scores in (whole, one_by_one, gathered):
+        assert np.all(lower[live] <= scores), (lower[live] - scores).max()
+        assert np.all(scores <= upper[live]), (scores - upper[live]).max()
+    return np.asarray(upper[live] - lower[live])
+
+
+finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False, width=32)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    count=st.integers(1, 40),
+    dim=st.integers(1, 96),
+)
+def test_bounds_hold_for_any_vectors(data: st.DataObject, count: int, dim: int) -> None:
+    rows = data.draw(hnp.arrays(np.float32, (count, dim), elements=finite))
+    # Some rows that are hard to code: one big number among tiny ones, zeros, constants.
+    if data.draw(st.booleans()):
+        rows[0] = 1e-6
+        rows[0, 0] = 1e6
+    if count > 1 and data.draw(st.booleans()):
+        rows[1] = 0.0
+    query = data.draw(hnp.arrays(np.float32, dim, elements=finite))
+    if not np.any(query):
+        query[0] = 1.0
+    assert_bounds_hold(unit(rows), unit(query[None])[0], keep=data.draw(st.integers(1, 50)))
+
+
+@pytest.mark.parametrize("kind", ["random", "clustered"])
+def test_bounds_are_tight_enough_to_leave_most_rows_out(kind: str) -> None:
+    rng = np.random.default_rng(11)
+    rows = random_rows(rng, 3000) if kind == "random" else clustered_rows(rng, 3000)
+    query = rows[17] if kind == "clustered" else random_rows(rng, 1)[0]
+    widths = assert_bounds_hold(rows, query, keep=30)
+    # Int8 codes lose about 1% of a unit vector's length: the bounds are that narrow.
+    assert np.median(widths) < 0.1
+
+
+# -- the search through the codes equals sqlite-vec's exact scan --------------------------------
+
+
+def populate(store: Store, rows: np.ndarray) -> tuple[EmbeddingModel, list[str]]:
+    model = store.vectors.ensure_model("test/quantized", rows.shape[1])
+    store.vectors.set_active_model(model.name)
+    with store.db.write():
+        ids = [store.memories.add(f"memory {i}").id for i in range(rows.shape[0])]
+    store.vectors.put_many(model, zip(ids, rows, strict=True))
+    return model, ids
+
+
+def assert_exact(
+    store: Store,
+    index: VectorIndex,
+    model: EmbeddingModel,
+    query: np.ndarray,
+    k: int = 30,
+    *,
+    zeros: int = 0,
+) -> list[str]:
+    """The index's top k equals sqlite-vec's exact cosine top k (a floating-point tie aside),
+    and equals the float32 product's answer. sqlite-vec puts `zeros` zero vectors first
+    (their distance is NULL); the index leaves them out."""
+    with store.db.read() as conn:
+        ours = index.nearest(conn, query, k)
+        plain = VectorIndex(model, quantized_from=None).nearest(conn, query, k)
+    exact = store.vectors.nearest(model, query, k + zeros)
+    assert all(math.isinf(d) for _, d in exact[:zeros])
+    exact = exact[zeros:]
+    assert len(ours) == len(exact) == len(plain)
+    distance = dict(exact)
+    for (mine, score), (theirs, d), (other, plain_score) in zip(ours, exact, plain, strict=True):
+        assert abs(score - plain_score) < 1e-6
+        if mine != theirs:  # only a floating-point tie may swap two places
+            mine_d = distance.get(mine)
+            assert mine_d is not None and abs(mine_d - d) < 1e-6, (mine, theirs)
+        if mine != other:
+            assert abs(score - plain_score) < 1e-6
+    return [memory_id for memory_id, _ in ours]
+
+
+def quantized(model: EmbeddingModel) -> VectorIndex:
+    index = VectorIndex(model, quantized_from=0)
+    assert index.quantized_from == 0  # simsimd is there: the int8 pass is what is tested
+    return index
+
+
+@pytest.mark.parametrize("kind", ["random", "clustered"])
+def test_top_30_through_codes_equals_sqlite_vec(store: Store, kind: str) -> None:
+    rng = np.random.default_rng(21)
+    rows = random_rows(rng, 2500) if kind == "random" else clustered_rows(rng, 2500)
+    rows[100:110] = rows[99]  # exact duplicates: ties broken by memory order
+    model, ids = populate(store, rows)
+    index = quantized(model)
+    queries = [*random_rows(rng, 8), *rows[[5, 99, 1234]], *clustered_rows(rng, 4)]
+    for query in queries:
+        assert_exact(store, index, model, query)
+    # Duplicates come out in memory order, as sqlite-vec orders them.
+    found = assert_exact(store, index, model, rows[99], k=11)
+    assert found == ids[99:110]
+    assert index.size == 2500
+
+
+def test_archived_and_rejected_memories_are_skipped(store: Store) -> None:
+    rng = np.random.default_rng(22)
+    rows = clustered_rows(rng, 2000, centres=4)
+    model, ids = populate(store, rows)
+    for memory_id in ids[::3]:
+        store.memories.archive(memory_id)
+    for memory_id in ids[1::6]:
+        store.memories.reject(memory_id)
+    index = quantized(model)
+    for query in [*rows[:6], *random_rows(rng, 4)]:
+        found = assert_exact(store, index, model, query)
+        assert not set(found) & (set(ids[::3]) | set(ids[1::6]))
+
+
+def test_a_store_mostly_archived_still_finds_its_best_active(store: Store) -> None:
+    rng = np.random.default_rng(23)
+    rows = clustered_rows(rng, 1500, centres=3)
+    model, ids = populate(store, rows)
+    active = set(ids[::40])  # 38 stay active
+    with store.db.write():
+        for memory_id in ids:
+            if memory_id not in active:
+                store.memories.archive(memory_id)
+    index = quantized(model)
+    for query in rows[:5]:
+        found = assert_exact(store, index, model, query)
+        assert set(found) <= active and len(found) == 30
+    # Fewer of a status than asked for: all of them.
+    with store.db.read() as conn:
+        staged = index.nearest(conn, rows[0], 30, status="staged")
+    assert staged == []
+
+
+def test_zero_vectors_match_nothing(store: Store) -> None:
+    rng = np.random.default_rng(24)
+    rows = random_rows(rng, 1200)
+    rows[[3, 500, 1199]] = 0.0
+    model, ids = populate(store, rows)
+    index = quantized(model)
+    for query in random_rows(rng, 5):
+        found = assert_exact(store, index, model, query, k=1197, zeros=3)
+        assert not {ids[3], ids[500], ids[1199]} & set(found)
+    with store.db.read() as conn:
+        assert index.nearest(conn, np.zeros(DIM), 30) == []
+        assert len(index.nearest(conn, random_rows(rng, 1)[0], 5000)) == 1197
+
+
+def test_codes_follow_new_replaced_and_zeroed_vectors(store: Store, data_dir: Path) -> None:
+    rng = np.random.default_rng(25)
+    rows = clustered_rows(rng, 1500)
+    model, ids = populate(store, rows)
+    index = quantized(model)
+    queries = [*random_rows(rng, 3), *rows[[10, 20]]]
+    for query in queries:
+        assert_exact(store, index, model, query)
+    # New memories (past the copy's spare room), replaced vectors, a zeroed and a revived one.
+    new_ids = [store.memories.add(f"new {i}").id for i in range(200)]
+    store.vectors.put_many(model, zip(new_ids, clustered_rows(rng, 200), strict=True))
+    store.vectors.put(ids[10], model, -rows[10])
+    store.vectors.put(ids[11], model, rows[20])
+    store.vectors.put(ids[12], model, np.zeros(DIM, dtype=np.float32))
+    store.vectors.put(new_ids[0], model, queries[0] * 5.0)
+    for query in queries:
+        assert_exact(store, index, model, query, zeros=1)
+    assert assert_exact(store, index, model, queries[0], k=1, zeros=1) == [new_ids[0]]
+    assert ids[10] not in assert_exact(store, index, model, rows[10], k=100, zeros=1)
+    assert ids[12] not in assert_exact(store, index, model, rows[12], k=1699, zeros=1)
+    store.vectors.put(ids[12], model, rows[12])
+    assert assert_exact(store, index, model, rows[12], k=1) == [ids[12]]
+    # Written by another process: the copy catches up through vector_changes.
+    with Store.open(data_dir) as other:
+        added = other.memories.add("written elsewhere")
+        other.vectors.put(added.id, model, queries[1])
+        other.vectors.put(ids[0], model, -queries[1])
+    assert assert_exact(store, index, model, queries[1], k=1) == [added.id]
+    assert ids[0] not in assert_exact(store, index, model, queries[1], k=200)
+    assert index.size == 1701
+    # A backfill (most vectors rewritten) is read again whole; still exact.
+    store.vectors.put_many(model, zip(ids, random_rows(rng, 1500), strict=True))
+    for query in queries:
+        assert_exact(store, index, model, query)
+
+
+def test_the_codes_are_counted_in_the_footprint(store: Store) -> None:
+    rows = random_rows(np.random.default_rng(26), 1000)
+    model, _ = populate(store, rows)
+    with_codes, without = quantized(model), VectorIndex(model, quantized_from=None)
+    with store.db.read() as conn:
+        with_codes.refresh(conn)
+        without.refresh(conn)
+    # A quarter more: one byte per number next to float32's four.
+    extra = with_codes.nbytes - without.nbytes
+    assert 1000 * DIM <= extra <= 1.2 * 1064 * (DIM + 24)
