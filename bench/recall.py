@@ -13,6 +13,7 @@ Building the 100k store takes a few minutes; `--keep DIR` keeps the stores for t
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -182,6 +183,7 @@ def measure(store: Store, size: int, queries: int) -> dict[str, tuple[float, flo
             "entity leg": lambda t, _: search.entity(t, limit),
             "end to end": lambda t, v: recaller.recall(t, query_vector=v, now=NOW, mark=False),
         }
+        print(f"  machine load before timing (1-minute average): {os.getloadavg()[0]:.2f}")
         for name, leg in legs.items():
             samples = []
             for text, vector in zip(texts, vectors, strict=True):
@@ -189,8 +191,12 @@ def measure(store: Store, size: int, queries: int) -> dict[str, tuple[float, flo
                 leg(text, vector)
                 samples.append((time.perf_counter() - started) * 1000.0)
             figures[name] = percentiles(samples)
+        print(f"  machine load after timing: {os.getloadavg()[0]:.2f} (2 cores)")
         index = search.index(model)  # type: ignore[attr-defined]
-        print(f"  in-memory vectors: {index.size:,} rows, {index.nbytes / 2**20:,.0f} MiB")
+        print(
+            f"  in-memory vectors: {index.size:,} rows, {index.nbytes / 2**20:,.0f} MiB"
+            f" (float32 rows{' and their int8 codes' if index.coded else ''})"
+        )
     return figures
 
 

@@ -248,3 +248,21 @@ def test_the_codes_are_counted_in_the_footprint(store: Store) -> None:
     # A quarter more: one byte per number next to float32's four.
     extra = with_codes.nbytes - without.nbytes
     assert 1000 * DIM <= extra <= 1.2 * 1064 * (DIM + 24)
+
+
+def test_codes_are_made_once_the_copy_grows_large(store: Store) -> None:
+    rng = np.random.default_rng(27)
+    model, _ = populate(store, random_rows(rng, 900))
+    index, plain = VectorIndex(model, quantized_from=1000), VectorIndex(model, quantized_from=None)
+    query = random_rows(rng, 1)[0]
+    assert_exact(store, index, model, query)
+    with store.db.read() as conn:
+        plain.refresh(conn)
+    assert index.nbytes == plain.nbytes and not index.coded  # small: no codes yet
+    new_ids = [store.memories.add(f"new {i}").id for i in range(200)]
+    store.vectors.put_many(model, zip(new_ids, random_rows(rng, 200), strict=True))
+    store.vectors.put(new_ids[-1], model, query)
+    assert assert_exact(store, index, model, query)[0] == new_ids[-1]
+    with store.db.read() as conn:
+        plain.refresh(conn)
+    assert index.coded and index.nbytes >= plain.nbytes + 1100 * DIM

@@ -203,6 +203,11 @@ class VectorIndex:
         return self._count
 
     @property
+    def coded(self) -> bool:
+        """Whether searches scan int8 codes first (a large copy, and simsimd is here)."""
+        return self._codes is not None
+
+    @property
     def nbytes(self) -> int:
         """Bytes held: the float32 rows, their int8 codes and the memory seqs."""
         codes = self._codes.nbytes if self._codes is not None else 0
@@ -274,12 +279,9 @@ class VectorIndex:
         if count != expected or len(place) != count:
             raise ShadowLayoutError(f"{self.model.table} read {count} vectors of {expected}")
         self._zero = set(unit_rows(rows[:count]))
-        codes = None
-        if self.quantized_from is not None:
-            codes = QuantizedRows(self.model.dimension, capacity)
-            codes.put(np.arange(count), rows[:count])
         self._rows, self._seqs, self._count, self._place = rows, seqs, count, place
-        self._codes = codes
+        self._codes = None
+        self._code_when_large()
         log.debug("loaded %d vectors of %s into memory", count, self.model.name)
 
     def _load_changed(self, conn: apsw.Connection) -> None:
@@ -330,7 +332,17 @@ class VectorIndex:
         if self._codes is not None and changed:
             places = np.asarray(changed, dtype=np.intp)
             self._codes.put(places, self._rows[places])
+        self._code_when_large()
         log.debug("caught up with %d changed vectors of %s", len(seqs), self.model.name)
+
+    def _code_when_large(self) -> None:
+        """Code every row once the copy is large enough to be searched through codes (below
+        that the codes would only take room)."""
+        wanted = self.quantized_from is not None and self._count >= self.quantized_from
+        if wanted and self._codes is None:
+            codes = QuantizedRows(self.model.dimension, self._rows.shape[0])
+            codes.put(np.arange(self._count), self._rows[: self._count])
+            self._codes = codes
 
     @staticmethod
     def _grown(
@@ -370,11 +382,7 @@ class VectorIndex:
             rows = self._rows
             zero = np.fromiter(self._zero, dtype=np.intp, count=len(self._zero))
             rescore: Callable[[npt.NDArray[np.intp]], Float64Array]
-            if (
-                self._codes is not None
-                and self.quantized_from is not None
-                and count >= self.quantized_from
-            ):
+            if self._codes is not None:
                 lower, upper = self._codes.bounds(unit, count, keep=limit, excluded=zero)
 
                 def rescore(places: npt.NDArray[np.intp]) -> Float64Array:
