@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, wait
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,7 +24,7 @@ from timothy.retrieval.pack import PackedItem, pack
 from timothy.retrieval.settings import RecallSettings
 from timothy.retrieval.workers import DaemonPool
 from timothy.store import Store
-from timothy.store.records import MemoryStatus, utc_now
+from timothy.store.records import Memory, MemoryStatus, utc_now
 from timothy.store.search import MAX_NAME_WORDS, MemorySearch
 from timothy.store.vectors import Vector
 from timothy.text import cut_names, query_terms
@@ -178,9 +178,20 @@ class Recaller:
             log.warning("recall: the query's names could not be read: %s", _one_line(exc))
             return []
 
+    def _read_memories(self, ids: Iterable[str], memories: dict[str, Memory]) -> None:
+        """Add the memories of `ids` not read yet to `memories`."""
+        wanted = [memory_id for memory_id in ids if memory_id not in memories]
+        if not wanted:
+            return
+        try:
+            memories.update(self.store.memories.get_many(wanted))
+        except TimothyError as exc:
+            raise RecallError(f"Recall failed: the memories could not be read ({exc})") from exc
+
     def _run_legs(
-        self, query: str, query_vector: Vector | None, deadline: float
+        self, query: str, query_vector: Vector | None, deadline: float, memories: dict[str, Memory]
     ) -> tuple[dict[str, list[str]], dict[str, str]]:
+        """Each leg's ids and status; the memories of the ids are read into `memories`."""
         limit = self.settings.per_leg_limit
         calls: dict[str, Callable[[], list[str] | None]] = {
             "vector": lambda: self._vector_leg(query, query_vector, limit, deadline),
@@ -188,7 +199,19 @@ class Recaller:
             "entity": lambda: self.search.entity(query, limit, deadline=deadline),
         }
         futures = {leg: self._legs.submit(call) for leg, call in calls.items()}
-        wait(futures.values(), timeout=max(0.0, deadline - time.monotonic()))
+        # Each leg's memories are read as soon as it is done, while the slower legs run on.
+        pending: set[Future[list[str] | None]] = set(futures.values())
+        while pending:
+            done, pending = wait(
+                pending,
+                timeout=max(0.0, deadline - time.monotonic()),
+                return_when=FIRST_COMPLETED,
+            )
+            if not done:
+                break
+            for future in done:
+                if future.exception() is None:
+                    self._read_memories(future.result() or (), memories)
         found: dict[str, list[str]] = {}
         status: dict[str, str] = {}
         for leg, future in futures.items():
@@ -252,12 +275,10 @@ class Recaller:
         moment = now or utc_now()
         text = query[:MAX_QUERY_CHARS]
 
-        found, status = self._run_legs(text, query_vector, deadline)
+        memories: dict[str, Memory] = {}
+        found, status = self._run_legs(text, query_vector, deadline, memories)
         ids = list(dict.fromkeys(i for leg in LEGS for i in found.get(leg, ())))
-        try:
-            memories = self.store.memories.get_many(ids)
-        except TimothyError as exc:
-            raise RecallError(f"Recall failed: the memories could not be read ({exc})") from exc
+        self._read_memories(ids, memories)  # a leg done just as the time bound came
         # A memory archived or superseded since its leg ran is not recalled.
         active = {i: m for i, m in memories.items() if m.status is MemoryStatus.ACTIVE}
         ranked = fuse(found, active, self.settings, moment, decay=decay)

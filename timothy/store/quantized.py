@@ -144,19 +144,23 @@ class QuantizedRows:
 
         codes, scales = self.codes[:count], self.scales[:count]
         errors, lengths = self.errors[:count], self.lengths[:count]
-        dots = _dots(first, codes)
-        approx = dots * (first_scale[0] * scales)
-        slack = errors * query_length + lengths * first_error[0] + self._dot_error
-        lower, upper = approx - slack, approx + slack
+        approx = _dots(first, codes)  # a fresh array: scaled in place
+        approx *= scales
+        approx *= first_scale[0]
+        slack = lengths * first_error[0]
+        slack += errors * query_length
+        slack += self._dot_error
+        lower = approx - slack
+        upper = np.add(approx, slack, out=slack)
         lower[excluded] = -np.inf
         upper[excluded] = -np.inf
-        eligible = int(np.count_nonzero(upper > -np.inf))
+        eligible = count - int(np.unique(excluded).shape[0])
         if eligible == 0:
             return lower, upper
 
         floor = kth_largest(lower, min(keep, eligible))
         places = np.flatnonzero(upper >= floor)
-        approx = approx[places] + _dots(second, codes[places]) * (second_scale[0] * scales[places])
+        approx = approx[places] + _dots(second, codes[places]) * scales[places] * second_scale[0]
         slack = errors[places] * query_length + lengths[places] * second_error[0]
         slack += self._dot_error
         lower[places] = np.maximum(lower[places], approx - slack)
