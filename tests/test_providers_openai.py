@@ -205,6 +205,20 @@ def test_the_keyring_key_is_sent(openai_server: OpenAIServer) -> None:
     assert provider.complete([], [ChatMessage("user", "hi")]) == "Hello from the fake server."
 
 
+def test_a_typed_key_overrides_the_keyring_for_a_check(openai_server: OpenAIServer) -> None:
+    """The settings page tests a key the owner typed before saving it."""
+    from timothy.providers.checks import check_chat
+
+    openai_server.api_key = "sk-test-typed"
+    set_secret(OPENAI_API_KEY, "sk-test-old-saved")
+    settings = Settings(chat_provider="openai", openai=openai_server.settings())
+    refused = check_chat(settings)
+    assert not refused.ok and "key" in refused.message.lower()
+    accepted = check_chat(settings, openai_key="sk-test-typed")
+    assert accepted.ok, accepted.message
+    assert openai_server.requests[-1].headers["authorization"] == "Bearer sk-test-typed"
+
+
 def test_openai_itself_without_a_key_is_a_plain_error_before_any_request() -> None:
     with pytest.raises(ProviderError) as missing:
         chat_provider(Settings(chat_provider="openai", openai=OpenAISettings()))

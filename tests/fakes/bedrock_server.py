@@ -267,6 +267,8 @@ class BedrockServer(FakeServer, Scriptable):
             if step.stall_after is not None and number >= step.stall_after:
                 exchange.wait_for_disconnect(self.stopping)
                 return
+            if step.interval and number:
+                exchange.pause(step.interval, self.stopping)
             send(
                 eventstream.event(
                     "contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": piece}}

@@ -260,6 +260,8 @@ class OpenAIServer(FakeServer, Scriptable):
             if step.stall_after is not None and number >= step.stall_after:
                 exchange.wait_for_disconnect(self.stopping)
                 return
+            if step.interval and number:
+                exchange.pause(step.interval, self.stopping)
             exchange.write_chunk(chunk({"content": piece}))
         if step.stall_after is not None:
             exchange.wait_for_disconnect(self.stopping)

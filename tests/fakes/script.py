@@ -55,6 +55,7 @@ class Step:
     usage: tuple[int, int, int] | None = None  # (input, output, cached) tokens
     stop_reason: str | None = None  # vendor word; default from whether tools were called
     delay: float = 0.0  # seconds before the first byte of the answer
+    interval: float = 0.0  # stream: seconds between deltas (a slow model's pace)
     stall_after: int | None = None  # stream: send this many text deltas, then go silent
     hang: bool = False  # accept the request and never answer
     status: int = 200
@@ -137,9 +138,11 @@ class Scriptable:
         usage: tuple[int, int, int] | None = None,
         stop_reason: str | None = None,
         delay: float = 0.0,
+        interval: float = 0.0,
         times: int | None = 1,
     ) -> None:
-        """The model's next answer: text (streamed in `chunks`, or word by word), tool calls."""
+        """The model's next answer: text (streamed in `chunks`, or word by word, `interval`
+        seconds apart), tool calls."""
         self.script.push(
             Step(
                 text=text,
@@ -148,6 +151,7 @@ class Scriptable:
                 usage=usage,
                 stop_reason=stop_reason,
                 delay=delay,
+                interval=interval,
             ),
             times=times,
         )

@@ -51,7 +51,8 @@ class ProviderCheck:
         return asdict(self)
 
 
-def check_chat(settings: Settings) -> ProviderCheck:
+def check_chat(settings: Settings, *, openai_key: str | None = None) -> ProviderCheck:
+    """One small completion; `openai_key` tests a key not yet saved (see `chat_provider`)."""
     name = settings.chat_provider
     if not name:
         return ProviderCheck("chat", None, None, True, None, "not configured")
@@ -59,7 +60,7 @@ def check_chat(settings: Settings) -> ProviderCheck:
         name, "?"
     )
     try:
-        provider = chat_provider(settings)
+        provider = chat_provider(settings, openai_key=openai_key)
         assert provider is not None
         started = time.perf_counter()
         provider.complete(
@@ -74,7 +75,7 @@ def check_chat(settings: Settings) -> ProviderCheck:
     return ProviderCheck("chat", name, provider.model, True, elapsed, "")
 
 
-def check_embedding(settings: Settings) -> ProviderCheck:
+def check_embedding(settings: Settings, *, openai_key: str | None = None) -> ProviderCheck:
     name = settings.embedding_provider
     if not name:
         return ProviderCheck(
@@ -85,7 +86,7 @@ def check_embedding(settings: Settings) -> ProviderCheck:
         "bedrock": f"bedrock/{settings.bedrock.embedding_model}",
     }.get(name, name)
     try:
-        provider = embedding_provider(settings)
+        provider = embedding_provider(settings, openai_key=openai_key)
         assert provider is not None
         model = provider.model_id
         note = ""

@@ -34,9 +34,12 @@ def local_embedder() -> LocalEmbedder:
         return _local
 
 
-def chat_provider(settings: Settings) -> ChatProvider | None:
+def chat_provider(settings: Settings, *, openai_key: str | None = None) -> ChatProvider | None:
     """The chat provider the settings name, or None. Raises ProviderError if it cannot be set
-    up (no OpenAI key, no AWS region, an unknown provider name)."""
+    up (no OpenAI key, no AWS region, an unknown provider name).
+
+    `openai_key` is used instead of the keyring's key: the settings page tests a key the
+    owner typed before it is saved."""
     name = settings.chat_provider
     if not name:
         return None
@@ -44,7 +47,7 @@ def chat_provider(settings: Settings) -> ChatProvider | None:
         from timothy.providers.openai_chat import OpenAIChat
         from timothy.providers.openai_client import api_key
 
-        return OpenAIChat(settings.openai, api_key=api_key(settings.openai))
+        return OpenAIChat(settings.openai, api_key=openai_key or api_key(settings.openai))
     if name == "bedrock":
         from timothy.providers.bedrock_chat import BedrockChat
 
@@ -55,8 +58,11 @@ def chat_provider(settings: Settings) -> ChatProvider | None:
     )
 
 
-def embedding_provider(settings: Settings) -> EmbeddingProvider | None:
-    """The embedding provider the settings name, or None (the vector leg is then off)."""
+def embedding_provider(
+    settings: Settings, *, openai_key: str | None = None
+) -> EmbeddingProvider | None:
+    """The embedding provider the settings name, or None (the vector leg is then off).
+    `openai_key` as for `chat_provider`."""
     name = settings.embedding_provider
     if not name:
         return None
@@ -66,7 +72,7 @@ def embedding_provider(settings: Settings) -> EmbeddingProvider | None:
         from timothy.providers.openai_client import api_key
         from timothy.providers.openai_embeddings import OpenAIEmbeddings
 
-        return OpenAIEmbeddings(settings.openai, api_key=api_key(settings.openai))
+        return OpenAIEmbeddings(settings.openai, api_key=openai_key or api_key(settings.openai))
     if name == "bedrock":
         from timothy.providers.titan import TitanEmbeddings
 
