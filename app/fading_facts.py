@@ -4,13 +4,18 @@ or archive. Keys: T or Enter says still true, E edits, A or Delete archives.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime
 
 from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QWidget
 
 from app import fading
-from app.memory_card_list import CardAction, MemoryCardList
-from timothy.store import Memory
+from app.memory_card_list import CardAction, MemoryCardList, TitleLookup
+from app.workers import Workers
+from timothy.retrieval.settings import RecallSettings
+from timothy.store import Memory, Store
+from timothy.store.records import utc_now
 
 
 class FadingFacts(MemoryCardList):
@@ -38,9 +43,23 @@ class FadingFacts(MemoryCardList):
     )
     empty_title = "Nothing is fading"
     empty_text = (
-        "Facts you have not confirmed for a while lose weight in recall. They show up here "
-        "so you can say whether they still hold."
+        "Facts you have not confirmed for a while lose weight in recall until one search alone "
+        "can no longer bring them back. They show up here so you can say whether they still "
+        "hold."
     )
+
+    def __init__(
+        self,
+        store: Store,
+        workers: Workers,
+        *,
+        now: Callable[[], datetime] = utc_now,
+        title_of: TitleLookup | None = None,
+        recall_settings: Callable[[], RecallSettings] = RecallSettings,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(store, workers, now=now, title_of=title_of, parent=parent)
+        self.recall_settings = recall_settings  # the owner's current half-lives and minimum
 
     def accessible_name(self) -> str:
         return "Fading facts"
@@ -49,7 +68,7 @@ class FadingFacts(MemoryCardList):
         return "sparkle"
 
     def fetch(self) -> Sequence[Memory]:
-        return fading.fading_memories(self.store, self.now(), fading.FADING_LIMIT)
+        return fading.fading_memories(self.store, self.recall_settings(), self.now())
 
     def count_text(self, count: int) -> str:
         if count == 0:

@@ -21,6 +21,7 @@ from app.memory_card_list import TitleLookup
 from app.recall_view import RecallView
 from app.store_events import StoreEvents
 from app.workers import Workers
+from timothy.retrieval.settings import RecallSettings
 from timothy.store import Memory, Store
 from timothy.store.records import utc_now
 
@@ -46,6 +47,7 @@ class MemoryPane(QWidget):
         now: Callable[[], datetime] = utc_now,
         title_of: TitleLookup | None = None,
         store_error: str | None = None,
+        recall_settings: Callable[[], RecallSettings] = RecallSettings,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -96,7 +98,14 @@ class MemoryPane(QWidget):
             return
 
         self.queue = ConfirmQueue(store, workers, now=now, title_of=title_of, parent=self)
-        self.fading = FadingFacts(store, workers, now=now, title_of=title_of, parent=self)
+        self.fading = FadingFacts(
+            store,
+            workers,
+            now=now,
+            title_of=title_of,
+            recall_settings=recall_settings,
+            parent=self,
+        )
         self.browser = MemoryBrowser(store, workers, now=now, parent=self)
         self.tabs.addTab(self.queue, "To confirm")
         self.tabs.addTab(self.fading, "Still true?")
@@ -165,9 +174,11 @@ class MemoryPane(QWidget):
             self.tabs.setCurrentWidget(self.browser)
             self.browser.show_memory(memory_id)
 
-    def show_recall(self, recall: dict[str, Any] | None, caption: str = "Latest turn") -> None:
+    def show_recall(
+        self, recall: dict[str, Any] | None, caption: str = "Latest turn", reason: str = ""
+    ) -> None:
         if recall is None:
-            self.recall_view.show_no_block(caption)
+            self.recall_view.show_no_block(caption, reason)
         else:
             self.recall_view.show_recall(recall, caption)
 

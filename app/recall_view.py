@@ -250,13 +250,16 @@ class RecallView(QWidget):
         )
         self.stack.setCurrentWidget(self.empty)
 
-    def show_no_block(self, caption: str = "") -> None:
+    def show_no_block(self, caption: str = "", reason: str = "") -> None:
+        """No block went with this turn; `reason` says why when it is known."""
         self.recall = None
-        self.empty.setText(
-            (caption + "\n\n" if caption else "")
-            + "No memory block was sent with this turn: nothing matched, memories are off for "
-            "this provider, or recall did not finish in time."
+        why = (
+            f"No memory block was sent with this turn: {reason}."
+            if reason
+            else "No memory block was sent with this turn: nothing matched, memories are off "
+            "for this provider, or recall did not finish in time."
         )
+        self.empty.setText((caption + "\n\n" if caption else "") + why)
         self.stack.setCurrentWidget(self.empty)
 
     def show_recall(self, recall: dict[str, Any], caption: str = "Latest turn") -> None:

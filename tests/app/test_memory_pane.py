@@ -10,12 +10,13 @@ from datetime import timedelta
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app import fading
 from app.memory_browse_model import PAGE_SIZE
 from app.memory_pane import MemoryPane
 from app.workers import Workers
 from tests.app.conftest import settle
 from tests.app.memories import add_many
+from timothy.retrieval.fading import fading_after_days
+from timothy.retrieval.settings import RecallSettings
 from timothy.store import MemoryStatus, MemoryType, Store
 from timothy.store.records import utc_now
 
@@ -224,12 +225,14 @@ def test_a_fact_staged_on_another_thread_reaches_the_queue_by_itself(
 def test_still_true_reconfirms_and_archive_retires(
     qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
 ) -> None:
+    """The pane lists what recall's own rule calls fading: facts one leg alone can no longer
+    lift over the minimum score (semantic ones after ~154 days unconfirmed)."""
     now = utc_now()
-    old = now - fading.FADING_AFTER - timedelta(days=30)
-    older = now - fading.FADING_AFTER - timedelta(days=300)
-    stale = store.memories.add("Drives a blue car", now=old)
-    staler = store.memories.add("Lives in Leeds", now=older)
-    store.memories.add("Just learned this", now=now)
+    after = timedelta(days=fading_after_days(MemoryType.SEMANTIC, RecallSettings()))
+    stale = store.memories.add("Drives a blue car", now=now - after - timedelta(days=30))
+    staler = store.memories.add("Lives in Leeds", now=now - after - timedelta(days=300))
+    store.memories.add("Just learned this", now=now - after + timedelta(days=5))
+    store.memories.add("Went to Rome once", type="episodic", now=now - after * 3)  # meant to fade
     start(qtbot, pane, workers)
     facts = pane.fading
     assert facts is not None
@@ -240,13 +243,33 @@ def test_still_true_reconfirms_and_archive_retires(
         facts.buttons["reconfirm"].click()
     reconfirmed = store.memories.get(stale.id)
     assert reconfirmed.status is MemoryStatus.ACTIVE
-    assert reconfirmed.last_confirmed_at is not None and reconfirmed.last_confirmed_at > old
+    assert (
+        reconfirmed.last_confirmed_at is not None
+        and reconfirmed.last_confirmed_at > stale.created_at
+    )
     qtbot.waitUntil(lambda: [m.id for m in facts.model.memories] == [staler.id], timeout=5000)
     facts.select_ids([staler.id])
     with qtbot.waitSignal(facts.memory_archived, timeout=5000):
         facts.buttons["archive"].click()
     assert store.memories.get(staler.id).status is MemoryStatus.ARCHIVED
     qtbot.waitUntil(lambda: facts.model.memories == [], timeout=5000)
+
+
+def test_still_true_follows_the_owners_recall_settings(
+    qtbot: QtBot, store: Store, workers: Workers
+) -> None:
+    fact = store.memories.add("Prefers green tea", now=utc_now() - timedelta(days=60))
+    settings = [RecallSettings()]
+    pane = MemoryPane(store, workers, title_of=lambda _s: None, recall_settings=lambda: settings[0])
+    qtbot.addWidget(pane)
+    start(qtbot, pane, workers)
+    assert pane.fading is not None and pane.fading.model.memories == []
+    # A much shorter half-life: the same fact now fades.
+    half_lives = {t: 10.0 for t in MemoryType}
+    settings[0] = RecallSettings(half_life_days=half_lives)
+    pane.fading.reload()
+    settle(qtbot, workers)
+    assert [m.id for m in pane.fading.model.memories] == [fact.id]
 
 
 def test_last_recall_shows_the_exact_block_budget_and_explanations(
