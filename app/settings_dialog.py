@@ -41,7 +41,6 @@ from timothy.settings import Settings, save_settings
 
 log = logging.getLogger(__name__)
 
-OPENAI_KEY_NAME = "openai-api-key"  # = timothy.secrets.OPENAI_API_KEY once providers land
 OWN_SECTIONS = ("openai", "bedrock", "memory")
 OPENAI_MODELS = ["gpt-4o-mini", "gpt-4o", "gpt-4.1-mini", "gpt-4.1", "o4-mini"]
 BEDROCK_MODELS = [
@@ -97,6 +96,7 @@ class SettingsDialog(QDialog):
         self.settings = settings
         self.workers = workers
         self.connection_check: connection_check.ConnectionCheck = connection_check.check_connection
+        self.embedding_check: connection_check.ConnectionCheck = connection_check.check_embeddings
         self.key_saved = False
         self.setWindowTitle("Settings")
         self.resize(760, 560)
@@ -261,6 +261,14 @@ class SettingsDialog(QDialog):
         self.bedrock_embedding = QLineEdit(self.settings.bedrock.embedding_model, models)
         form.addRow("Bedrock model", self.bedrock_embedding)
         layout.addWidget(models)
+        test_row = QHBoxLayout()
+        self.embedding_test_button = QPushButton("Test embeddings", page)
+        self.embedding_test_button.clicked.connect(self.test_embeddings)
+        test_row.addWidget(self.embedding_test_button)
+        self.embedding_test_result = QLabel(page)
+        self.embedding_test_result.setWordWrap(True)
+        test_row.addWidget(self.embedding_test_result, 1)
+        layout.addLayout(test_row)
         layout.addStretch(1)
         return page
 
@@ -331,7 +339,7 @@ class SettingsDialog(QDialog):
     def _load_key_state(self) -> None:
         self.workers.run(
             self,
-            lambda: secrets.get_secret(OPENAI_KEY_NAME) is not None,
+            lambda: secrets.get_secret(secrets.OPENAI_API_KEY) is not None,
             "reading the system keyring",
             on_success=self._key_state_loaded,
             on_failure=lambda failure: self.key_state.setText(failure.message),
@@ -361,7 +369,7 @@ class SettingsDialog(QDialog):
 
         self.workers.run(
             self,
-            lambda: secrets.set_secret(OPENAI_KEY_NAME, None),
+            lambda: secrets.set_secret(secrets.OPENAI_API_KEY, None),
             "removing the key from the keyring",
             on_success=forgotten,
             on_failure=self._show_error,
@@ -410,34 +418,39 @@ class SettingsDialog(QDialog):
     # -- actions -----------------------------------------------------------------------
 
     def test_connection(self) -> None:
+        """Ask the chosen chat model for a word, with the key as typed (or the saved one)."""
+        self._test(self.connection_check, self.test_button, self.test_result)
+
+    def test_embeddings(self) -> None:
+        """Embed one query with the chosen embedding provider."""
+        self._test(self.embedding_check, self.embedding_test_button, self.embedding_test_result)
+
+    def _test(
+        self, check: connection_check.ConnectionCheck, button: QPushButton, result: QLabel
+    ) -> None:
         chosen = self.chosen_settings()
         typed_key = self.key_edit.text().strip() or None
-        self.test_button.setEnabled(False)
-        self.test_result.setStyleSheet("")
-        self.test_result.setText("Testing…")
-        check = self.connection_check
+        button.setEnabled(False)
+        result.setStyleSheet("")
+        result.setText("Testing…")
 
-        def work() -> str:
-            key = typed_key or secrets.get_secret(OPENAI_KEY_NAME)
-            return check(chosen, key)
+        def tested(message: str) -> None:
+            button.setEnabled(True)
+            result.setStyleSheet(f"color: {theme.colours().success.name()};")
+            result.setText("✓ " + message)
+
+        def failed(failure: Failure) -> None:
+            button.setEnabled(True)
+            result.setStyleSheet(f"color: {theme.colours().danger.name()};")
+            result.setText("✗ " + failure.message)
 
         self.workers.run(
             self,
-            work,
+            lambda: check(chosen, typed_key),
             "testing the connection",
-            on_success=self._tested,
-            on_failure=self._test_failed,
+            on_success=tested,
+            on_failure=failed,
         )
-
-    def _tested(self, message: str) -> None:
-        self.test_button.setEnabled(True)
-        self.test_result.setStyleSheet(f"color: {theme.colours().success.name()};")
-        self.test_result.setText("✓ " + message)
-
-    def _test_failed(self, failure: Failure) -> None:
-        self.test_button.setEnabled(True)
-        self.test_result.setStyleSheet(f"color: {theme.colours().danger.name()};")
-        self.test_result.setText("✗ " + failure.message)
 
     def save(self) -> None:
         chosen = self.chosen_settings()
@@ -447,7 +460,7 @@ class SettingsDialog(QDialog):
 
         def work() -> Settings:
             if key:
-                secrets.set_secret(OPENAI_KEY_NAME, key)  # raises if there is no safe place
+                secrets.set_secret(secrets.OPENAI_API_KEY, key)  # raises if there is no safe place
             save_settings(chosen)
             return chosen
 

@@ -1,5 +1,6 @@
 """Settings persist in the config folder; the API key lands in the keyring and in no file;
-"Test connection" runs on a worker against a real (local) server and reports plainly."""
+"Test connection" runs the providers' own checks on a worker, against the fake OpenAI server,
+with the key as typed, and reports plainly."""
 
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ from keyring.backends import fail
 from PySide6.QtWidgets import QDoubleSpinBox
 from pytestqt.qtbot import QtBot
 
-from app.settings_dialog import OPENAI_KEY_NAME, SettingsDialog
+from app.settings_dialog import SettingsDialog
 from app.settings_section_form import SettingsSectionForm, is_basic
 from app.workers import Workers
 from tests.app.conftest import settle
-from tests.app.model_server import model_server
+from tests.fakes.openai_server import OpenAIServer
 from timothy import secrets
+from timothy.secrets import OPENAI_API_KEY
 from timothy.settings import OpenAISettings, Settings, load_settings, settings_path
 from timothy.store import MemoryType
 
@@ -68,7 +70,7 @@ def test_settings_persist_and_the_key_goes_only_to_the_keyring(
     assert loaded.embedding_provider == "local"
     assert settings_path().parent == isolated_env / "config"
     # The key is in the (test) OS keyring ...
-    assert secrets.get_secret(OPENAI_KEY_NAME) == SECRET
+    assert secrets.get_secret(OPENAI_API_KEY) == SECRET
     keyring_file = isolated_env / "keyring.json"
     assert SECRET in keyring_file.read_text(encoding="utf-8")
     # ... and in no file Timothy writes: settings, window state, database, logs, cache.
@@ -83,7 +85,7 @@ def test_settings_persist_and_the_key_goes_only_to_the_keyring(
 
 
 def test_a_saved_key_is_never_shown_again(qtbot: QtBot, workers: Workers) -> None:
-    secrets.set_secret(OPENAI_KEY_NAME, SECRET)
+    secrets.set_secret(OPENAI_API_KEY, SECRET)
     widget = SettingsDialog(Settings(chat_provider="openai"), workers)
     qtbot.addWidget(widget)
     settle(qtbot, workers)
@@ -93,7 +95,7 @@ def test_a_saved_key_is_never_shown_again(qtbot: QtBot, workers: Workers) -> Non
     assert not widget.forget_key_button.isHidden()
     widget.forget_key_button.click()
     settle(qtbot, workers)
-    assert secrets.get_secret(OPENAI_KEY_NAME) is None
+    assert secrets.get_secret(OPENAI_API_KEY) is None
     assert "never in a file" in widget.key_state.text()
 
 
@@ -115,67 +117,67 @@ def test_without_a_keyring_nothing_is_saved_and_the_dialog_says_why(
     assert not settings_path().exists()
 
 
-def test_test_connection_reports_success(
-    qtbot: QtBot, dialog: SettingsDialog, workers: Workers
+def test_test_connection_tries_the_typed_key_and_reports_success(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers, openai_server: OpenAIServer
 ) -> None:
-    with model_server(["llama3.2", "qwen2.5"], key=SECRET) as base_url:
-        choose_openai(dialog, base_url, "llama3.2")
-        dialog.key_edit.setText(SECRET)
-        dialog.test_button.click()
-        assert dialog.test_result.text() == "Testing…"
-        assert not dialog.test_button.isEnabled()
-        settle(qtbot, workers)
-    assert (
-        dialog.test_result.text()
-        == f"✓ Connected to {base_url}; the model “llama3.2” is available."
-    )
+    openai_server.api_key = SECRET
+    secrets.set_secret(OPENAI_API_KEY, "sk-test-an-older-saved-key")
+    choose_openai(dialog, openai_server.base_url, "llama3.2")
+    dialog.key_edit.setText(SECRET)
+    dialog.test_button.click()
+    assert dialog.test_result.text() == "Testing…"
+    assert not dialog.test_button.isEnabled()
+    settle(qtbot, workers)
+    assert dialog.test_result.text().startswith("✓ Connected: llama3.2 answered in ")
     assert dialog.test_button.isEnabled()
+    [request] = openai_server.chat_requests
+    assert request["model"] == "llama3.2"
+    assert openai_server.requests[-1].headers["authorization"] == f"Bearer {SECRET}"
+    # Testing saved nothing: the keyring still holds the older key.
+    assert secrets.get_secret(OPENAI_API_KEY) == "sk-test-an-older-saved-key"
 
 
-def test_test_connection_names_a_missing_model(
-    qtbot: QtBot, dialog: SettingsDialog, workers: Workers
+def test_test_connection_names_an_unknown_model(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers, openai_server: OpenAIServer
 ) -> None:
-    with model_server(["qwen2.5"]) as base_url:
-        choose_openai(dialog, base_url, "llama3.2")
-        dialog.test_button.click()
-        settle(qtbot, workers)
-    assert "does not list the model “llama3.2”" in dialog.test_result.text()
-    assert "qwen2.5" in dialog.test_result.text()
+    openai_server.fail(404)
+    choose_openai(dialog, openai_server.base_url, "gpt-none")
+    dialog.test_button.click()
+    settle(qtbot, workers)
+    text = dialog.test_result.text()
+    assert text.startswith("✗ ") and "gpt-none" in text and "Traceback" not in text
 
 
 def test_test_connection_explains_a_refused_key_and_a_dead_server(
-    qtbot: QtBot, dialog: SettingsDialog, workers: Workers
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers, openai_server: OpenAIServer
 ) -> None:
-    with model_server(["m"], key="the-right-key") as base_url:
-        choose_openai(dialog, base_url, "m")
-        dialog.key_edit.setText("the-wrong-key")
-        dialog.test_button.click()
-        settle(qtbot, workers)
-        assert (
-            dialog.test_result.text()
-            == f"✗ {base_url} refused the API key. Check it and try again."
-        )
-    dialog.test_button.click()  # the server is gone now
-    settle(qtbot, workers)
-    assert dialog.test_result.text().startswith(f"✗ Could not reach {base_url}.")
-
-
-def test_the_connection_check_is_one_swappable_call(
-    qtbot: QtBot, dialog: SettingsDialog, workers: Workers
-) -> None:
-    seen: list[tuple[Settings, str | None]] = []
-
-    def check(settings: Settings, key: str | None) -> str:
-        seen.append((settings, key))
-        return "Connected through the providers factory."
-
-    dialog.connection_check = check
-    choose_openai(dialog, "", "gpt-4o")
-    dialog.key_edit.setText(SECRET)
+    openai_server.api_key = "the-right-key"
+    choose_openai(dialog, openai_server.base_url, "m")
+    dialog.key_edit.setText("the-wrong-key")
     dialog.test_button.click()
     settle(qtbot, workers)
-    assert seen[0][0].openai.chat_model == "gpt-4o" and seen[0][1] == SECRET
-    assert dialog.test_result.text() == "✓ Connected through the providers factory."
+    refused = dialog.test_result.text()
+    assert refused.startswith("✗ ") and "key" in refused.lower()
+    base_url = openai_server.base_url
+    openai_server.stop()
+    dialog.test_button.click()  # the server is gone now
+    settle(qtbot, workers)
+    gone = dialog.test_result.text()
+    assert gone.startswith("✗ ") and gone != refused and "Traceback" not in gone
+    assert base_url in gone or "reach" in gone.lower()
+
+
+def test_test_embeddings_embeds_one_query(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers, openai_server: OpenAIServer
+) -> None:
+    choose_openai(dialog, openai_server.base_url)
+    dialog.embedder_buttons["openai"].setChecked(True)
+    dialog.embedding_test_button.click()
+    settle(qtbot, workers)
+    assert dialog.embedding_test_result.text().startswith(
+        "✓ Connected: openai/text-embedding-3-small (1536-d) answered in "
+    )
+    assert len(openai_server.embedding_requests) == 1
 
 
 def test_bedrock_fields_round_trip(qtbot: QtBot, dialog: SettingsDialog, workers: Workers) -> None:
