@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QApplication
 
 from app import theme
 from app.main_window import MainWindow
-from app.store_conversations import StoreConversations
 from timothy import __version__, paths
 from timothy.errors import TimothyError
 from timothy.health import Check
@@ -35,8 +34,9 @@ def run_app(data_dir: Path | None) -> int:
         store = Store.open(paths.data_dir(data_dir))
     except TimothyError as exc:
         store_error = str(exc)
-    conversations = StoreConversations(store) if store is not None else None
-    window = MainWindow(store, store_error=store_error, conversations=conversations)
+    # The window builds the chat engine and the embedding queue from the owner's settings
+    # (app/assistant.py) and rebuilds them whenever the settings change.
+    window = MainWindow(store, store_error=store_error)
     window.show()
     # For smoke tests and screenshots: quit on its own after this many milliseconds.
     auto_quit = os.environ.get("TIMOTHY_QUIT_AFTER_MS")

@@ -1,8 +1,9 @@
 """The centre of the window: a header, the transcript (or the first-run welcome), the composer.
 
-It turns a conversation's turn events into what the transcript shows: streamed text,
-"Saving to memory…", the "Remembered" notice, the staged-facts badge, the recall for
-"what the model saw", and a plain sentence when a reply fails or is stopped.
+It turns the chat engine's turn events into what the transcript shows: streamed text,
+"Saving to memory…", the "Remembered" notice, the recall for "what the model saw", and a
+plain sentence when a reply fails or is stopped. The engine's later, background news (facts
+staged by extraction, a title, a compaction) arrives through the window.
 """
 
 from __future__ import annotations
@@ -23,40 +24,40 @@ from PySide6.QtWidgets import (
 )
 
 from app import icons
-from app.chat_port import (
-    Conversations,
-    ConversationStarted,
-    FactsStaged,
-    MemorySaved,
-    MessageSaved,
-    RecallShown,
-    TitleChanged,
-    TranscriptMessage,
-    TurnFailed,
-)
+from app.chat_port import Conversations, TranscriptMessage
 from app.composer import Composer
 from app.local_servers import LocalServer
-from app.message_widget import MessageWidget
+from app.store_conversations import summary_of
 from app.transcript_view import TranscriptView
 from app.turn_runner import TurnRunner
 from app.welcome_panel import WelcomePanel
 from app.workers import Failure, Workers
-from timothy.providers.base import Stop, TextDelta, ToolCallEvent
-from timothy.store.records import utc_now
+from timothy.chat.events import (
+    FactsProposed,
+    MemorySaved,
+    RecallFinished,
+    ReplyDelta,
+    SessionCompacted,
+    TitleChanged,
+    ToolFinished,
+    ToolStarted,
+    TurnFailed,
+    TurnFinished,
+    TurnStarted,
+)
+from timothy.memory.remember import REMEMBER_TOOL
+from timothy.store.records import MessageStatus, utc_now
 
 log = logging.getLogger(__name__)
 
-STOP_NOTES = {
-    "cancelled": "Stopped. What arrived is kept.",
-    "max_tokens": "The reply reached its length limit.",
-}
+STOPPED = "Stopped. What arrived is kept."
 
 
 class ChatPanel(QWidget):
     conversation_started = Signal(object)  # ConversationSummary
     conversation_opened = Signal(str)  # id, or "" for a new chat
-    title_changed = Signal(str, str)
-    recall_arrived = Signal(object, str)  # recall dict (or None), caption
+    title_changed = Signal(str, str)  # (conversation id, title) the engine gave it
+    recall_arrived = Signal(object, str, str)  # recall dict (or None), caption, why none
     recall_requested = Signal(object, str)  # the owner chose a reply's "Memories used"
     memory_saved = Signal(object)
     memory_undo_requested = Signal(object)
@@ -85,8 +86,8 @@ class ChatPanel(QWidget):
         self.now = now
         self.conversation_id: str | None = None
         self.title = ""
-        self._stop_reason = ""
         self._failure: str | None = None
+        self._cancelled = False  # the engine saved the reply as cancelled
         self._generation = 0
         self.runner = TurnRunner(network, self)
         self.runner.event_arrived.connect(self._event)
@@ -225,7 +226,7 @@ class ChatPanel(QWidget):
         self.transcript.scroll_to_bottom()
         for message in reversed(messages):
             if message.role == "assistant":
-                self.recall_arrived.emit(message.recall, self._caption_for(message.recall))
+                self.recall_arrived.emit(message.recall, self._caption_for(message.recall), "")
                 break
 
     def _caption_for(self, recall: dict[str, Any] | None) -> str:
@@ -263,8 +264,8 @@ class ChatPanel(QWidget):
         )
 
     def _begin(self) -> None:
-        self._stop_reason = ""
         self._failure = None
+        self._cancelled = False
         self._show_page()
         self.transcript.begin_reply(self.now())
         self.composer.set_streaming(True)
@@ -276,46 +277,44 @@ class ChatPanel(QWidget):
     def _event(self, event: object) -> None:
         transcript = self.transcript
         match event:
-            case TextDelta(text=text):
+            case ReplyDelta(text=text):
                 transcript.append_text(text)
-            case ToolCallEvent(call=call):
-                if call.name == "remember":
-                    transcript.show_activity("Saving to memory")
-                else:
-                    transcript.show_activity(f"Using {call.name}")
-            case Stop(reason=reason):
-                self._stop_reason = reason
-            case ConversationStarted(conversation=conversation):
-                self.conversation_id = conversation.id
-                self._set_title(conversation.title)
-                self.conversation_started.emit(conversation)
-            case TitleChanged(conversation_id=conversation_id, title=title):
-                if conversation_id == self.conversation_id:
-                    self._set_title(title)
-                self.title_changed.emit(conversation_id, title)
+            case TurnStarted(session=session, user_message=message, new_session=new):
+                self._name_last("user", message.id)
+                if new:
+                    self.conversation_id = session.id
+                    self._set_title(session.title)
+                    self.conversation_started.emit(summary_of(session))
+            case RecallFinished(recall=recall, note=note):
+                transcript.set_reply_recall(recall)
+                self.recall_arrived.emit(recall, "Latest turn", note or "")
+            case ToolStarted(name=name):
+                transcript.flush()
+                transcript.show_activity(
+                    "Saving to memory" if name == REMEMBER_TOOL.name else f"Using {name}"
+                )
+            case ToolFinished():
+                transcript.show_activity("Thinking")
             case MemorySaved(memory=memory):
                 transcript.flush()
                 transcript.show_memory_saved(memory)
                 self.memory_saved.emit(memory)
-            case FactsStaged(memories=memories):
-                if memories:
-                    transcript.show_facts_staged(len(memories))
-            case RecallShown(recall=recall):
-                transcript.set_reply_recall(recall)
-                self.recall_arrived.emit(recall, "Latest turn")
-            case TurnFailed(message=message):
-                self._failure = message
-            case MessageSaved(message=message):
-                self._saved(message)
+            case TurnFinished(message=message):
+                self._name_last("assistant", message.id)
+                self._cancelled = message.status is MessageStatus.CANCELLED
+            case TurnFailed(error=error):
+                self._failure = error
             case _:
-                pass  # Usage and anything newer: nothing to show
+                pass  # usage: nothing to show
 
-    def _saved(self, message: TranscriptMessage) -> None:
-        widgets: list[MessageWidget] = [
-            w for w in self.transcript.messages if w.role == message.role
-        ]
-        if widgets and widgets[-1].message_id is None:
-            widgets[-1].message_id = message.id
+    def _name_last(self, role: str, message_id: str) -> None:
+        """The stored id of the newest widget of this role (its copy, recall and compaction
+        placement refer to it)."""
+        for widget in reversed(self.transcript.messages):
+            if widget.role == role:
+                if widget.message_id is None:
+                    widget.message_id = message_id
+                return
 
     def _turn_failed(self, failure: Failure) -> None:
         self._failure = failure.message
@@ -323,12 +322,45 @@ class ChatPanel(QWidget):
     def _turn_finished(self, stopped: bool) -> None:
         if self._failure:
             self.transcript.end_reply(self._failure, error=True)
-        elif stopped:
-            self.transcript.end_reply(STOP_NOTES["cancelled"])
+        elif stopped or self._cancelled:
+            self.transcript.end_reply(STOPPED)
         else:
-            self.transcript.end_reply(STOP_NOTES.get(self._stop_reason))
+            self.transcript.end_reply()
         self.composer.set_streaming(False)
         self.turn_finished.emit()
+
+    # -- what the engine reports later -------------------------------------------------
+
+    def show_facts_proposed(self, event: FactsProposed) -> None:
+        """Extraction staged facts: a badge under this conversation's last reply."""
+        if event.session_id == self.conversation_id and event.memories:
+            self.transcript.show_facts_staged(len(event.memories))
+
+    def show_title(self, event: TitleChanged) -> None:
+        if event.session.id == self.conversation_id:
+            self._set_title(event.session.title)
+        self.title_changed.emit(event.session.id, event.session.title)
+
+    def show_compaction(self, event: SessionCompacted) -> None:
+        """Older turns of this conversation were summarised: show where, once it is known."""
+        if event.session_id != self.conversation_id:
+            return
+        conversation_id = event.session_id
+        generation = self._generation
+
+        def work() -> tuple[TranscriptMessage, str | None] | None:
+            shown = list(self.conversations.messages(conversation_id))
+            for position, message in enumerate(shown):
+                if message.id == event.summary.id:
+                    before = shown[position - 1].id if position > 0 else None
+                    return message, before
+            return None
+
+        def found(result: tuple[TranscriptMessage, str | None] | None) -> None:
+            if result is not None and generation == self._generation:
+                self.transcript.insert_summary(*result)
+
+        self.workers.run(self, work, "showing the summary", on_success=found)
 
     def mark_memory_forgotten(self, memory_id: str) -> None:
         self.transcript.mark_memory_forgotten(memory_id)

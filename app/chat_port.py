@@ -1,23 +1,22 @@
-"""What the window needs from the chat engine: a small interface and the events of a turn.
+"""What the window needs from conversations and the chat engine: a small interface.
 
-The chat engine (`timothy/chat/`) cannot import the app, so the window depends on this
-protocol and these plain dataclasses; one adapter maps the engine onto them. Every method
-may block (store or network), so the window only calls them from workers.
-
-A turn streams as an iterator of `TurnEvent`s: the provider's own events (`TextDelta`,
-`ToolCallEvent`, `Usage`, `Stop`) plus the few the engine adds (the conversation was
-created, a fact was remembered or staged, the recall the model saw, a failure).
+The window lists, opens, renames and deletes conversations and runs turns through this
+protocol; `StoreConversations` implements it over the store and the chat engine. A turn
+streams as the engine's own events (`timothy.chat.events.TurnEvent`): one vocabulary from
+the engine to the transcript. Every method may block (store or network), so the window only
+calls them from workers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from timothy.chat.events import TurnEvent
 from timothy.errors import TimothyError
-from timothy.providers.base import CancelToken, Stop, TextDelta, ToolCallEvent, Usage
+from timothy.providers.base import CancelToken
 from timothy.store import Memory
 
 
@@ -31,10 +30,11 @@ class ConversationSummary:
 
 @dataclass(frozen=True, slots=True)
 class TranscriptMessage:
-    """One saved turn as the transcript shows it."""
+    """One saved turn as the transcript shows it (or, for "summary", where older turns were
+    summarised for the model: the transcript shows a divider there, not a bubble)."""
 
     id: str
-    role: Literal["user", "assistant"]
+    role: Literal["user", "assistant", "summary"]
     content: str
     created_at: datetime
     # For assistant turns: the recall the model saw (a RecallResult.to_json() dict), or
@@ -43,69 +43,7 @@ class TranscriptMessage:
     stopped: bool = False  # the reply was cancelled part-way; content is partial
     error: str | None = None  # the reply failed: why, in a sentence
     remembered: tuple[Memory, ...] = ()  # facts the `remember` tool saved during this turn
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationStarted:
-    """The engine created a conversation for the first message of a new chat."""
-
-    conversation: ConversationSummary
-
-
-@dataclass(frozen=True, slots=True)
-class TitleChanged:
-    conversation_id: str
-    title: str
-
-
-@dataclass(frozen=True, slots=True)
-class MemorySaved:
-    """The `remember` tool saved (or, with "ask before saving", staged) a fact."""
-
-    memory: Memory
-
-
-@dataclass(frozen=True, slots=True)
-class FactsStaged:
-    """Extraction after the turn proposed facts; they wait in the confirmation queue."""
-
-    memories: tuple[Memory, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class RecallShown:
-    """What recall put in front of the model for this turn (RecallResult.to_json())."""
-
-    recall: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class TurnFailed:
-    """The reply failed; `message` is a sentence for the owner. What arrived is kept."""
-
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class MessageSaved:
-    """The engine stored a message (the owner's at once, the reply when it ends)."""
-
-    message: TranscriptMessage
-
-
-TurnEvent = (
-    TextDelta
-    | ToolCallEvent
-    | Usage
-    | Stop
-    | ConversationStarted
-    | TitleChanged
-    | MemorySaved
-    | FactsStaged
-    | RecallShown
-    | TurnFailed
-    | MessageSaved
-)
+    compacted: int = 0  # for a summary: how many messages it stands for
 
 
 class ChatUnavailableError(TimothyError):
@@ -136,26 +74,32 @@ class Conversations(Protocol):
     def send(
         self, conversation_id: str | None, text: str, cancel: CancelToken
     ) -> Iterator[TurnEvent]:
-        """One turn; with no conversation id a new conversation starts (ConversationStarted)."""
+        """One turn; with no conversation id a new conversation starts (`TurnStarted` says
+        so). Raises ChatUnavailableError when there is no chat model to answer."""
         ...
 
     def regenerate(self, conversation_id: str, cancel: CancelToken) -> Iterator[TurnEvent]:
-        """Replace the last reply with a new one."""
+        """Answer the last owner message again (the last reply is replaced)."""
+        ...
+
+    def undo_remember(self, memory_id: str) -> Memory:
+        """Undo what the `remember` tool saved: the fact is rejected (kept, never recalled)."""
         ...
 
 
-@dataclass
-class NoConversations:
-    """Until the chat engine exists (and with no provider): nothing listed, sending explains."""
+NO_STORE = (
+    "Chatting needs the memory store, which could not be opened; conversations are kept there."
+)
 
-    reason: str = (
-        "Chatting is not available in this build yet: the chat engine is still being built. "
-        "Your memories work in the pane on the right."
-    )
-    _empty: tuple[ConversationSummary, ...] = field(default=())
+
+class NoConversations:
+    """Without a store: nothing listed, and sending explains why."""
+
+    def __init__(self, reason: str = NO_STORE) -> None:
+        self.reason = reason
 
     def list(self, *, search: str | None = None, limit: int = 500) -> Sequence[ConversationSummary]:
-        return self._empty
+        return ()
 
     def messages(self, conversation_id: str) -> Sequence[TranscriptMessage]:
         return ()
@@ -178,4 +122,7 @@ class NoConversations:
         raise ChatUnavailableError(self.reason)
 
     def regenerate(self, conversation_id: str, cancel: CancelToken) -> Iterator[TurnEvent]:
+        raise ChatUnavailableError(self.reason)
+
+    def undo_remember(self, memory_id: str) -> Memory:
         raise ChatUnavailableError(self.reason)

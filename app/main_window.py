@@ -1,7 +1,9 @@
 """The main window: conversations on the left, the chat in the centre, memory on the right.
 
 It wires the panes together and owns what outlives them: the workers, the settings, the
-window's remembered state, and the banner for errors and undo.
+assistant (chat engine and embedding queue, rebuilt when settings change), the background
+jobs (re-embedding, daily consolidation), the window's remembered state, and the banner for
+errors, offers and undo.
 """
 
 from __future__ import annotations
@@ -17,38 +19,37 @@ from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, 
 from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from app import icons
+from app.assistant import Assistant, EmbeddingState, Setup
 from app.banner import Banner
 from app.chat_panel import ChatPanel
 from app.chat_port import Conversations, ConversationSummary, NoConversations
+from app.consolidation_dialog import ConsolidationDialog
 from app.conversation_list import ConversationList
+from app.daily_consolidation import DailyConsolidation
+from app.embedding_backfill import EmbeddingBackfill
 from app.local_servers import LocalServer, find_local_servers
 from app.memory_pane import MemoryPane
 from app.settings_dialog import SettingsDialog
-from app.status_bar import StatusBar, consolidation_text
+from app.status_bar import StatusBar, consolidation_text, model_label
+from app.store_conversations import StoreConversations
 from app.window_state import WindowState
 from app.workers import Failure, Workers
 from timothy import paths
+from timothy.memory.consolidation import ConsolidationReport, last_report, last_run
+from timothy.memory.embedding import BackfillResult
 from timothy.settings import Settings, load_settings, save_settings
 from timothy.store import Memory, MemoryStatus, Store
-from timothy.store.records import parse_time, utc_now
+from timothy.store.records import utc_now
 
 log = logging.getLogger(__name__)
 
 DELETE_UNDO_MS = 8000
-CONSOLIDATION_LAST_RUN_KEY = "consolidation.last_run"  # written by memory consolidation
-
-
-def consolidation_last_run(store: Store) -> datetime | None:
-    """When consolidation last ran (swap for consolidation's own `last_run` once it lands)."""
-    value = store.db.get_meta(CONSOLIDATION_LAST_RUN_KEY)
-    try:
-        return parse_time(value) if value else None
-    except ValueError:
-        return None
-
-
 DEFAULT_SIZES = [260, 780, 420]
 CONVERSATION_LIMIT = 500
+# Consolidation waits this long after start-up, so it never competes with the first loads;
+# a window left open looks again every hour (a run is due once a day).
+CONSOLIDATION_DELAY_MS = 15_000
+CONSOLIDATION_CHECK_MS = 3_600_000
 
 
 class MainWindow(QMainWindow):
@@ -60,22 +61,36 @@ class MainWindow(QMainWindow):
         store: Store | None,
         *,
         store_error: str | None = None,
-        conversations: Conversations | None = None,
         settings: Settings | None = None,
         now: Callable[[], datetime] = utc_now,
         window_state: WindowState | None = None,
         probe_local_servers: Callable[[], list[LocalServer]] = find_local_servers,
+        consolidation_delay_ms: int | None = CONSOLIDATION_DELAY_MS,
     ) -> None:
+        """`consolidation_delay_ms`: when daily consolidation may start after start-up
+        (None: not in this window, as in tests that do not exercise it)."""
         super().__init__()
         self.store = store
         self.now = now
-        self.conversations: Conversations = conversations or NoConversations()
         self.settings = settings if settings is not None else load_settings()
         self.state = window_state or WindowState()
         self.probe_local_servers = probe_local_servers
+        self.consolidation_delay_ms = consolidation_delay_ms
         self.workers = Workers(self, threads=2)  # the store
-        self.network = Workers(self, threads=3)  # the chat stream, tests, probes
+        self.network = Workers(self, threads=3)  # the chat stream, provider set-up, tests
+        self.jobs = Workers(self, detached=True)  # long jobs: re-embedding, consolidation
+        self.store_conversations = StoreConversations(store) if store is not None else None
+        self.conversations: Conversations = self.store_conversations or NoConversations()
+        self.assistant = (
+            Assistant(store, self.store_conversations, self.network, self)
+            if store is not None and self.store_conversations is not None
+            else None
+        )
+        self.backfill = EmbeddingBackfill(self.jobs, self)
+        self.consolidation = DailyConsolidation(self.jobs, self)
+        self._consolidation_scheduled = False
         self.settings_dialog: SettingsDialog | None = None
+        self.consolidation_dialog: ConsolidationDialog | None = None
         self._conversation_search = ""
         self._closing = False
         self.setWindowTitle("Timothy")
@@ -101,6 +116,7 @@ class MainWindow(QMainWindow):
             now=now,
             title_of=self.conversations.title_of,
             store_error=store_error,
+            recall_settings=lambda: self.settings.recall,
             parent=self.splitter,
         )
         self.memory_pane.setMinimumWidth(340)
@@ -114,6 +130,9 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.status = StatusBar(self)
         self.status.settings_requested.connect(lambda: self.open_settings())
+        self.status.consolidation_requested.connect(self.show_consolidation_details)
+        self.status.reembed_requested.connect(self.start_backfill)
+        self.status.backfill_stop_requested.connect(self.backfill.cancel)
         self.setStatusBar(self.status)
 
         self._connect()
@@ -124,8 +143,12 @@ class MainWindow(QMainWindow):
             self.show_error(
                 "Your memory store could not be opened"
                 + (f": {store_error}" if store_error else ".")
-                + " Chat still works, without memory."
+                + " Conversations and memories are kept there, so chatting waits until it "
+                "opens."
             )
+        self._consolidation_timer = QTimer(self)
+        self._consolidation_timer.setInterval(CONSOLIDATION_CHECK_MS)
+        self._consolidation_timer.timeout.connect(self.consolidate_if_due)
         self._counts_timer = QTimer(self)
         self._counts_timer.setSingleShot(True)
         self._counts_timer.setInterval(200)
@@ -143,7 +166,7 @@ class MainWindow(QMainWindow):
         sidebar.conversation_deleted.connect(self._delete_conversation)
         chat.conversation_started.connect(self._conversation_started)
         chat.conversation_opened.connect(self._conversation_opened)
-        chat.title_changed.connect(lambda _id, _title: self.reload_conversations())
+        chat.title_changed.connect(self._title_changed)
         chat.turn_finished.connect(self.reload_conversations)
         chat.recall_arrived.connect(pane.show_recall)
         chat.recall_requested.connect(self._show_recall)
@@ -160,6 +183,24 @@ class MainWindow(QMainWindow):
         pane.staged_count_changed.connect(lambda _count: self._counts_timer.start())
         if pane.events is not None:
             pane.events.memory_changed.connect(lambda _event, _memory: self._counts_timer.start())
+        assistant = self.assistant
+        if assistant is not None:
+            assistant.configured.connect(self._assistant_configured)
+            assistant.embedding_changed.connect(self._embedding_changed)
+            assistant.failed.connect(self.show_error)
+            assistant.facts_proposed.connect(chat.show_facts_proposed)
+            assistant.title_changed.connect(chat.show_title)
+            assistant.session_compacted.connect(chat.show_compaction)
+        self.backfill.started.connect(lambda model: self.status.show_backfill(model, 0, 0))
+        self.backfill.progressed.connect(
+            lambda done, total: self.status.show_backfill(self.backfill.model or "", done, total)
+        )
+        self.backfill.finished.connect(self._backfill_finished)
+        self.backfill.failed.connect(self._backfill_failed)
+        self.consolidation.started.connect(self._consolidation_started)
+        self.consolidation.finished.connect(self._consolidation_finished)
+        self.consolidation.not_due.connect(self._consolidation_not_due)
+        self.consolidation.failed.connect(self._consolidation_failed)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -249,6 +290,8 @@ class MainWindow(QMainWindow):
         self.refresh_counts()
         if self.settings.chat_provider is None:
             self.probe_for_local_servers()
+        elif self.assistant is None:
+            self.chat.set_chat_ready(False)
         self.started.emit()
 
     # -- conversations -----------------------------------------------------------------
@@ -295,6 +338,11 @@ class MainWindow(QMainWindow):
         self.state.set_text("window/last_conversation", conversation_id or None)
         title = self.chat.title if conversation_id else ""
         self.setWindowTitle(f"{title} — Timothy" if title else "Timothy")
+
+    def _title_changed(self, conversation_id: str, title: str) -> None:
+        if conversation_id == self.chat.conversation_id:
+            self.setWindowTitle(f"{title} — Timothy")
+        self.reload_conversations()
 
     def _conversation_started(self, conversation: ConversationSummary) -> None:
         self.state.set_text("window/last_conversation", conversation.id)
@@ -353,16 +401,16 @@ class MainWindow(QMainWindow):
             )
         elif kind == "settings":
             self.open_settings()
+        elif kind == "reembed":
+            self.start_backfill()
 
     # -- memory ------------------------------------------------------------------------
 
     def _undo_memory(self, memory: Memory) -> None:
-        if self.store is None:
-            return
-        store = self.store
+        conversations = self.conversations
 
         def forget() -> Memory:
-            return store.memories.reject(memory.id, now=self.now())
+            return conversations.undo_remember(memory.id)
 
         def failed(failure: Failure) -> None:
             self.chat.transcript.mark_undo_failed(memory.id)
@@ -386,15 +434,148 @@ class MainWindow(QMainWindow):
             return (
                 store.memories.count(status=MemoryStatus.ACTIVE),
                 store.memories.count(status=MemoryStatus.STAGED),
-                consolidation_last_run(store),
+                last_run(store),
             )
 
         def counted(result: tuple[int, int, datetime | None]) -> None:
-            active, staged, last_run = result
+            active, staged, when = result
             self.status.show_memory_counts(active, staged)
-            self.status.show_consolidation(consolidation_text(last_run, False, self.now()))
+            if not self.consolidation.running and self.consolidation.report is None:
+                self.status.show_consolidation(consolidation_text(when, False, self.now()))
 
         self.workers.run(self, work, "counting memories", on_success=counted)
+        if self.assistant is not None and not self.backfill.running:
+            self.assistant.refresh_embedding()
+
+    # -- the assistant (chat engine, embeddings) ---------------------------------------
+
+    def _assistant_configured(self, setup: Setup) -> None:
+        ready = setup.chat is not None
+        self.chat.set_chat_ready(ready)
+        self.status.show_chat_problem(setup.settings, setup.chat_problem)
+        if setup.chat_problem is not None:
+            self.banner.show_message(
+                f"The chat model cannot be used: {setup.chat_problem}",
+                kind="error",
+                action="settings",
+                action_label="Settings",
+            )
+        elif setup.embedding.problem is not None:
+            self.banner.show_message(
+                f"Vector search is off: {setup.embedding.problem} Your memories are still "
+                "found by their words and names.",
+                kind="error",
+                action="settings",
+                action_label="Settings",
+            )
+        self._embedding_changed(setup.embedding, offer=True)
+        self._schedule_consolidation()
+
+    def _embedding_changed(self, state: EmbeddingState, offer: bool = False) -> None:
+        pending = state.configured is not None and state.missing > 0 and state.problem is None
+        switching = pending and state.active is not None and state.active != state.configured
+        self.status.show_embedding(state, offer_reembed=switching and not self.backfill.running)
+        if not pending or self.backfill.running or not offer:
+            return
+        if switching:
+            assert state.configured is not None and state.active is not None
+            self.banner.show_message(
+                f"Vector search still uses {model_label(state.active)}. Re-embed "
+                f"{state.missing:,} memor{'y' if state.missing == 1 else 'ies'} with "
+                f"{model_label(state.configured)}? Search moves to it when it is done.",
+                kind="info",
+                action="reembed",
+                action_label="Re-embed",
+            )
+        else:
+            # Catching up: memories the queue missed (saved by the CLI, or while offline),
+            # or the first vectors of a newly chosen provider.
+            self.start_backfill()
+
+    def start_backfill(self) -> None:
+        assistant = self.assistant
+        if assistant is None or assistant.embedder is None or self.store is None:
+            return
+        if self.banner.action_name == "reembed":
+            self.banner.dismiss()
+        self.backfill.start(self.store, assistant.embedder)
+
+    def _backfill_finished(self, result: BackfillResult) -> None:
+        self.status.hide_backfill()
+        if result.error is not None:
+            self.show_error(
+                f"Embedding stopped after {result.embedded:,} of {result.total:,} memories: "
+                f"{result.error.message}"
+            )
+        elif result.switched:
+            self.show_info(f"Vector search now uses {model_label(result.model)}.")
+        if self.assistant is not None:
+            self.assistant.refresh_embedding()
+
+    def _backfill_failed(self, message: str) -> None:
+        self.status.hide_backfill()
+        self.show_error(message)
+        if self.assistant is not None:
+            self.assistant.refresh_embedding()
+
+    # -- daily consolidation -----------------------------------------------------------
+
+    def _schedule_consolidation(self) -> None:
+        if self._consolidation_scheduled or self.consolidation_delay_ms is None:
+            return
+        self._consolidation_scheduled = True
+        QTimer.singleShot(self.consolidation_delay_ms, self, self.consolidate_if_due)
+        self._consolidation_timer.start()
+
+    def consolidate_if_due(self) -> None:
+        """Run daily consolidation on a worker when a day has passed since the last run."""
+        if self.store is None or self._closing:
+            return
+        chat = self.assistant.chat if self.assistant is not None else None
+        self.consolidation.run_if_due(self.store, chat, self.settings.consolidation, self.now)
+
+    def _consolidation_started(self) -> None:
+        self.status.show_consolidation(consolidation_text(None, True, self.now()))
+
+    def _consolidation_finished(self, report: ConsolidationReport) -> None:
+        self.status.show_consolidation(
+            report.summary(), "Click for the details of what consolidation changed"
+        )
+        self._counts_timer.start()
+
+    def _consolidation_not_due(self, when: datetime | None, report: object) -> None:
+        if self.consolidation.report is None:  # else this session's summary stays
+            self.status.show_consolidation(consolidation_text(when, False, self.now()))
+
+    def _consolidation_failed(self, message: str) -> None:
+        self.status.show_consolidation("Consolidation failed", message)
+        log.warning("consolidation failed: %s", message)
+
+    def show_consolidation_details(self) -> None:
+        """The details of this session's run, or of the last stored one."""
+        if self.consolidation.report is not None:
+            self._open_consolidation_dialog(self.consolidation.report)
+            return
+        store = self.store
+        if store is None or self.consolidation.running:
+            return
+
+        def shown(report: ConsolidationReport | None) -> None:
+            if report is None:
+                self.show_info("Consolidation has not run yet; it runs once a day.")
+            else:
+                self._open_consolidation_dialog(report)
+
+        self.workers.run(
+            self, lambda: last_report(store), "reading the last consolidation", on_success=shown
+        )
+
+    def _open_consolidation_dialog(self, report: ConsolidationReport) -> ConsolidationDialog:
+        dialog = ConsolidationDialog(report, self)
+        dialog.finished.connect(lambda _code: dialog.deleteLater())
+        self.consolidation_dialog = dialog
+        dialog.open()
+        return dialog
 
     def _show_recall(self, recall: dict[str, Any] | None, caption: str) -> None:
         self.memory_pane.show_recall(recall, caption)
@@ -455,9 +636,13 @@ class MainWindow(QMainWindow):
         dialog.deleteLater()
 
     def apply_settings(self, settings: Settings) -> None:
+        """Use `settings` from now on: the chat engine and embeddings are rebuilt on a worker
+        (the chat area is ready at once, and says so plainly if the provider then fails)."""
         self.settings = settings
         self.status.show_settings(settings)
-        self.chat.set_chat_ready(settings.chat_provider is not None)
+        self.chat.set_chat_ready(settings.chat_provider is not None and self.assistant is not None)
+        if self.assistant is not None:
+            self.assistant.configure(settings)
         self.settings_applied.emit(settings)
 
     def probe_for_local_servers(self) -> None:
@@ -509,7 +694,12 @@ class MainWindow(QMainWindow):
             self._closing = True
             self.save_state()
             self.chat.stop()
+            self.backfill.cancel()
+            self.consolidation.cancel()
             self.memory_pane.close_store_events()
-            if not self.workers.wait(3000) or not self.network.wait(3000):
+            pools = (self.workers, self.network, self.jobs)
+            if not all(pool.wait(3000) for pool in pools):
                 log.warning("closing with work still running")
+            if self.assistant is not None:
+                self.assistant.close()
         super().closeEvent(event)

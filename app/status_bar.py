@@ -1,5 +1,5 @@
-"""The status bar: which model answers, whether vector search is on, the memory counts, and
-what consolidation is doing."""
+"""The status bar: which model answers, whether vector search is on (and a re-embedding's
+progress), the memory counts, and what consolidation did (its details one click away)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ from datetime import datetime
 from urllib.parse import urlparse
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QLabel, QPushButton, QStatusBar, QWidget
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QToolButton, QWidget
 
+from app.assistant import EmbeddingState
 from app.time_text import relative_time
 from timothy.settings import Settings
+
+VECTOR_SEARCH_OFF = "Vector search off: no embedding provider"
 
 
 def chat_text(settings: Settings) -> str:
@@ -31,7 +34,16 @@ def chat_text(settings: Settings) -> str:
     return "No chat model"
 
 
+def model_label(model_id: str) -> str:
+    """A stored model's name as the owner knows it: "text-embedding-3-small", "local MiniLM"."""
+    provider, _sep, name = model_id.partition("/")
+    if provider == "local":
+        return "all-MiniLM-L6-v2, on this computer"
+    return name or model_id
+
+
 def embedding_text(settings: Settings) -> str:
+    """Before the providers are built: what the settings ask for."""
     provider = settings.embedding_provider
     if provider == "local":
         return "Vector search: on this computer"
@@ -39,7 +51,21 @@ def embedding_text(settings: Settings) -> str:
         return f"Vector search: {settings.openai.embedding_model}"
     if provider == "bedrock":
         return f"Vector search: {settings.bedrock.embedding_model}"
-    return "Vector search off: no embedding provider"
+    return VECTOR_SEARCH_OFF
+
+
+def embedding_state_text(state: EmbeddingState) -> str:
+    if state.problem is not None:
+        return "Vector search off: the embedding provider is not set up"
+    if state.configured is None:
+        return VECTOR_SEARCH_OFF
+    configured = model_label(state.configured)
+    if state.active == state.configured or (state.active is None and not state.missing):
+        text = f"Vector search: {configured}"
+        return text + (f" · {state.missing:,} to embed" if state.missing else "")
+    if state.active is None:
+        return f"Vector search off until your memories are embedded with {configured}"
+    return f"Vector search: {model_label(state.active)} · switching to {configured}"
 
 
 def consolidation_text(last_run: datetime | None, running: bool, now: datetime) -> str:
@@ -50,28 +76,96 @@ def consolidation_text(last_run: datetime | None, running: bool, now: datetime) 
     return f"Consolidated {relative_time(last_run, now)}"
 
 
+def _flat_button(parent: QWidget, tip: str) -> QPushButton:
+    button = QPushButton(parent)
+    button.setFlat(True)
+    button.setToolTip(tip)
+    button.setStyleSheet("QPushButton { border: none; padding: 0 6px; text-align: left; }")
+    return button
+
+
 class StatusBar(QStatusBar):
     settings_requested = Signal()
+    consolidation_requested = Signal()  # show the last consolidation's details
+    reembed_requested = Signal()
+    backfill_stop_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setSizeGripEnabled(False)
-        self.chat_label = QPushButton(self)
-        self.chat_label.setFlat(True)
-        self.chat_label.setToolTip("The chat model (click to change it)")
-        self.chat_label.setStyleSheet("QPushButton { border: none; padding: 0 6px; }")
+        self.chat_label = _flat_button(self, "The chat model (click to change it)")
         self.chat_label.clicked.connect(self.settings_requested)
         self.embedding_label = QLabel(self)
+        self.reembed_button = QToolButton(self)
+        self.reembed_button.setText("Re-embed…")
+        self.reembed_button.setAutoRaise(True)
+        self.reembed_button.clicked.connect(self.reembed_requested)
+        self.reembed_button.hide()
+        self.progress = QProgressBar(self)
+        self.progress.setMaximumWidth(160)
+        self.progress.setMaximumHeight(14)
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        self.stop_button = QToolButton(self)
+        self.stop_button.setText("Stop")
+        self.stop_button.setAutoRaise(True)
+        self.stop_button.setToolTip("Stop embedding (what is done is kept)")
+        self.stop_button.clicked.connect(self.backfill_stop_requested)
+        self.stop_button.hide()
         self.memory_label = QLabel(self)
-        self.consolidation_label = QLabel(self)
+        self.consolidation_label = _flat_button(
+            self, "Daily consolidation: merges near-duplicates, archives stale episodes"
+        )
+        self.consolidation_label.clicked.connect(self.consolidation_requested)
         self.addWidget(self.chat_label)
         self.addWidget(self.embedding_label)
+        self.addWidget(self.progress)
+        self.addWidget(self.stop_button)
+        self.addWidget(self.reembed_button)
         self.addPermanentWidget(self.memory_label)
         self.addPermanentWidget(self.consolidation_label)
 
+    # -- the chat model ----------------------------------------------------------------
+
     def show_settings(self, settings: Settings) -> None:
         self.chat_label.setText(chat_text(settings))
-        self.embedding_label.setText(embedding_text(settings))
+        self.chat_label.setToolTip("The chat model (click to change it)")
+        if not self.progress.isVisible():
+            self.embedding_label.setText(embedding_text(settings))
+            self.embedding_label.setToolTip("")
+
+    def show_chat_problem(self, settings: Settings, problem: str | None) -> None:
+        if problem is None:
+            self.chat_label.setText(chat_text(settings))
+            self.chat_label.setToolTip("The chat model (click to change it)")
+        else:
+            self.chat_label.setText(f"{chat_text(settings)} · not set up")
+            self.chat_label.setToolTip(problem)
+
+    # -- vector search -----------------------------------------------------------------
+
+    def show_embedding(self, state: EmbeddingState, *, offer_reembed: bool = False) -> None:
+        if self.progress.isVisible():
+            return  # the backfill's progress says more; shown again when it ends
+        self.embedding_label.setText(embedding_state_text(state))
+        self.embedding_label.setToolTip(state.problem or "")
+        self.reembed_button.setVisible(offer_reembed)
+
+    def show_backfill(self, model_id: str, done: int, total: int) -> None:
+        self.reembed_button.hide()
+        self.embedding_label.setText(
+            f"Embedding memories with {model_label(model_id)}: {done:,} of {total:,}"
+        )
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.progress.show()
+        self.stop_button.show()
+
+    def hide_backfill(self) -> None:
+        self.progress.hide()
+        self.stop_button.hide()
+
+    # -- memory ------------------------------------------------------------------------
 
     def show_memory_counts(self, active: int, staged: int) -> None:
         text = f"{active:,} memor{'y' if active == 1 else 'ies'}"
@@ -79,5 +173,8 @@ class StatusBar(QStatusBar):
             text += f" · {staged} to confirm"
         self.memory_label.setText(text)
 
-    def show_consolidation(self, text: str) -> None:
+    def show_consolidation(self, text: str, tip: str | None = None) -> None:
         self.consolidation_label.setText(text)
+        self.consolidation_label.setToolTip(
+            tip or "Daily consolidation: merges near-duplicates, archives stale episodes"
+        )

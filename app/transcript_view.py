@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLay
 from app.chat_port import TranscriptMessage
 from app.message_widget import MessageWidget
 from app.notice import Notice
+from app.summary_divider import SummaryDivider
 from timothy.store import Memory, MemoryStatus
 from timothy.store.records import utc_now
 
@@ -64,6 +65,7 @@ class TranscriptView(QScrollArea):
         self.setWidget(canvas)
 
         self.messages: list[MessageWidget] = []
+        self.dividers: list[SummaryDivider] = []  # where older turns were summarised
         self.notices: dict[str, Notice] = {}  # memory id -> its "Remembered" notice
         self.reply: MessageWidget | None = None
         self._reply_text = ""
@@ -90,12 +92,16 @@ class TranscriptView(QScrollArea):
             if widget is not None:
                 widget.deleteLater()
         self.messages.clear()
+        self.dividers.clear()
         self.notices.clear()
         self._stick = True
 
     def show_messages(self, messages: Sequence[TranscriptMessage]) -> None:
         self.clear()
         for message in messages:
+            if message.role == "summary":
+                self._insert(self._divider(message))
+                continue
             widget = self._add_message(
                 message.role,
                 message.content,
@@ -109,7 +115,40 @@ class TranscriptView(QScrollArea):
                 widget.set_note("This reply was cut short.")
             for memory in message.remembered:
                 self._add_notice_for(memory, undoable=False)
+                if memory.status is MemoryStatus.REJECTED:
+                    self.mark_memory_forgotten(memory.id)
         self._refresh_regenerable()
+
+    # -- compaction --------------------------------------------------------------------
+
+    def _divider(self, summary: TranscriptMessage) -> SummaryDivider:
+        divider = SummaryDivider(
+            summary.content, summary.compacted, message_id=summary.id, parent=self.column
+        )
+        self.dividers.append(divider)
+        return divider
+
+    def insert_summary(self, summary: TranscriptMessage, after_id: str | None) -> SummaryDivider:
+        """Show where older turns were summarised: after the message `after_id` (and the
+        notices that belong to it), or before the reply being written when it is not shown."""
+        layout = self.column_layout
+        anchor = next((w for w in self.messages if after_id and w.message_id == after_id), None)
+        if anchor is not None:
+            position = layout.indexOf(anchor) + 1
+            while position < layout.count() - 1:
+                item = layout.itemAt(position)
+                widget = item.widget() if item is not None else None
+                if isinstance(widget, MessageWidget | SummaryDivider) or widget is None:
+                    break
+                position += 1
+        else:
+            # The summary covers everything before the question being answered.
+            reply = self.reply
+            at = self.messages.index(reply) if reply in self.messages else -1
+            position = layout.indexOf(self.messages[at - 1]) if at > 0 else layout.count() - 1
+        divider = self._divider(summary)
+        layout.insertWidget(max(position, 0), divider)
+        return divider
 
     @property
     def streaming(self) -> bool:

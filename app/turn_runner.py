@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QObject, Signal
 
-from app.chat_port import TurnEvent
 from app.workers import Failure, Report, Task, Workers, while_alive
+from timothy.chat.events import TurnEvent
 from timothy.providers.base import CancelToken
 
 EventSource = Callable[[CancelToken], Iterator[TurnEvent]]

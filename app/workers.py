@@ -8,6 +8,8 @@ emits the task's signals, which Qt queues back to the GUI thread. Failures becom
 from __future__ import annotations
 
 import logging
+import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,21 +93,37 @@ class _Runnable(QRunnable):
 
 
 class Workers(QObject):
-    """A thread pool that keeps each task alive until its outcome has been delivered."""
+    """A thread pool that keeps each task alive until its outcome has been delivered.
 
-    def __init__(self, parent: QObject | None = None, *, threads: int = 2) -> None:
+    `detached` pools run each task on a daemon thread of its own instead, which quitting
+    does not wait for: for long jobs that are safe to interrupt at any point (consolidation
+    commits each step on its own, a re-embedding keeps what it stored), where a pool's
+    threads would hold the app open until a slow model call timed out.
+    """
+
+    def __init__(
+        self, parent: QObject | None = None, *, threads: int = 2, detached: bool = False
+    ) -> None:
         super().__init__(parent)
         self.pool = QThreadPool(self)
         self.pool.setMaxThreadCount(threads)
         # Threads never expire: each keeps its own SQLite connection for the app's life
         # instead of leaving a new one behind every time the pool recycles a thread.
         self.pool.setExpiryTimeout(-1)
+        self.detached = detached
+        self._threads: list[threading.Thread] = []
         self._running: set[Task] = set()
 
     def start(self, task: Task) -> Task:
         self._running.add(task)
         task.finished.connect(lambda: self._forget(task))
-        self.pool.start(_Runnable(task))
+        if self.detached:
+            thread = threading.Thread(target=task.run_here, name="timothy-job", daemon=True)
+            self._threads = [t for t in self._threads if t.is_alive()]
+            self._threads.append(thread)
+            thread.start()
+        else:
+            self.pool.start(_Runnable(task))
         return task
 
     def run(
@@ -139,4 +157,9 @@ class Workers(QObject):
 
     def wait(self, milliseconds: int) -> bool:
         """Wait for running work (at shut-down); False when some was still running."""
-        return bool(self.pool.waitForDone(milliseconds))
+        if not self.detached:
+            return bool(self.pool.waitForDone(milliseconds))
+        deadline = time.monotonic() + milliseconds / 1000
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(thread.is_alive() for thread in self._threads)

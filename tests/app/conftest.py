@@ -1,4 +1,9 @@
-"""Fixtures for the app's tests: the theme, worker pools, a settled event loop, the window."""
+"""Fixtures for the app's tests: the theme, worker pools, a settled event loop, the window.
+
+The window is the real one with the real chat engine; a test that chats points it at the
+fake OpenAI server (`make_window(server=openai_server)`), so the real `openai` client talks
+HTTP to 127.0.0.1.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +21,8 @@ from app.local_servers import LocalServer
 from app.main_window import MainWindow
 from app.window_state import WindowState
 from app.workers import Workers
-from tests.fakes.scripted_chat import ScriptedConversations
+from tests.fakes.openai_server import OpenAIServer
+from timothy.chat.settings import ChatSettings
 from timothy.settings import Settings
 from timothy.store import Store
 
@@ -53,27 +59,48 @@ def quiet_gui_thread() -> None:
 WindowFactory = Callable[..., MainWindow]
 
 
+def chat_settings(server: OpenAIServer, **changes: object) -> Settings:
+    """Settings that chat with the fake OpenAI server (short timeouts, as in the chat tests)."""
+    settings = Settings(chat_provider="openai", openai=server.settings())
+    chat = changes.pop("chat", None)
+    if isinstance(chat, ChatSettings):
+        settings = settings.replace(chat=chat)
+    return settings.replace(**changes) if changes else settings
+
+
+def settle_engine(qtbot: QtBot, window: MainWindow) -> None:
+    """Wait until the engine's background work (titles, extraction) is done and reported."""
+    assistant = window.assistant
+    if assistant is not None:
+        engines = assistant.engines()
+        qtbot.waitUntil(
+            lambda: all(engine.wait_idle(0) for engine in engines), timeout=SETTLE_TIMEOUT_MS
+        )
+    settle(qtbot, window.workers, window.network)
+
+
 @pytest.fixture
 def make_window(qtbot: QtBot, store: Store, isolated_env: Path) -> Iterator[WindowFactory]:
     made: list[MainWindow] = []
 
     def make(
         *,
-        conversations: ScriptedConversations | None = None,
         settings: Settings | None = None,
+        server: OpenAIServer | None = None,
         servers: list[LocalServer] | None = None,
         probe: Callable[[], list[LocalServer]] | None = None,
         use_store: bool = True,
         show: bool = True,
+        consolidation_delay_ms: int | None = None,
     ) -> MainWindow:
+        if settings is None:
+            settings = chat_settings(server) if server is not None else Settings()
         window = MainWindow(
             store if use_store else None,
-            conversations=conversations
-            if conversations is not None
-            else ScriptedConversations(store),
-            settings=settings if settings is not None else Settings(chat_provider="openai"),
+            settings=settings,
             window_state=WindowState(),
             probe_local_servers=probe or (lambda: list(servers or [])),
+            consolidation_delay_ms=consolidation_delay_ms,
         )
         qtbot.addWidget(window)
         made.append(window)
@@ -82,11 +109,17 @@ def make_window(qtbot: QtBot, store: Store, isolated_env: Path) -> Iterator[Wind
                 window.show()
                 qtbot.waitExposed(window)
         settle(qtbot, window.workers, window.network)
+        if window.assistant is not None:
+            assistant = window.assistant
+            qtbot.waitUntil(lambda: assistant.setup is not None, timeout=SETTLE_TIMEOUT_MS)
         return window
 
     yield make
     for window in made:
+        if window.assistant is not None:
+            for engine in window.assistant.engines():
+                engine.wait_idle(10)
         if window.isVisible():
             window.close()
-        window.workers.wait(5000)
-        window.network.wait(5000)
+        for pool in (window.workers, window.network, window.jobs):
+            pool.wait(5000)
