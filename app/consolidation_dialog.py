@@ -51,7 +51,7 @@ class ConsolidationDialog(QDialog):
         self.details_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         changes = lines[1:]
         self.details_view.setPlainText(
-            "\n".join(changes) if changes else "Nothing needed tidying: no memory was changed."
+            "\n\n".join(changes) if changes else "Nothing needed tidying: no memory was changed."
         )
         layout.addWidget(self.details_view, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from urllib.parse import urlparse
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QToolButton, QWidget
 
 from app.assistant import EmbeddingState
@@ -14,6 +14,8 @@ from app.time_text import relative_time
 from timothy.settings import Settings
 
 VECTOR_SEARCH_OFF = "Vector search off: no embedding provider"
+CONSOLIDATION_WIDTH = 440  # px; a longer summary is elided, whole in the tooltip and dialog
+CONSOLIDATION_TIP = "Daily consolidation: merges near-duplicates, archives stale episodes"
 
 
 def chat_text(settings: Settings) -> str:
@@ -113,9 +115,8 @@ class StatusBar(QStatusBar):
         self.stop_button.clicked.connect(self.backfill_stop_requested)
         self.stop_button.hide()
         self.memory_label = QLabel(self)
-        self.consolidation_label = _flat_button(
-            self, "Daily consolidation: merges near-duplicates, archives stale episodes"
-        )
+        self.consolidation_label = _flat_button(self, CONSOLIDATION_TIP)
+        self.consolidation_text = ""
         self.consolidation_label.clicked.connect(self.consolidation_requested)
         self.addWidget(self.chat_label)
         self.addWidget(self.embedding_label)
@@ -174,7 +175,12 @@ class StatusBar(QStatusBar):
         self.memory_label.setText(text)
 
     def show_consolidation(self, text: str, tip: str | None = None) -> None:
-        self.consolidation_label.setText(text)
+        """`text` (elided when long: the tooltip has it whole); clicking shows the details."""
+        self.consolidation_text = text
+        metrics = self.consolidation_label.fontMetrics()
+        shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, CONSOLIDATION_WIDTH)
+        self.consolidation_label.setText(shown)
+        whole = text if shown != text else ""
         self.consolidation_label.setToolTip(
-            tip or "Daily consolidation: merges near-duplicates, archives stale episodes"
+            "\n".join(filter(None, (whole, tip or CONSOLIDATION_TIP)))
         )
