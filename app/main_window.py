@@ -474,7 +474,7 @@ class MainWindow(QMainWindow):
     def _embedding_changed(self, state: EmbeddingState, offer: bool = False) -> None:
         pending = state.configured is not None and state.missing > 0 and state.problem is None
         switching = pending and state.active is not None and state.active != state.configured
-        self.status.show_embedding(state, offer_reembed=switching and not self.backfill.running)
+        self.status.show_embedding(state, offer_reembed=pending and not self.backfill.running)
         if not pending or self.backfill.running or not offer:
             return
         if switching:

@@ -146,10 +146,17 @@ class StatusBar(QStatusBar):
     # -- vector search -----------------------------------------------------------------
 
     def show_embedding(self, state: EmbeddingState, *, offer_reembed: bool = False) -> None:
+        """Where vector search stands; with `offer_reembed`, a button to embed what is missing
+        ("Re-embed…" during a switch of model, "Embed now" for memories the queue missed)."""
         if self.progress.isVisible():
             return  # the backfill's progress says more; shown again when it ends
         self.embedding_label.setText(embedding_state_text(state))
         self.embedding_label.setToolTip(state.problem or "")
+        moving = state.switching and state.active is not None
+        self.reembed_button.setText("Re-embed…" if moving else "Embed now")
+        self.reembed_button.setToolTip(
+            f"Embed the {state.missing:,} memories that have no vector for this model yet"
+        )
         self.reembed_button.setVisible(offer_reembed)
 
     def show_backfill(self, model_id: str, done: int, total: int) -> None:

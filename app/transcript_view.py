@@ -268,13 +268,26 @@ class TranscriptView(QScrollArea):
         return None
 
     def remove_last_reply(self) -> None:
-        """Take away the last reply (before regenerating it)."""
+        """Take away the last reply and the notices under it (before regenerating it: the
+        engine replaces that reply and its tool steps)."""
         last = self.last_assistant()
         if last is None or last is not self.messages[-1]:
             return
+        layout = self.column_layout
+        position = layout.indexOf(last)
+        gone: list[QWidget] = [last]
+        for index in range(position + 1, layout.count()):
+            item = layout.itemAt(index)
+            widget = item.widget() if item is not None else None
+            if widget is not None and not isinstance(widget, MessageWidget | SummaryDivider):
+                gone.append(widget)
+        for memory_id, notice in list(self.notices.items()):
+            if any(notice is holder or holder.isAncestorOf(notice) for holder in gone):
+                del self.notices[memory_id]
         self.messages.remove(last)
-        self.column_layout.removeWidget(last)
-        last.deleteLater()
+        for widget in gone:
+            layout.removeWidget(widget)
+            widget.deleteLater()
         self._refresh_regenerable()
 
     def _refresh_regenerable(self) -> None:

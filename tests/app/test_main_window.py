@@ -340,6 +340,37 @@ def test_remember_shows_saving_then_a_notice_and_undo_rejects_the_fact(
     assert "Forgotten:" in again.text_label.text()
 
 
+def test_regenerate_replaces_the_reply_and_its_notices(
+    qtbot: QtBot, make_window: WindowFactory, store: Store, openai_server: OpenAIServer
+) -> None:
+    window = make_window(server=openai_server)
+    openai_server.reply(tool_calls=[call("remember", {"content": "Has a cat called Miso"})])
+    openai_server.reply("Noted: Miso.")
+    openai_server.reply("Miso")
+    openai_server.reply(NO_FACTS)
+    send(qtbot, window, "Remember my cat is called Miso")
+    settle_window(qtbot, window)
+    settle_engine(qtbot, window)
+    transcript = window.chat.transcript
+    [memory] = store.memories.list(text="Miso")
+    assert memory.id in transcript.notices
+    openai_server.reply("Miso is a lovely name.")
+    openai_server.reply(NO_FACTS)
+    transcript.messages[-1].regenerate_button.click()
+    settle_window(qtbot, window)
+    settle_engine(qtbot, window)
+    assert [m.content for m in transcript.messages] == [
+        "Remember my cat is called Miso",
+        "Miso is a lovely name.",
+    ]
+    assert transcript.notices == {}
+    quiet_gui_thread()  # the removed widgets are deleted
+    assert transcript.column.findChildren(Notice) == []
+    assert store.memories.get(memory.id).status is MemoryStatus.ACTIVE  # still remembered
+    shown = window.conversations.messages(window.chat.conversation_id or "")
+    assert [(m.role, m.content) for m in shown][-1] == ("assistant", "Miso is a lovely name.")
+
+
 def test_ask_before_saving_stages_the_remembered_fact(
     qtbot: QtBot, make_window: WindowFactory, store: Store, openai_server: OpenAIServer
 ) -> None:
