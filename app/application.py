@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
@@ -16,9 +17,20 @@ from timothy import __version__, paths
 from timothy.errors import TimothyError
 from timothy.health import Check
 from timothy.store import Store
+from timothy.tokens import encoding
+
+
+def warm_up() -> threading.Thread:
+    """Load the token encoding on a thread while Qt starts and the window is built; join it
+    before the window is shown. Its first load holds the GIL for ~0.1 s in one call (tiktoken
+    building its tables), which would freeze a window already on screen."""
+    thread = threading.Thread(target=encoding, name="timothy-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def run_app(data_dir: Path | None) -> int:
+    warming = warm_up()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setApplicationName("Timothy")
@@ -37,6 +49,7 @@ def run_app(data_dir: Path | None) -> int:
     # The window builds the chat engine and the embedding queue from the owner's settings
     # (app/assistant.py) and rebuilds them whenever the settings change.
     window = MainWindow(store, store_error=store_error)
+    warming.join()
     window.show()
     # For smoke tests and screenshots: quit on its own after this many milliseconds.
     auto_quit = os.environ.get("TIMOTHY_QUIT_AFTER_MS")

@@ -25,6 +25,7 @@ from timothy.providers.factory import chat_provider, embedding_provider, query_e
 from timothy.providers.local import LocalEmbedder
 from timothy.settings import Settings
 from timothy.store import Store
+from timothy.tokens import encoding
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,9 @@ def build(store: Store, settings: Settings) -> tuple[ChatEngine, Setup]:
     else:
         query = query_embedder(settings, state.active)
     engine = ChatEngine(store, chat=chat, embedder=query, settings=settings)
+    # The token encoding's first load holds the GIL for ~0.1 s in one call (tiktoken builds
+    # its tables): do it now, while the window is still loading, not during the first turn.
+    encoding()
     engine.recaller.prepare()
     if isinstance(query, LocalEmbedder) and not query.loaded:
         try:

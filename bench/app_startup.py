@@ -77,11 +77,13 @@ def measure(data: Path) -> dict[str, float]:
     from PySide6.QtWidgets import QApplication
 
     from app import theme
+    from app.application import warm_up
     from app.main_window import MainWindow
     from timothy.settings import OpenAISettings, Settings
     from timothy.store import Store
 
     imported = time.perf_counter() - START
+    warming = warm_up()  # as run_app does
     app = QApplication(sys.argv[:1])
     theme.apply(app)
     store = Store.open(data)
@@ -108,6 +110,7 @@ def measure(data: Path) -> dict[str, float]:
     ticker = QTimer()
     ticker.setInterval(10)
     ticker.timeout.connect(tick)
+    warming.join()  # as run_app does
     ticker.start()
     window.show()
     app.processEvents()

@@ -711,6 +711,7 @@ def test_the_window_stays_responsive_while_a_slow_provider_streams(
     assert window.chat.transcript.flushes > 5, "the reply was painted as it arrived"
     assert len(gaps) > 50, "the stream was too short to measure"
     worst = max(gaps[1:])
+    print(f"longest gap between 10 ms ticks while streaming: {worst} ms ({len(gaps)} ticks)")
     assert worst < 100, f"the GUI thread stalled for {worst} ms while streaming"
 
 
