@@ -251,5 +251,8 @@ class Assistant(QObject):
         self.engine = None
         self.conversations.set_engine(None)
         for engine in engines:
+            # Extraction still running on its thread must not report to a closed window.
+            if self._heard in engine.background_listeners:
+                engine.background_listeners.remove(self._heard)
             engine.close()
             engine.recaller.close()

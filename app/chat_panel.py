@@ -88,7 +88,8 @@ class ChatPanel(QWidget):
         self.title = ""
         self._failure: str | None = None
         self._cancelled = False  # the engine saved the reply as cancelled
-        self._generation = 0
+        self._generation = 0  # which conversation the transcript shows (bumped on a switch)
+        self._turn_generation = -1  # the generation the running turn belongs to
         self.runner = TurnRunner(network, self)
         self.runner.event_arrived.connect(self._event)
         self.runner.turn_failed.connect(self._turn_failed)
@@ -264,6 +265,7 @@ class ChatPanel(QWidget):
         )
 
     def _begin(self) -> None:
+        self._turn_generation = self._generation
         self._failure = None
         self._cancelled = False
         self._show_page()
@@ -274,7 +276,15 @@ class ChatPanel(QWidget):
         if self.runner.running:
             self.runner.stop()
 
+    @property
+    def _turn_shown(self) -> bool:
+        """The running turn belongs to the conversation on screen (the owner may have moved
+        to another one; the turn was stopped then, and its last events go nowhere)."""
+        return self._turn_generation == self._generation
+
     def _event(self, event: object) -> None:
+        if not self._turn_shown:
+            return
         transcript = self.transcript
         match event:
             case ReplyDelta(text=text):
@@ -317,15 +327,17 @@ class ChatPanel(QWidget):
                 return
 
     def _turn_failed(self, failure: Failure) -> None:
-        self._failure = failure.message
+        if self._turn_shown:
+            self._failure = failure.message
 
     def _turn_finished(self, stopped: bool) -> None:
-        if self._failure:
-            self.transcript.end_reply(self._failure, error=True)
-        elif stopped or self._cancelled:
-            self.transcript.end_reply(STOPPED)
-        else:
-            self.transcript.end_reply()
+        if self._turn_shown:
+            if self._failure:
+                self.transcript.end_reply(self._failure, error=True)
+            elif stopped or self._cancelled:
+                self.transcript.end_reply(STOPPED)
+            else:
+                self.transcript.end_reply()
         self.composer.set_streaming(False)
         self.turn_finished.emit()
 

@@ -292,6 +292,29 @@ def test_stop_mid_stream_keeps_what_arrived(
     assert saved.id == reply.message_id
 
 
+def test_opening_another_conversation_mid_turn_stops_it_and_leaves_the_other_be(
+    qtbot: QtBot, make_window: WindowFactory, store: Store, openai_server: OpenAIServer
+) -> None:
+    other = add_conversation(store, "Recipes", [("user", "Pasta?"), ("assistant", "Yes.")])
+    openai_server.stall("word " * 200, after=20)
+    window = make_window(server=openai_server)
+    window.chat.send("Talk for a long time")
+    # Before any of the turn's events arrive (its conversation does not exist yet here).
+    window.open_conversation(other)
+    settle_window(qtbot, window)
+    # The turn's late events went nowhere: the opened conversation is the one on screen.
+    assert window.chat.conversation_id == other
+    assert window.chat.title_label.text() == "Recipes"
+    assert [m.content for m in window.chat.transcript.messages] == ["Pasta?", "Yes."]
+    assert window.chat.composer.button.toolTip() == "Send (Enter)"
+    # The stopped turn was saved in its own new conversation, as cancelled.
+    [started] = [s for s in store.sessions.list() if s.id != other]
+    kinds = [(m.role, m.status) for m in store.sessions.messages(started.id)]
+    assert kinds[0] == (MessageRole.USER, MessageStatus.COMPLETE)
+    assert kinds[-1] == (MessageRole.ASSISTANT, MessageStatus.CANCELLED)
+    qtbot.waitUntil(lambda: len(window.sidebar.model.conversations()) == 2, timeout=5000)
+
+
 def test_remember_shows_saving_then_a_notice_and_undo_rejects_the_fact(
     qtbot: QtBot, make_window: WindowFactory, store: Store, openai_server: OpenAIServer
 ) -> None:
