@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import wait as wait_futures
 from datetime import datetime
 from typing import Any
@@ -52,6 +52,7 @@ from timothy.providers.base import (
 )
 from timothy.retrieval.recall import Recaller
 from timothy.retrieval.settings import RecallSettings
+from timothy.retrieval.workers import DaemonPool
 from timothy.settings import Settings
 from timothy.store import Store
 from timothy.store.records import (
@@ -123,10 +124,12 @@ class ChatEngine:
         self.settings = settings or Settings()
         self.recall_settings = recall_settings or self.settings.recall
         self.chat_settings = chat_settings or self.settings.chat
+        self._owns_recaller = recaller is None
         self.recaller = recaller or Recaller(store, self.recall_settings, embedder)
         self.background_listeners: list[Callable[[BackgroundEvent], None]] = []
-        # One background thread: extraction, titles and compaction of a session run in order.
-        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="timothy-bg")
+        # One background thread: extraction and titles run in order. A daemon thread, so
+        # quitting never waits for a slow provider call to time out.
+        self._background = DaemonPool("chat-background", 1)
         self._pending: set[Future[None]] = set()
         self._pending_lock = threading.Lock()
 
@@ -598,7 +601,13 @@ class ChatEngine:
         return not not_done
 
     def close(self) -> None:
-        self._background.shutdown(wait=False, cancel_futures=True)
+        with self._pending_lock:
+            pending = list(self._pending)
+        for future in pending:
+            future.cancel()  # not started yet: dropped; running: it finishes on its own
+        self._background.close()
+        if self._owns_recaller:
+            self.recaller.close()
 
 
 def _usage_fields(usage: Usage | None) -> dict[str, Any]:
