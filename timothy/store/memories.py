@@ -400,6 +400,12 @@ class MemoryRepository:
         )
         return memory
 
+    def _save_new(self, memory: Memory, event: str) -> Memory:
+        with self.db.write() as conn:
+            self.insert(conn, memory)
+        self._notify(event, memory)
+        return memory
+
     def stage(
         self,
         content: str,
@@ -422,10 +428,7 @@ class MemoryRepository:
             session_id=session_id,
             now=now,
         )
-        with self.db.write() as conn:
-            self.insert(conn, memory)
-        self._notify("staged", memory)
-        return memory
+        return self._save_new(memory, "staged")
 
     def add(
         self,
@@ -449,10 +452,7 @@ class MemoryRepository:
             session_id=session_id,
             now=now,
         )
-        with self.db.write() as conn:
-            self.insert(conn, memory)
-        self._notify("added", memory)
-        return memory
+        return self._save_new(memory, "added")
 
     def _transition(
         self,
