@@ -1,8 +1,9 @@
 """The app's running assistant: the chat engine and the embedding queue, built from the
 owner's settings and rebuilt whenever they change.
 
-Building reads the keyring and may ask an embedding server its dimension, so it runs on a
-worker; the result is swapped in on the GUI thread. The engine's background work
+The core builds it (`timothy.assistant.build`, as `timothy chat` does). Building reads the
+keyring and may ask an embedding server its dimension, so it runs on a worker; the result
+is swapped in on the GUI thread. The engine's background work
 (extraction, titles, compaction) reports from its own threads; those events are re-emitted
 as signals, which Qt delivers on the GUI thread.
 """
@@ -10,108 +11,22 @@ as signals, which Qt delivers on the GUI thread.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
 from app.store_conversations import NO_CHAT_MODEL, StoreConversations
 from app.workers import Failure, Workers
+from timothy.assistant import EmbeddingState, Setup, build, embedding_state
 from timothy.chat.engine import ChatEngine
 from timothy.chat.events import BackgroundEvent, FactsProposed, SessionCompacted, TitleChanged
-from timothy.errors import ProviderError, TimothyError
-from timothy.memory.embedding import EmbeddingQueue, model_for
+from timothy.memory.embedding import EmbeddingQueue
 from timothy.providers.base import ChatProvider, EmbeddingProvider
-from timothy.providers.factory import chat_provider, embedding_provider, query_embedder
-from timothy.providers.local import LocalEmbedder
 from timothy.settings import Settings
 from timothy.store import Store
-from timothy.tokens import encoding
 
 log = logging.getLogger(__name__)
 
 QUEUE_STOP_SECONDS = 2.0
-
-
-@dataclass(frozen=True, slots=True)
-class EmbeddingState:
-    """Where vector search stands: which model it searches, which one is configured, and how
-    many memories the configured one still lacks."""
-
-    configured: str | None  # the configured provider's model id; None: no provider
-    active: str | None  # the model the vector leg searches now
-    missing: int = 0  # active and staged memories without a vector for `configured`
-    problem: str | None = None  # why the configured provider cannot be used
-
-    @property
-    def switching(self) -> bool:
-        return self.configured is not None and self.active != self.configured
-
-
-@dataclass(frozen=True, slots=True)
-class Setup:
-    """What one build produced, for the window to show."""
-
-    settings: Settings
-    chat: ChatProvider | None
-    chat_problem: str | None  # a provider is chosen but cannot be set up: why
-    embedder: EmbeddingProvider | None
-    embedding: EmbeddingState
-
-
-def embedding_state(
-    store: Store, embedder: EmbeddingProvider | None, problem: str | None = None
-) -> EmbeddingState:
-    """Blocking (store reads; may ask a server its dimension once): call from a worker."""
-    active = store.vectors.active_model()
-    active_name = active.name if active is not None else None
-    if embedder is None:
-        return EmbeddingState(None, active_name, 0, problem)
-    try:
-        model = model_for(store, embedder)
-        missing = len(store.vectors.missing(model))
-    except TimothyError as exc:
-        log.warning("embedding model %s unusable: %s", embedder.model_id, exc)
-        return EmbeddingState(None, active_name, 0, str(exc))
-    return EmbeddingState(model.name, active_name, missing, None)
-
-
-def build(store: Store, settings: Settings) -> tuple[ChatEngine, Setup]:
-    """The chat engine and the embedding provider the settings name (runs on a worker)."""
-    chat: ChatProvider | None = None
-    chat_problem: str | None = None
-    try:
-        chat = chat_provider(settings)
-    except ProviderError as exc:
-        log.warning("chat provider %s unusable: %s", settings.chat_provider, exc.message)
-        chat_problem = exc.message
-    embedder: EmbeddingProvider | None = None
-    embedding_problem: str | None = None
-    try:
-        embedder = embedding_provider(settings)
-    except ProviderError as exc:
-        log.warning("embedding provider %s unusable: %s", settings.embedding_provider, exc.message)
-        embedding_problem = exc.message
-    state = embedding_state(store, embedder, embedding_problem)
-    if state.configured is None:
-        embedder = None
-    # Recall embeds its query with the model the vector leg searches: during a switch that
-    # is still the old one; before any model is active, the configured one (it becomes
-    # active as soon as its vectors exist).
-    if state.active is None or (embedder is not None and state.active == embedder.model_id):
-        query = embedder
-    else:
-        query = query_embedder(settings, state.active)
-    engine = ChatEngine(store, chat=chat, embedder=query, settings=settings)
-    # The token encoding's first load holds the GIL for ~0.1 s in one call (tiktoken builds
-    # its tables): do it now, while the window is still loading, not during the first turn.
-    encoding()
-    engine.recaller.prepare()
-    if isinstance(query, LocalEmbedder) and not query.loaded:
-        try:
-            query.load()  # now, not during the first turn's recall
-        except ProviderError as exc:
-            log.warning("the local embedder did not load: %s", exc.message)
-    return engine, Setup(settings, chat, chat_problem, embedder, state)
 
 
 class Assistant(QObject):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -46,7 +45,7 @@ from timothy.chat.events import (
     TurnStarted,
 )
 from timothy.memory.remember import REMEMBER_TOOL
-from timothy.store.records import MessageStatus, utc_now
+from timothy.store.records import MessageStatus, RecallRecord, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -230,7 +229,7 @@ class ChatPanel(QWidget):
                 self.recall_arrived.emit(message.recall, self._caption_for(message.recall), "")
                 break
 
-    def _caption_for(self, recall: dict[str, Any] | None) -> str:
+    def _caption_for(self, recall: RecallRecord | None) -> str:
         for widget in reversed(self.transcript.messages):
             if widget.role == "assistant" and widget.recall is recall:
                 return f"The reply of {widget.time_label.text()}"

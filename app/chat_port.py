@@ -12,12 +12,21 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Protocol
 
 from timothy.chat.events import TurnEvent
+from timothy.chat.transcript import TranscriptMessage
 from timothy.errors import TimothyError
 from timothy.providers.base import CancelToken
 from timothy.store import Memory
+
+__all__ = [
+    "ChatUnavailableError",
+    "ConversationSummary",
+    "Conversations",
+    "NoConversations",
+    "TranscriptMessage",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,24 +35,6 @@ class ConversationSummary:
     title: str
     updated_at: datetime
     snippet: str = ""  # the matching text when listed by a search
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriptMessage:
-    """One saved turn as the transcript shows it (or, for "summary", where older turns were
-    summarised for the model: the transcript shows a divider there, not a bubble)."""
-
-    id: str
-    role: Literal["user", "assistant", "summary"]
-    content: str
-    created_at: datetime
-    # For assistant turns: the recall the model saw (a RecallResult.to_json() dict), or
-    # None when no block was sent (no memories matched, privacy off, recall failed).
-    recall: dict[str, Any] | None = None
-    stopped: bool = False  # the reply was cancelled part-way; content is partial
-    error: str | None = None  # the reply failed: why, in a sentence
-    remembered: tuple[Memory, ...] = ()  # facts the `remember` tool saved during this turn
-    compacted: int = 0  # for a summary: how many messages it stands for
 
 
 class ChatUnavailableError(TimothyError):

@@ -14,12 +14,12 @@ from PySide6.QtCore import QObject, Signal
 from app.workers import Failure, Report, Task, Workers, while_alive
 from timothy.memory.consolidation import (
     ConsolidationReport,
-    ConsolidationSettings,
     consolidate,
     due,
     last_report,
     last_run,
 )
+from timothy.memory.settings import ConsolidationSettings
 from timothy.providers.base import CancelToken, ChatProvider
 from timothy.store import Store
 

@@ -19,7 +19,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, 
 from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from app import icons
-from app.assistant import Assistant, EmbeddingState, Setup
+from app.assistant import Assistant
 from app.banner import Banner
 from app.chat_panel import ChatPanel
 from app.chat_port import Conversations, ConversationSummary, NoConversations
@@ -35,11 +35,12 @@ from app.store_conversations import StoreConversations
 from app.window_state import WindowState
 from app.workers import Failure, Workers
 from timothy import paths
+from timothy.assistant import EmbeddingState, Setup
 from timothy.memory.consolidation import ConsolidationReport, last_report, last_run
 from timothy.memory.embedding import BackfillResult
 from timothy.settings import Settings, load_settings, save_settings
 from timothy.store import Memory, MemoryStatus, Store
-from timothy.store.records import utc_now
+from timothy.store.records import RecallRecord, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -577,7 +578,7 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
-    def _show_recall(self, recall: dict[str, Any] | None, caption: str) -> None:
+    def _show_recall(self, recall: RecallRecord | None, caption: str) -> None:
         self.memory_pane.show_recall(recall, caption)
         self.set_memory_pane_visible(True)
         self.memory_pane.open_recall_tab()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTabWidget, QToolButton, QVBoxLayout, QWidget
@@ -23,7 +22,7 @@ from app.store_events import StoreEvents
 from app.workers import Workers
 from timothy.retrieval.settings import RecallSettings
 from timothy.store import Memory, Store
-from timothy.store.records import utc_now
+from timothy.store.records import RecallRecord, utc_now
 
 QUEUE_TAB, FADING_TAB, BROWSE_TAB, RECALL_TAB = range(4)
 
@@ -175,7 +174,7 @@ class MemoryPane(QWidget):
             self.browser.show_memory(memory_id)
 
     def show_recall(
-        self, recall: dict[str, Any] | None, caption: str = "Latest turn", reason: str = ""
+        self, recall: RecallRecord | None, caption: str = "Latest turn", reason: str = ""
     ) -> None:
         if recall is None:
             self.recall_view.show_no_block(caption, reason)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QResizeEvent
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from app import icons, theme
 from app.markdown_view import MarkdownView
+from timothy.store.records import RecallRecord
 
 BUBBLE_MAX_WIDTH = 600
 
@@ -54,7 +55,7 @@ class MessageWidget(QWidget):
         created_at: datetime,
         *,
         message_id: str | None = None,
-        recall: dict[str, Any] | None = None,
+        recall: RecallRecord | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -220,14 +221,14 @@ class MessageWidget(QWidget):
         self.note_label.setText(note)
         self.note_label.show()
 
-    def set_recall(self, recall: dict[str, Any] | None) -> None:
+    def set_recall(self, recall: RecallRecord | None) -> None:
         self.recall = recall
         self._refresh_recall_button()
 
     def _refresh_recall_button(self) -> None:
         if self.role != "assistant":
             return
-        items = len(self.recall.get("items", [])) if self.recall else 0
+        items = len(self.recall.items) if self.recall else 0
         self.recall_button.setText(
             f"{items} memor{'y' if items == 1 else 'ies'} used" if items else "Memories used"
         )

@@ -9,8 +9,8 @@ from urllib.parse import urlparse
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QToolButton, QWidget
 
-from app.assistant import EmbeddingState
 from app.time_text import relative_time
+from timothy.assistant import EmbeddingState
 from timothy.settings import Settings
 
 VECTOR_SEARCH_OFF = "Vector search off: no embedding provider"

@@ -7,19 +7,18 @@ swaps when the owner changes settings; with none, sending says why in a sentence
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import Any
 
 from app.chat_port import ChatUnavailableError, ConversationSummary, TranscriptMessage
 from timothy.chat.engine import ChatEngine
 from timothy.chat.events import TurnEvent
+from timothy.chat.transcript import transcript
 from timothy.errors import NotFoundError
 from timothy.providers.base import CancelToken
 from timothy.store import Memory, Store
-from timothy.store.records import Message, MessageRole, MessageStatus, Session
+from timothy.store.records import MessageRole, Session
 from timothy.text import fold, words
 
 log = logging.getLogger(__name__)
@@ -32,50 +31,6 @@ SNIPPET_LEAD = 24  # characters shown before the match
 
 def summary_of(session: Session) -> ConversationSummary:
     return ConversationSummary(session.id, session.title or UNTITLED, session.updated_at)
-
-
-def recall_of(message: Message) -> dict[str, Any] | None:
-    """What the model saw on this turn: the recall explanation with its exact block."""
-    if message.recall is None and message.memory_block is None:
-        return None
-    recall = dict(message.recall or {})
-    if message.memory_block is not None:
-        recall["block"] = message.memory_block
-    return recall
-
-
-def transcript_of(
-    message: Message, remembered: tuple[Memory, ...] = ()
-) -> TranscriptMessage | None:
-    """A stored message as the transcript shows it (None for tool results and tool steps)."""
-    if message.role is MessageRole.USER:
-        return TranscriptMessage(message.id, "user", message.content, message.created_at)
-    if message.role is not MessageRole.ASSISTANT:
-        return None
-    if not message.content and message.tool_calls and message.status is MessageStatus.COMPLETE:
-        return None  # a step that only called a tool; its reply follows
-    unfinished = message.status in (MessageStatus.CANCELLED, MessageStatus.STREAMING)
-    return TranscriptMessage(
-        message.id,
-        "assistant",
-        message.content,
-        message.created_at,
-        recall=recall_of(message),
-        stopped=unfinished,
-        error=message.error if message.status is MessageStatus.FAILED else None,
-        remembered=remembered,
-    )
-
-
-def remembered_id(tool_result: str) -> str | None:
-    """The memory a `remember` tool result names (`{"saved": true, "id": ...}`), if any."""
-    try:
-        data = json.loads(tool_result)
-    except ValueError:
-        return None
-    if isinstance(data, dict) and data.get("saved") and isinstance(data.get("id"), str):
-        return str(data["id"])
-    return None
 
 
 def snippet_of(text: str, terms: Sequence[str]) -> str | None:
@@ -126,58 +81,7 @@ class StoreConversations:
         return found
 
     def messages(self, conversation_id: str) -> Sequence[TranscriptMessage]:
-        stored = self.store.sessions.messages(conversation_id)
-        # A summary is shown where the turns it stands for end, not where it was written
-        # (compaction runs as a turn starts, so it is stored after that turn's question).
-        last_compacted: dict[str, str] = {}
-        for message in stored:
-            if message.compacted_by is not None:
-                last_compacted[message.compacted_by] = message.id
-        summaries = {m.id: m for m in stored if m.role is MessageRole.SUMMARY}
-        placed_after: dict[str, list[Message]] = {}
-        for summary in summaries.values():
-            anchor = last_compacted.get(summary.id)
-            if anchor is not None:
-                placed_after.setdefault(anchor, []).append(summary)
-        remembered = self._remembered(stored)
-        shown: list[TranscriptMessage] = []
-        pending: list[Memory] = []
-        for message in stored:
-            if message.role is MessageRole.TOOL:
-                memory = remembered.get(message.tool_call_id or "")
-                if memory is not None:
-                    pending.append(memory)
-            elif message.role is MessageRole.SUMMARY:
-                if message.id not in last_compacted:
-                    shown.append(self._summary(message, 0))
-            else:
-                entry = transcript_of(message, tuple(pending))
-                if entry is not None:
-                    shown.append(entry)
-                    if entry.role == "assistant":
-                        pending = []
-            for summary in placed_after.get(message.id, ()):
-                count = sum(1 for m in stored if m.compacted_by == summary.id)
-                shown.append(self._summary(summary, count))
-        return shown
-
-    def _summary(self, message: Message, compacted: int) -> TranscriptMessage:
-        return TranscriptMessage(
-            message.id, "summary", message.content, message.created_at, compacted=compacted
-        )
-
-    def _remembered(self, stored: Sequence[Message]) -> dict[str, Memory]:
-        """Tool call id -> the memory its `remember` call saved (as it is now)."""
-        ids: dict[str, str] = {}
-        for message in stored:
-            if message.role is MessageRole.TOOL and message.tool_call_id:
-                memory_id = remembered_id(message.content)
-                if memory_id is not None:
-                    ids[message.tool_call_id] = memory_id
-        if not ids:
-            return {}
-        memories = self.store.memories.get_many(list(ids.values()))
-        return {call: memories[m] for call, m in ids.items() if m in memories}
+        return transcript(self.store, conversation_id)
 
     # -- changes -----------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ import html
 import time
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
@@ -21,7 +20,7 @@ from app.message_widget import MessageWidget
 from app.notice import Notice
 from app.summary_divider import SummaryDivider
 from timothy.store import Memory, MemoryStatus
-from timothy.store.records import utc_now
+from timothy.store.records import RecallRecord, utc_now
 
 COLUMN_WIDTH = 820
 REPLY_INDENT = 30  # where a reply's text starts, right of the avatar
@@ -177,7 +176,7 @@ class TranscriptView(QScrollArea):
         created_at: datetime,
         *,
         message_id: str | None = None,
-        recall: dict[str, Any] | None = None,
+        recall: RecallRecord | None = None,
     ) -> MessageWidget:
         widget = MessageWidget(
             "user" if role == "user" else "assistant",
@@ -256,7 +255,7 @@ class TranscriptView(QScrollArea):
         self._refresh_regenerable()
         return reply
 
-    def set_reply_recall(self, recall: dict[str, Any] | None) -> None:
+    def set_reply_recall(self, recall: RecallRecord | None) -> None:
         target = self.reply or self.last_assistant()
         if target is not None:
             target.set_recall(recall)

@@ -10,7 +10,7 @@ import pytest
 from timothy.cli import main
 from timothy.errors import InvalidInputError, NotFoundError
 from timothy.store import Store
-from timothy.store.records import MessageRole, MessageStatus, StoredToolCall
+from timothy.store.records import MessageRole, MessageStatus, RecallRecord, StoredToolCall
 
 T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 
@@ -45,10 +45,10 @@ def test_messages_keep_order_and_every_field(store: Store) -> None:
         output_tokens=2,
         cached_tokens=8,
         memory_block="<memory ...>",
-        recall={"tokens": 5, "items": []},
+        recall=RecallRecord("<memory ...>", 5, 1000, (), (), {"text": "ok"}, 1.5),
     )
     assert done.content == "Saved." and done.cached_tokens == 8
-    assert done.recall == {"tokens": 5, "items": []}
+    assert done.recall == RecallRecord("<memory ...>", 5, 1000, (), (), {"text": "ok"}, 1.5)
     assert done.tool_calls[0].name == "remember"
     messages = store.sessions.messages(session.id)
     assert [m.id for m in messages] == [user.id, reply.id, tool.id]

@@ -78,7 +78,7 @@ def test_recall_and_chat_sections_round_trip_and_survive_bad_values() -> None:
 
 
 def test_consolidation_section_is_checked_on_load() -> None:
-    from timothy.memory.consolidation import ConsolidationSettings
+    from timothy.memory.settings import ConsolidationSettings
 
     save_settings(Settings(consolidation=ConsolidationSettings(duplicate_cosine=0.97)))
     assert load_settings().consolidation.duplicate_cosine == 0.97

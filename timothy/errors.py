@@ -103,4 +103,8 @@ DEFAULT_MESSAGES = {
 
 
 class RecallError(TimothyError):
-    """Every recall leg that ran failed."""
+    """Every recall leg that ran failed, or recall outlived its time bound (`timed_out`)."""
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out

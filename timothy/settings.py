@@ -1,7 +1,9 @@
 """The owner's settings: one JSON file in the config folder, read into frozen dataclasses.
 
-Secrets never live here (see `timothy.secrets`). Each feature defines its own section
-dataclass beside its code; this module composes them and handles the file.
+Secrets never live here (see `timothy.secrets`). Each package defines its own sections beside
+its code (`providers/settings.py`, `memory/settings.py`, `retrieval/settings.py`,
+`chat/settings.py`); this module composes them at the top and handles the file. Nothing in
+the core below `timothy.assistant` imports it: each part is handed its own section.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from typing import Any, TypeVar
 from timothy import paths
 from timothy.chat.settings import ChatSettings
 from timothy.errors import InvalidInputError
-from timothy.memory.consolidation import ConsolidationSettings
+from timothy.memory.settings import ConsolidationSettings, MemoryPolicySettings
+from timothy.providers.settings import BedrockSettings, OpenAISettings
 from timothy.retrieval.settings import RecallSettings
 
 log = logging.getLogger(__name__)
@@ -32,38 +35,17 @@ SETTINGS_FILENAME = "settings.json"
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class OpenAISettings:
-    """OpenAI, or any OpenAI-compatible server (Ollama, LM Studio, llama.cpp) via base_url."""
-
-    base_url: str | None = None
-    chat_model: str = "gpt-4o-mini"
-    embedding_model: str = "text-embedding-3-small"
-    embedding_dimension: int | None = None  # text-embedding-3 models can shorten their vectors
-    use_memories: bool = True  # send recalled memories and run extraction with this provider
-    timeout_seconds: float = 60.0  # connect is capped at 10 s; read = the longest silence
-    retry_seconds: float = 30.0  # the most time spent retrying a throttled request
-
-
-@dataclass(frozen=True, slots=True)
-class BedrockSettings:
-    """Amazon Bedrock: credentials from the standard AWS chain, optionally a named profile."""
-
-    region: str | None = None
-    profile: str | None = None
-    chat_model: str = "us.amazon.nova-lite-v1:0"
-    embedding_model: str = "amazon.titan-embed-text-v2:0"
-    embedding_dimension: int = 1024
-    use_memories: bool = True
-    timeout_seconds: float = 60.0  # connect is capped at 10 s; read = the longest silence
-    retry_seconds: float = 30.0  # the most time spent retrying a throttled request
-    endpoint_url: str | None = None  # a VPC endpoint or proxy; None: the region's own
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryPolicySettings:
-    ask_before_saving: bool = False  # `remember` stages facts instead of saving them active
-    extraction_enabled: bool = True
+__all__ = [
+    "BedrockSettings",
+    "ChatSettings",
+    "ConsolidationSettings",
+    "MemoryPolicySettings",
+    "OpenAISettings",
+    "RecallSettings",
+    "Settings",
+    "load_settings",
+    "save_settings",
+]
 
 
 @dataclass(frozen=True, slots=True)

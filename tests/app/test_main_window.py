@@ -512,7 +512,8 @@ def test_last_recall_shows_the_block_of_the_selected_turn(
     assert "Ana lives in Lyon" in block and "Bruno" not in block
     stored = store.sessions.message(first.message_id or "")
     assert block == stored.memory_block
-    tokens, budget = stored.recall["tokens"], window.settings.recall.token_budget  # type: ignore[index]
+    assert stored.recall is not None
+    tokens, budget = stored.recall.tokens, window.settings.recall.token_budget
     assert view.meter_label.text().startswith(f"{tokens} of {budget:,} tokens")
     assert view.caption.text().startswith("The reply of ")
     second.recall_button.click()

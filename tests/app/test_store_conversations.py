@@ -15,7 +15,41 @@ from app.store_conversations import StoreConversations
 from tests.app.conftest import WindowFactory, settle
 from timothy.providers.base import CancelToken
 from timothy.store import MemoryStatus, Store
-from timothy.store.records import MessageStatus, StoredToolCall, utc_now
+from timothy.store.records import (
+    MemoryType,
+    MessageStatus,
+    RecalledMemory,
+    RecallRecord,
+    StoredToolCall,
+    parse_time,
+    utc_now,
+)
+
+LISBON = RecalledMemory(
+    id="01M8NEM1J78H0C3RRKVN4VH1V1",
+    type=MemoryType.SEMANTIC,
+    content="Lives in Lisbon",
+    entities=("Lisbon",),
+    created_at=parse_time("2026-11-02T09:00:00Z"),
+    last_confirmed_at=None,
+    rank=1,
+    ranks={"text": 1, "entity": 2},
+    rrf=1 / 61 + 1 / 62,
+    decay=0.75,
+    weight=1.0,
+    score=0.0243,
+    days_unconfirmed=29.5,
+    tokens=9,
+)
+LISBON_RECALL = RecallRecord(
+    block="<memory>- [semantic] Lives in Lisbon</memory>",
+    tokens=12,
+    budget=1500,
+    items=(LISBON,),
+    ranked=(LISBON,),
+    legs={"vector": "off", "text": "ok", "entity": "ok"},
+    elapsed_ms=3.25,
+)
 
 
 def seed(store: Store) -> tuple[str, str]:
@@ -40,7 +74,7 @@ def seed(store: Store) -> tuple[str, str]:
         reply.id,
         status=MessageStatus.CANCELLED,
         memory_block="<memory>- [semantic] Lives in Lisbon</memory>",
-        recall={"tokens": 12, "budget": 1500, "items": []},
+        recall=LISBON_RECALL,
     )
     return older.id, newer.id
 
@@ -62,12 +96,7 @@ def test_messages_show_user_and_assistant_turns_with_what_the_model_saw(store: S
     ]
     reply = messages[1]
     assert reply.stopped
-    assert reply.recall == {
-        "tokens": 12,
-        "budget": 1500,
-        "items": [],
-        "block": "<memory>- [semantic] Lives in Lisbon</memory>",
-    }
+    assert reply.recall == LISBON_RECALL
 
 
 def test_rename_delete_restore_and_titles(store: Store) -> None:

@@ -44,16 +44,14 @@ def make_engine(store: Store) -> Iterator[MakeEngine]:
                     use_memories=use_memories, chat_model="us.amazon.nova-lite-v1:0"
                 ),
             )
-        settings = settings.replace(
-            memory=MemoryPolicySettings(ask_before_saving=ask_before_saving)
-        )
         engine = ChatEngine(
             store,
             chat=chat_provider(settings),
             embedder=embedder,
-            settings=settings,
             recall_settings=RecallSettings(time_bound_seconds=recall_bound),
             chat_settings=chat_settings or ChatSettings(),
+            policy=MemoryPolicySettings(ask_before_saving=ask_before_saving),
+            use_memories=use_memories,
         )
         engines.append(engine)
         return engine

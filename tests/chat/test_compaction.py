@@ -8,6 +8,7 @@ from tests.chat.conftest import MakeEngine, run
 from tests.fakes.openai_server import OpenAIServer
 from timothy.chat.events import BackgroundEvent, SessionCompacted
 from timothy.chat.settings import ChatSettings
+from timothy.memory.settings import MemoryPolicySettings
 from timothy.store import Store
 from timothy.store.records import MessageRole
 
@@ -81,9 +82,7 @@ def test_a_failed_summary_leaves_the_conversation_whole(
     store: Store, openai_server: OpenAIServer, make_engine: MakeEngine
 ) -> None:
     engine = make_engine(openai_server, chat_settings=SMALL)
-    engine.settings = engine.settings.replace(
-        memory=engine.settings.memory.__class__(extraction_enabled=False)
-    )
+    engine.policy = MemoryPolicySettings(extraction_enabled=False)
     openai_server.reply(words("one"))
     events = run(engine.send(words("alpha")))
     session_id = events[0].session.id  # type: ignore[union-attr]

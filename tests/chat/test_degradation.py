@@ -52,7 +52,7 @@ def test_recall_hanging_past_its_bound(
     elapsed = time.monotonic() - started
     assert finished.message.content == "Here is a dessert idea."
     assert recall.block == ""
-    assert recall.recall is not None and recall.recall["legs"]["vector"].startswith("failed")
+    assert recall.recall is not None and recall.recall.legs["vector"].startswith("failed")
     assert BLOCK_OPEN not in last_system(openai_server)
     assert elapsed < BOUND + MARGIN
 
@@ -78,7 +78,7 @@ def test_the_vector_leg_works_when_the_embedder_answers(
     openai_server.reply("Your grandmother's strudel!")
     recall, _ = turn(run(engine.send("apple strudel recipe with cinnamon")))
     assert "strudel" in recall.block
-    assert recall.recall is not None and recall.recall["legs"]["vector"] == "ok"
+    assert recall.recall is not None and recall.recall.legs["vector"] == "ok"
 
 
 def test_the_whole_store_failing_on_recall(

@@ -78,7 +78,7 @@ def test_the_turn_saves_what_the_model_saw(
     assert finished.status is MessageStatus.COMPLETE
     assert finished.memory_block is not None and "Zoë lives in Lyon" in finished.memory_block
     assert finished.recall is not None
-    assert [item["id"] for item in finished.recall["items"]] == [memory.id]
+    assert [item.id for item in finished.recall.items] == [memory.id]
     assert (finished.input_tokens, finished.output_tokens, finished.cached_tokens) == (120, 5, 100)
     assert "".join(e.text for e in events if isinstance(e, ReplyDelta)) == finished.content
     engine.recaller.flush(5)

@@ -35,9 +35,10 @@ from timothy.chat.events import (
 )
 from timothy.chat.prompt import STABLE_PREFIX, context_section, system_blocks
 from timothy.chat.settings import ChatSettings
-from timothy.errors import ErrorKind, InvalidInputError, ProviderError
+from timothy.errors import ErrorKind, InvalidInputError, ProviderError, RecallError
 from timothy.memory.extraction import extract, format_exchange
 from timothy.memory.remember import REMEMBER_TOOL, apply_remember
+from timothy.memory.settings import MemoryPolicySettings
 from timothy.providers.base import (
     CancelToken,
     ChatMessage,
@@ -53,7 +54,6 @@ from timothy.providers.base import (
 from timothy.retrieval.recall import Recaller
 from timothy.retrieval.settings import RecallSettings
 from timothy.retrieval.workers import DaemonPool
-from timothy.settings import Settings
 from timothy.store import Store
 from timothy.store.records import (
     Message,
@@ -71,7 +71,6 @@ log = logging.getLogger(__name__)
 RoundResult = tuple[str, list[ToolCall], Usage | None, bool]
 
 MAX_MESSAGE_CHARS = 200_000
-RECALL_GRACE_SECONDS = 0.25
 
 TITLE_PROMPT = (
     "Write a title for this conversation: at most six words, no quotes, no final full "
@@ -114,16 +113,21 @@ class ChatEngine:
         *,
         chat: ChatProvider | None,
         embedder: EmbeddingProvider | None = None,
-        settings: Settings | None = None,
         recall_settings: RecallSettings | None = None,
         chat_settings: ChatSettings | None = None,
+        policy: MemoryPolicySettings | None = None,
+        use_memories: bool = True,
         recaller: Recaller | None = None,
     ) -> None:
+        """Each part gets its own section of the owner's settings; `timothy.assistant` builds
+        an engine from the whole file. `use_memories` is the owner's switch for `chat`'s
+        provider: "use my memories with this provider" (recall and extraction)."""
         self.store = store
         self.chat = chat
-        self.settings = settings or Settings()
-        self.recall_settings = recall_settings or self.settings.recall
-        self.chat_settings = chat_settings or self.settings.chat
+        self.recall_settings = recall_settings or RecallSettings()
+        self.chat_settings = chat_settings or ChatSettings()
+        self.policy = policy or MemoryPolicySettings()
+        self.use_memories = use_memories
         self._owns_recaller = recaller is None
         self.recaller = recaller or Recaller(store, self.recall_settings, embedder)
         self.background_listeners: list[Callable[[BackgroundEvent], None]] = []
@@ -137,10 +141,7 @@ class ChatEngine:
 
     def memories_allowed(self) -> bool:
         """The owner's per-provider switch: "use my memories with this provider"."""
-        if self.chat is None:
-            return False
-        section = getattr(self.settings, self.chat.name, None)
-        return bool(getattr(section, "use_memories", True))
+        return self.chat is not None and self.use_memories
 
     # -- turns -------------------------------------------------------------------------
 
@@ -215,14 +216,17 @@ class ChatEngine:
                 None,
             )
             return
-        compacted = self._compact_if_needed(session.id, now)
+        # The conversation is read once for the turn (again only when compaction changed it).
+        stored = self.store.sessions.messages(session.id, include_compacted=False)
+        compacted = self._compact_if_needed(session.id, stored, now)
         if compacted is not None:
             self._notify(compacted)
+            stored = self.store.sessions.messages(session.id, include_compacted=False)
         recall = self._recall(user_message.content, now)
         yield recall
-        summary = self._current_summary(session.id)
-        system = system_blocks(STABLE_PREFIX, context_section(now, summary), recall.block)
-        history = self._history(session.id)
+        context = context_section(now, summary_of(stored))
+        system = system_blocks(STABLE_PREFIX, context, recall.block)
+        history = history_of(stored)
         final: Message | None = None
         for round_number in range(self.chat_settings.max_tool_rounds + 1):
             may_use_tools = round_number < self.chat_settings.max_tool_rounds
@@ -278,7 +282,7 @@ class ChatEngine:
             break
         assert final is not None
         yield TurnFinished(final)
-        self._after_turn(session.id, user_message, final, now)
+        self._after_turn(session, user_message, final, now)
 
     def _stream_round(
         self,
@@ -342,7 +346,7 @@ class ChatEngine:
             self.store,
             call.arguments,
             session_id=session_id,
-            ask_before_saving=self.settings.memory.ask_before_saving,
+            ask_before_saving=self.policy.ask_before_saving,
             now=now,
         )
         saved = None if outcome.memory is None else MemorySaved(outcome.memory, outcome.staged)
@@ -351,89 +355,31 @@ class ChatEngine:
     # -- recall ------------------------------------------------------------------------
 
     def _recall(self, query: str, now: datetime) -> RecallFinished:
-        """The memory block for this turn, within the recall bound, or none (never raises)."""
+        """The memory block for this turn, or none; never raises. Recall keeps its own time
+        bound (every blocking part of it runs on its own threads against one deadline)."""
         if not self.memories_allowed():
             return RecallFinished("", 0, None, "memories are off for this provider")
-        box: dict[str, Any] = {}
-        done = threading.Event()
-
-        def run() -> None:
-            try:
-                box["result"] = self.recaller.recall(query, now=now)
-            except Exception as exc:
-                box["error"] = exc
-            finally:
-                done.set()
-
-        # A thread of its own: a hung store or provider can't hold up this turn or the next.
-        threading.Thread(target=run, name="timothy-recall", daemon=True).start()
-        if not done.wait(self.recall_settings.time_bound_seconds + RECALL_GRACE_SECONDS):
-            log.warning("recall timed out; the turn goes on without memories")
-            return RecallFinished("", 0, None, "recall timed out")
-        if "error" in box:
-            log.warning("recall failed; the turn goes on without memories: %s", box["error"])
-            return RecallFinished("", 0, None, "recall failed")
-        result = box["result"]
-        note = None if result.block else "nothing relevant was found"
-        return RecallFinished(result.block, int(result.tokens), result.to_json(), note)
-
-    # -- history -----------------------------------------------------------------------
-
-    def _current_summary(self, session_id: str) -> str | None:
-        summaries = [
-            m
-            for m in self.store.sessions.messages(session_id, include_compacted=False)
-            if m.role is MessageRole.SUMMARY
-        ]
-        return summaries[-1].content if summaries else None
-
-    def _history(self, session_id: str) -> list[ChatMessage]:
-        """The conversation as the model sees it: compacted turns and summaries left out,
-        consecutive owner messages joined, tool calls kept only with their results."""
-        stored = self.store.sessions.messages(session_id, include_compacted=False)
-        answered = {m.tool_call_id for m in stored if m.role is MessageRole.TOOL}
-        history: list[ChatMessage] = []
-        for message in stored:
-            if message.role is MessageRole.USER:
-                if history and history[-1].role == "user":
-                    history[-1] = ChatMessage(
-                        "user", history[-1].content + "\n\n" + message.content
-                    )
-                else:
-                    history.append(ChatMessage("user", message.content))
-            elif message.role is MessageRole.ASSISTANT:
-                calls = tuple(
-                    ToolCall(c.id, c.name, c.arguments)
-                    for c in message.tool_calls
-                    if c.id in answered
-                )
-                if not message.content.strip() and not calls:
-                    continue
-                history.append(ChatMessage("assistant", message.content, tool_calls=calls))
-            elif (
-                message.role is MessageRole.TOOL
-                and history
-                and history[-1].role in ("assistant", "tool")
-            ):
-                history.append(
-                    ChatMessage("tool", message.content, tool_call_id=message.tool_call_id)
-                )
-        while history and history[0].role != "user":
-            history.pop(0)
-        return history
+        try:
+            result = self.recaller.recall(query, now=now)
+        except Exception as exc:
+            log.warning("recall failed; the turn goes on without memories: %s", exc)
+            timed_out = isinstance(exc, RecallError) and exc.timed_out
+            return RecallFinished("", 0, None, "recall timed out" if timed_out else "recall failed")
+        empty = None if result.block else "nothing relevant was found"
+        return RecallFinished(result.block, result.tokens, result.record(), empty)
 
     # -- after the turn ----------------------------------------------------------------
 
     def _after_turn(
-        self, session_id: str, user_message: Message, reply: Message, now: datetime
+        self, session: Session, user_message: Message, reply: Message, now: datetime
     ) -> None:
         chat = self.chat
         if chat is None:
             return
-        session = self.store.sessions.get(session_id)
+        session_id = session.id
         if session.title_source in ("none", "fallback"):
             self._submit(lambda: self._write_title(chat, session_id, user_message, reply))
-        if self.memories_allowed() and self.settings.memory.extraction_enabled:
+        if self.memories_allowed() and self.policy.extraction_enabled:
             exchange = [
                 ChatMessage("user", user_message.content),
                 ChatMessage("assistant", reply.content),
@@ -480,20 +426,27 @@ class ChatEngine:
     # -- compaction --------------------------------------------------------------------
 
     def transcript_tokens(self, session_id: str) -> int:
-        messages = self.store.sessions.messages(session_id, include_compacted=False)
-        return sum(count_tokens(m.content) for m in messages)
+        return _tokens(self.store.sessions.messages(session_id, include_compacted=False))
 
-    def _compact_if_needed(self, session_id: str, now: datetime) -> SessionCompacted | None:
+    def _compact_if_needed(
+        self, session_id: str, stored: Sequence[Message], now: datetime
+    ) -> SessionCompacted | None:
         limit = self.chat_settings.context_window_tokens * self.chat_settings.compact_at_share
-        if self.transcript_tokens(session_id) <= limit:
+        if _tokens(stored) <= limit:
             return None
         try:
-            return self.compact(session_id, now=now)
+            return self.compact(session_id, now=now, messages=stored)
         except Exception:
             log.exception("compaction failed; the conversation goes on uncompacted")
             return None
 
-    def compact(self, session_id: str, *, now: datetime | None = None) -> SessionCompacted | None:
+    def compact(
+        self,
+        session_id: str,
+        *,
+        now: datetime | None = None,
+        messages: Sequence[Message] | None = None,
+    ) -> SessionCompacted | None:
         """Summarise older turns into one summary message; the newest stay verbatim.
 
         Extraction runs over the turns about to be compacted first (its own slice of the
@@ -503,7 +456,8 @@ class ChatEngine:
         if chat is None:
             return None
         moment = now or utc_now()
-        messages = self.store.sessions.messages(session_id, include_compacted=False)
+        if messages is None:  # a turn passes what it already read
+            messages = self.store.sessions.messages(session_id, include_compacted=False)
         cut = max(0, len(messages) - self.chat_settings.keep_recent_messages)
         # Never split a tool exchange: the kept part starts at an owner message.
         while cut > 0 and messages[cut].role is not MessageRole.USER:
@@ -514,7 +468,7 @@ class ChatEngine:
             return None
         budget = self.chat_settings.compaction_timeout_seconds
         extraction_budget = budget * self.chat_settings.compaction_extraction_share
-        if self.memories_allowed() and self.settings.memory.extraction_enabled:
+        if self.memories_allowed() and self.policy.extraction_enabled:
             self._extract_in_chunks(chat, session_id, turns, moment, extraction_budget)
         previous = [m.content for m in older if m.role is MessageRole.SUMMARY]
         transcript = format_exchange([ChatMessage(m.role.value, m.content) for m in turns])  # type: ignore[arg-type]
@@ -618,3 +572,43 @@ def _usage_fields(usage: Usage | None) -> dict[str, Any]:
         "output_tokens": usage.output_tokens,
         "cached_tokens": usage.cached_tokens,
     }
+
+
+def _tokens(messages: Sequence[Message]) -> int:
+    return sum(count_tokens(m.content) for m in messages)
+
+
+def summary_of(stored: Sequence[Message]) -> str | None:
+    """The newest compaction summary among a conversation's uncompacted messages."""
+    summaries = [m for m in stored if m.role is MessageRole.SUMMARY]
+    return summaries[-1].content if summaries else None
+
+
+def history_of(stored: Sequence[Message]) -> list[ChatMessage]:
+    """The conversation (its uncompacted messages) as the model sees it: summaries left
+    out, consecutive owner messages joined, tool calls kept only with their results."""
+    answered = {m.tool_call_id for m in stored if m.role is MessageRole.TOOL}
+    history: list[ChatMessage] = []
+    for message in stored:
+        if message.role is MessageRole.USER:
+            if history and history[-1].role == "user":
+                joined = history[-1].content + "\n\n" + message.content
+                history[-1] = ChatMessage("user", joined)
+            else:
+                history.append(ChatMessage("user", message.content))
+        elif message.role is MessageRole.ASSISTANT:
+            calls = tuple(
+                ToolCall(c.id, c.name, c.arguments) for c in message.tool_calls if c.id in answered
+            )
+            if not message.content.strip() and not calls:
+                continue
+            history.append(ChatMessage("assistant", message.content, tool_calls=calls))
+        elif (
+            message.role is MessageRole.TOOL
+            and history
+            and history[-1].role in ("assistant", "tool")
+        ):
+            history.append(ChatMessage("tool", message.content, tool_call_id=message.tool_call_id))
+    while history and history[0].role != "user":
+        history.pop(0)
+    return history

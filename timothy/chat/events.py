@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from timothy.store.records import Memory, Message, Session
+from timothy.store.records import Memory, Message, RecallRecord, Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +18,7 @@ class TurnStarted:
 class RecallFinished:
     block: str  # "" when there is none
     tokens: int
-    recall: dict[str, Any] | None  # the explanation (RecallResult.to_json()) when recall ran
+    recall: RecallRecord | None  # what recall found, when it ran
     note: str | None  # why there is no block: "off for this provider", "timed out", ...
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from timothy.chat.engine import ChatEngine
+from timothy.assistant import build
 from timothy.chat.events import (
     BackgroundEvent,
     FactsProposed,
@@ -18,9 +18,8 @@ from timothy.chat.events import (
     TurnStarted,
 )
 from timothy.cli.context import Context, add_now
-from timothy.errors import InvalidInputError
+from timothy.errors import ErrorKind, InvalidInputError, ProviderError
 from timothy.providers.base import CancelToken
-from timothy.providers.factory import chat_provider, query_embedder
 from timothy.settings import load_settings
 
 
@@ -45,13 +44,10 @@ def cmd_chat(ctx: Context) -> int:
     if session_id is None and not args.new:
         recent = store.sessions.list(limit=1)
         session_id = recent[0].id if recent else None
-    active = store.vectors.active_model()
-    engine = ChatEngine(
-        store,
-        chat=chat_provider(settings),
-        embedder=query_embedder(settings, active.name if active else None),
-        settings=settings,
-    )
+    engine, setup = build(store, settings, warm=False)
+    if setup.chat_problem is not None:
+        engine.close()
+        raise ProviderError(ErrorKind.NOT_CONFIGURED, setup.chat_problem)
     proposed: list[int] = []
 
     def on_background(event: BackgroundEvent) -> None:

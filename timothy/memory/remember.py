@@ -106,3 +106,15 @@ def apply_remember(
     status = "staged for the owner to confirm" if ask_before_saving else "saved"
     result = {"saved": True, "status": status, "id": memory.id, "content": memory.content}
     return RememberOutcome(memory, ask_before_saving, json.dumps(result, ensure_ascii=False))
+
+
+def saved_memory_id(result: str) -> str | None:
+    """The memory a `remember` result (as `apply_remember` wrote it for the model) says was
+    saved, if any: how a past turn's transcript finds what it remembered."""
+    try:
+        data = json.loads(result)
+    except ValueError:
+        return None
+    if isinstance(data, dict) and data.get("saved") and isinstance(data.get("id"), str):
+        return str(data["id"])
+    return None

@@ -30,7 +30,7 @@ from timothy.providers.base import (
 )
 from timothy.providers.bedrock_client import make_client, region_of, translate
 from timothy.providers.hangup import hang_up, socket_of_urllib3, start_or_abandon
-from timothy.settings import BedrockSettings
+from timothy.providers.settings import BedrockSettings
 
 log = logging.getLogger(__name__)
 

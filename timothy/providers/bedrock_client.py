@@ -17,7 +17,7 @@ import botocore.exceptions
 import urllib3.exceptions
 
 from timothy.errors import ErrorKind, ProviderError
-from timothy.settings import BedrockSettings
+from timothy.providers.settings import BedrockSettings
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from timothy.errors import ProviderError
 from timothy.providers.base import ChatMessage, SystemBlock
 from timothy.providers.factory import chat_provider, embedding_provider
 from timothy.providers.local import LocalEmbedder
-from timothy.settings import Settings
+from timothy.providers.settings import ProviderChoice
 
 CHECK_TIMEOUT = 30.0
 
@@ -51,7 +51,7 @@ class ProviderCheck:
         return asdict(self)
 
 
-def check_chat(settings: Settings, *, openai_key: str | None = None) -> ProviderCheck:
+def check_chat(settings: ProviderChoice, *, openai_key: str | None = None) -> ProviderCheck:
     """One small completion; `openai_key` tests a key not yet saved (see `chat_provider`)."""
     name = settings.chat_provider
     if not name:
@@ -75,7 +75,7 @@ def check_chat(settings: Settings, *, openai_key: str | None = None) -> Provider
     return ProviderCheck("chat", name, provider.model, True, elapsed, "")
 
 
-def check_embedding(settings: Settings, *, openai_key: str | None = None) -> ProviderCheck:
+def check_embedding(settings: ProviderChoice, *, openai_key: str | None = None) -> ProviderCheck:
     name = settings.embedding_provider
     if not name:
         return ProviderCheck(
@@ -113,5 +113,5 @@ def check_embedding(settings: Settings, *, openai_key: str | None = None) -> Pro
     )
 
 
-def check_providers(settings: Settings) -> list[ProviderCheck]:
+def check_providers(settings: ProviderChoice) -> list[ProviderCheck]:
     return [check_chat(settings), check_embedding(settings)]

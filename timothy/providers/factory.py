@@ -1,4 +1,5 @@
-"""The configured chat and embedding providers, built from Settings (and the keyring).
+"""The configured chat and embedding providers, built from the owner's provider settings (and
+the keyring).
 
 Callers (the CLI, the chat turn, the app) build a provider once and reuse it, and build a new
 one when the settings change. `None` means "not configured": the chat turn says so, and the
@@ -10,11 +11,14 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import replace
+from typing import TypeVar
 
 from timothy.errors import ErrorKind, InvalidInputError, ProviderError
 from timothy.providers.base import ChatProvider, EmbeddingProvider
 from timothy.providers.local import LocalEmbedder
-from timothy.settings import Settings
+from timothy.providers.settings import ProviderChoice
+
+C = TypeVar("C", bound=ProviderChoice)
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +38,9 @@ def local_embedder() -> LocalEmbedder:
         return _local
 
 
-def chat_provider(settings: Settings, *, openai_key: str | None = None) -> ChatProvider | None:
+def chat_provider(
+    settings: ProviderChoice, *, openai_key: str | None = None
+) -> ChatProvider | None:
     """The chat provider the settings name, or None. Raises ProviderError if it cannot be set
     up (no OpenAI key, no AWS region, an unknown provider name).
 
@@ -59,7 +65,7 @@ def chat_provider(settings: Settings, *, openai_key: str | None = None) -> ChatP
 
 
 def embedding_provider(
-    settings: Settings, *, openai_key: str | None = None
+    settings: ProviderChoice, *, openai_key: str | None = None
 ) -> EmbeddingProvider | None:
     """The embedding provider the settings name, or None (the vector leg is then off).
     `openai_key` as for `chat_provider`."""
@@ -84,7 +90,7 @@ def embedding_provider(
     )
 
 
-def choose_embedding(settings: Settings, choice: str) -> Settings:
+def choose_embedding(settings: C, choice: str) -> C:
     """Settings using the embedding model named by `choice`: a provider ("local", "openai",
     "bedrock") or provider/model[@dimension], as stored vectors are named, e.g.
     "bedrock/amazon.titan-embed-text-v2:0@512" or "openai/text-embedding-3-small"."""
@@ -99,21 +105,21 @@ def choose_embedding(settings: Settings, choice: str) -> Settings:
             "followed by /MODEL (e.g. bedrock/amazon.titan-embed-text-v1)."
         )
     if provider == "local":
-        return settings.replace(embedding_provider="local")
+        return replace(settings, embedding_provider="local")
     if provider == "openai":
         section = settings.openai
         if model:
             section = replace(section, embedding_model=model, embedding_dimension=dimension)
-        return settings.replace(embedding_provider="openai", openai=section)
+        return replace(settings, embedding_provider="openai", openai=section)
     bedrock = settings.bedrock
     if model:
         bedrock = replace(bedrock, embedding_model=model)
     if dimension is not None:
         bedrock = replace(bedrock, embedding_dimension=dimension)
-    return settings.replace(embedding_provider="bedrock", bedrock=bedrock)
+    return replace(settings, embedding_provider="bedrock", bedrock=bedrock)
 
 
-def embedder_for_model(settings: Settings, model_name: str) -> EmbeddingProvider:
+def embedder_for_model(settings: ProviderChoice, model_name: str) -> EmbeddingProvider:
     """A provider that embeds like the stored model `model_name` (a `model_id`), using the
     settings for keys, servers and regions. Recall embeds its query with the *active* model,
     which during a switch is still the old one, not the configured one."""
@@ -134,7 +140,7 @@ def embedder_for_model(settings: Settings, model_name: str) -> EmbeddingProvider
     return provider
 
 
-def query_embedder(settings: Settings, active_model: str | None) -> EmbeddingProvider | None:
+def query_embedder(settings: ProviderChoice, active_model: str | None) -> EmbeddingProvider | None:
     """The provider for recall's query vector: the one matching the active stored model, or
     None (the vector leg is off) when there is none or it cannot be set up."""
     if active_model is None:

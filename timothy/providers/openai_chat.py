@@ -30,7 +30,7 @@ from timothy.providers.base import (
 )
 from timothy.providers.hangup import hang_up, socket_of_httpx, start_or_abandon
 from timothy.providers.openai_client import is_official, make_client, make_timeout, translate
-from timothy.settings import OpenAISettings
+from timothy.providers.settings import OpenAISettings
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 import openai
 
 from timothy.errors import ErrorKind, ProviderError
+from timothy.providers.settings import OpenAISettings
 from timothy.secrets import OPENAI_API_KEY, get_secret
-from timothy.settings import OpenAISettings
 
 log = logging.getLogger(__name__)
 

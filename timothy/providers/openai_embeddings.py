@@ -17,7 +17,7 @@ from timothy import tokens
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.backoff import Backoff
 from timothy.providers.openai_client import make_client, translate
-from timothy.settings import OpenAISettings
+from timothy.providers.settings import OpenAISettings
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from typing import Any
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.backoff import Backoff
 from timothy.providers.bedrock_client import make_client, region_of, translate
-from timothy.settings import BedrockSettings
+from timothy.providers.settings import BedrockSettings
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from timothy.retrieval.settings import RecallSettings
-from timothy.store.records import Memory, format_time
+from timothy.store.records import RECALL_LEGS, Memory, RecalledMemory
 
-LEGS = ("vector", "text", "entity")
+LEGS = RECALL_LEGS
 SECONDS_PER_DAY = 86_400.0
 
 
@@ -25,16 +25,6 @@ class Explanation:
     score: float
     days_unconfirmed: float
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "ranks": {leg: self.ranks.get(leg) for leg in LEGS},
-            "rrf": self.rrf,
-            "decay": self.decay,
-            "weight": self.weight,
-            "score": self.score,
-            "days_unconfirmed": round(self.days_unconfirmed, 3),
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -48,20 +38,28 @@ class Candidate:
     def score(self) -> float:
         return self.explanation.score
 
+    def recalled(self, tokens: int | None = None) -> RecalledMemory:
+        """This candidate as the record a turn keeps (`tokens`: its cost, once packed)."""
+        memory, why = self.memory, self.explanation
+        return RecalledMemory(
+            id=memory.id,
+            type=memory.type,
+            content=memory.content,
+            entities=memory.entities,
+            created_at=memory.created_at,
+            last_confirmed_at=memory.last_confirmed_at,
+            rank=self.rank,
+            ranks=why.ranks,
+            rrf=why.rrf,
+            decay=why.decay,
+            weight=why.weight,
+            score=why.score,
+            days_unconfirmed=why.days_unconfirmed,
+            tokens=tokens,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        memory = self.memory
-        return {
-            "rank": self.rank,
-            "id": memory.id,
-            "type": memory.type.value,
-            "content": memory.content,
-            "entities": list(memory.entities),
-            "created_at": format_time(memory.created_at),
-            "last_confirmed_at": None
-            if memory.last_confirmed_at is None
-            else format_time(memory.last_confirmed_at),
-            **self.explanation.to_json(),
-        }
+        return self.recalled().to_json()
 
 
 def confirmed_at(memory: Memory) -> datetime:

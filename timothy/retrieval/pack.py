@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from timothy.retrieval.fusion import Candidate
 from timothy.retrieval.render import BLOCK_CLOSE, BLOCK_OPEN, render_item
-from timothy.store.records import Memory, MemoryType
+from timothy.store.records import Memory, MemoryType, RecalledMemory
 from timothy.tokens import count_tokens
 
 T = TypeVar("T")
@@ -31,8 +31,11 @@ class PackedItem:
     def memory(self) -> Memory:
         return self.candidate.memory
 
+    def recalled(self) -> RecalledMemory:
+        return self.candidate.recalled(self.tokens)
+
     def to_json(self) -> dict[str, Any]:
-        return {**self.candidate.to_json(), "tokens": self.tokens}
+        return self.recalled().to_json()
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,11 +8,12 @@ Stamping `last_retrieved_at` of the packed memories happens afterwards, off the 
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,7 +25,7 @@ from timothy.retrieval.pack import PackedItem, pack
 from timothy.retrieval.settings import RecallSettings
 from timothy.retrieval.workers import DaemonPool
 from timothy.store import Store
-from timothy.store.records import Memory, MemoryStatus, utc_now
+from timothy.store.records import Memory, MemoryStatus, RecallRecord, utc_now
 from timothy.store.search import MAX_NAME_WORDS, MemorySearch
 from timothy.store.vectors import Vector
 from timothy.text import cut_names, query_terms
@@ -38,6 +39,8 @@ LEG_OFF = "off"
 MAX_QUERY_CHARS = 20_000
 # Threads for legs: three per recall, more only while a hung leg still holds one.
 LEG_THREADS = 8
+# What one leg found: its ids, best first, and their memories as read.
+LegHits = tuple[list[str], dict[str, Memory]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,16 +59,20 @@ class RecallResult:
     def packed_ids(self) -> list[str]:
         return [item.memory.id for item in self.items]
 
+    def record(self) -> RecallRecord:
+        """The typed record a turn keeps (and `timothy recall --json` prints)."""
+        return RecallRecord(
+            block=self.block,
+            tokens=self.tokens,
+            budget=self.budget,
+            items=tuple(item.recalled() for item in self.items),
+            ranked=tuple(candidate.recalled() for candidate in self.ranked),
+            legs={leg: self.legs.get(leg, LEG_OFF) for leg in LEGS},
+            elapsed_ms=self.elapsed_ms,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "block": self.block,
-            "tokens": self.tokens,
-            "budget": self.budget,
-            "items": [item.to_json() for item in self.items],
-            "ranked": [candidate.to_json() for candidate in self.ranked],
-            "legs": {leg: self.legs.get(leg, LEG_OFF) for leg in LEGS},
-            "elapsed_ms": round(self.elapsed_ms, 2),
-        }
+        return self.record().to_json()
 
 
 def vector_text(query: str, names: Sequence[str]) -> str:
@@ -178,15 +185,17 @@ class Recaller:
             log.warning("recall: the query's names could not be read: %s", _one_line(exc))
             return []
 
-    def _read_memories(self, ids: Iterable[str], memories: dict[str, Memory]) -> None:
-        """Add the memories of `ids` not read yet to `memories`."""
-        wanted = [memory_id for memory_id in ids if memory_id not in memories]
-        if not wanted:
-            return
+    def _with_memories(self, leg: Callable[[], list[str] | None]) -> LegHits | None:
+        """A leg's ids and their memories, both read on the leg's own thread: everything
+        that can block (the store, the embedding provider) stays off the caller's thread,
+        so recall as a whole keeps its one deadline."""
+        ids = leg()
+        if ids is None:
+            return None
         try:
-            memories.update(self.store.memories.get_many(wanted))
+            return ids, self.store.memories.get_many(ids) if ids else {}
         except TimothyError as exc:
-            raise RecallError(f"Recall failed: the memories could not be read ({exc})") from exc
+            raise RecallError(f"the memories could not be read ({exc})") from exc
 
     def _run_legs(
         self, query: str, query_vector: Vector | None, deadline: float, memories: dict[str, Memory]
@@ -198,20 +207,11 @@ class Recaller:
             "text": lambda: self.search.text(query, limit, deadline=deadline),
             "entity": lambda: self.search.entity(query, limit, deadline=deadline),
         }
-        futures = {leg: self._legs.submit(call) for leg, call in calls.items()}
-        # Each leg's memories are read as soon as it is done, while the slower legs run on.
-        pending: set[Future[list[str] | None]] = set(futures.values())
-        while pending:
-            done, pending = wait(
-                pending,
-                timeout=max(0.0, deadline - time.monotonic()),
-                return_when=FIRST_COMPLETED,
-            )
-            if not done:
-                break
-            for future in done:
-                if future.exception() is None:
-                    self._read_memories(future.result() or (), memories)
+        futures = {
+            leg: self._legs.submit(functools.partial(self._with_memories, call))
+            for leg, call in calls.items()
+        }
+        wait(futures.values(), timeout=max(0.0, deadline - time.monotonic()))
         found: dict[str, list[str]] = {}
         status: dict[str, str] = {}
         for leg, future in futures.items():
@@ -235,16 +235,20 @@ class Recaller:
                     exc_info=not isinstance(exc, TimothyError | TimeoutError),
                 )
                 continue
-            ids = future.result()
-            if ids is None:
+            hits = future.result()
+            if hits is None:
                 status[leg] = LEG_OFF
             else:
                 status[leg] = LEG_OK
-                found[leg] = ids
+                found[leg], read = hits
+                memories.update(read)
         ran = [leg for leg in LEGS if status[leg] != LEG_OFF]
         if ran and not any(status[leg] == LEG_OK for leg in ran):
             reasons = "; ".join(f"{leg} {status[leg]}" for leg in ran)
-            raise RecallError(f"Recall failed: every search failed ({reasons}).")
+            timed_out = all(status[leg].startswith("failed: timed out") for leg in ran)
+            raise RecallError(
+                f"Recall failed: every search failed ({reasons}).", timed_out=timed_out
+            )
         return found, status
 
     # -- recall -------------------------------------------------------------------------
@@ -277,8 +281,6 @@ class Recaller:
 
         memories: dict[str, Memory] = {}
         found, status = self._run_legs(text, query_vector, deadline, memories)
-        ids = list(dict.fromkeys(i for leg in LEGS for i in found.get(leg, ())))
-        self._read_memories(ids, memories)  # a leg done just as the time bound came
         # A memory archived or superseded since its leg ran is not recalled.
         active = {i: m for i, m in memories.items() if m.status is MemoryStatus.ACTIVE}
         ranked = fuse(found, active, self.settings, moment, decay=decay)

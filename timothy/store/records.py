@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
 
 
@@ -32,6 +34,8 @@ class MemorySource(StrEnum):
 
 
 MAX_CONTENT_CHARS = 20_000
+# Recall's three legs, in the order they are shown and reported.
+RECALL_LEGS = ("vector", "text", "entity")
 MAX_ENTITY_CHARS = 200
 
 
@@ -158,7 +162,7 @@ class Message:
     output_tokens: int | None = None
     cached_tokens: int | None = None
     memory_block: str | None = None  # the exact block the model saw on this turn
-    recall: dict[str, Any] | None = None  # the recall explanation for that block
+    recall: RecallRecord | None = None  # what recall found for that block
     compacted_by: str | None = None  # the summary message that replaced it for the model
 
     def to_json(self) -> dict[str, Any]:
@@ -177,7 +181,128 @@ class Message:
             "output_tokens": self.output_tokens,
             "cached_tokens": self.cached_tokens,
             "memory_block": self.memory_block,
-            "recall": self.recall,
+            "recall": None if self.recall is None else self.recall.to_json(),
             "compacted_by": self.compacted_by,
             "created_at": format_time(self.created_at),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class RecalledMemory:
+    """One memory as recall found it on a turn, with why it scored what it did
+    (score = rrf * decay * weight). Kept with the turn, so it is a copy of the memory's
+    words as they were then, not a live memory."""
+
+    id: str
+    type: MemoryType
+    content: str
+    entities: tuple[str, ...]
+    created_at: datetime
+    last_confirmed_at: datetime | None
+    rank: int  # its place in the fused list, from 1
+    ranks: Mapping[str, int]  # leg -> rank in that leg (from 1), only the legs that found it
+    rrf: float
+    decay: float
+    weight: float
+    score: float
+    days_unconfirmed: float
+    tokens: int | None = None  # what its rendered line cost, for a packed memory
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ranks", MappingProxyType(dict(self.ranks)))
+
+    @property
+    def legs(self) -> tuple[str, ...]:
+        """The legs that found it, in recall's fixed order."""
+        return tuple(leg for leg in RECALL_LEGS if leg in self.ranks)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "rank": self.rank,
+            "id": self.id,
+            "type": self.type.value,
+            "content": self.content,
+            "entities": list(self.entities),
+            "created_at": format_time(self.created_at),
+            "last_confirmed_at": _time_or_none(self.last_confirmed_at),
+            "ranks": {leg: self.ranks.get(leg) for leg in RECALL_LEGS},
+            "rrf": self.rrf,
+            "decay": self.decay,
+            "weight": self.weight,
+            "score": self.score,
+            "days_unconfirmed": round(self.days_unconfirmed, 3),
+        }
+        if self.tokens is not None:
+            data["tokens"] = self.tokens
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RecalledMemory:
+        """Read back what `to_json` wrote; raises ValueError (or KeyError, TypeError) when
+        it does not fit."""
+        ranks = data.get("ranks") or {}
+        last = data.get("last_confirmed_at")
+        tokens = data.get("tokens")
+        return cls(
+            id=str(data["id"]),
+            type=MemoryType(data["type"]),
+            content=str(data["content"]),
+            entities=tuple(str(e) for e in data.get("entities") or ()),
+            created_at=parse_time(str(data["created_at"])),
+            last_confirmed_at=None if last is None else parse_time(str(last)),
+            rank=int(data.get("rank") or 0),
+            ranks={str(leg): int(rank) for leg, rank in ranks.items() if rank is not None},
+            rrf=float(data["rrf"]),
+            decay=float(data["decay"]),
+            weight=float(data["weight"]),
+            score=float(data["score"]),
+            days_unconfirmed=float(data.get("days_unconfirmed") or 0.0),
+            tokens=None if tokens is None else int(tokens),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RecallRecord:
+    """What recall gave the model on one turn, kept with the turn's reply: the exact block,
+    its cost against the budget, what was packed and what else ranked, and each leg's
+    outcome. `timothy recall --json` prints the same shape."""
+
+    block: str  # "" when nothing was packed
+    tokens: int
+    budget: int
+    items: tuple[RecalledMemory, ...]  # packed, in block order (best, 3rd, ..., 2nd)
+    ranked: tuple[RecalledMemory, ...]  # every candidate above the minimum score, best first
+    legs: Mapping[str, str]  # leg -> "ok" | "off" | "failed: why"
+    elapsed_ms: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "legs", MappingProxyType(dict(self.legs)))
+
+    @property
+    def by_rank(self) -> tuple[RecalledMemory, ...]:
+        """The packed memories best first (the block's own order is deliberate: see pack)."""
+        return tuple(sorted(self.items, key=lambda item: item.rank))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "block": self.block,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "items": [item.to_json() for item in self.items],
+            "ranked": [candidate.to_json() for candidate in self.ranked],
+            "legs": dict(self.legs),
+            "elapsed_ms": round(self.elapsed_ms, 2),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RecallRecord:
+        legs = data.get("legs") or {}
+        return cls(
+            block=str(data.get("block") or ""),
+            tokens=int(data.get("tokens") or 0),
+            budget=int(data.get("budget") or 0),
+            items=tuple(RecalledMemory.from_json(item) for item in data.get("items") or ()),
+            ranked=tuple(RecalledMemory.from_json(item) for item in data.get("ranked") or ()),
+            legs={str(leg): str(value) for leg, value in legs.items()},
+            elapsed_ms=float(data.get("elapsed_ms") or 0.0),
+        )

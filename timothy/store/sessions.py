@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -15,6 +16,7 @@ from timothy.store.records import (
     Message,
     MessageRole,
     MessageStatus,
+    RecallRecord,
     Session,
     StoredToolCall,
     format_time,
@@ -22,6 +24,8 @@ from timothy.store.records import (
     utc_now,
 )
 from timothy.text import fts_query
+
+log = logging.getLogger(__name__)
 
 MAX_TITLE_CHARS = 200
 _SESSION_COLUMNS = (
@@ -73,9 +77,22 @@ def _message(row: Sequence[Any]) -> Message:
         output_tokens=row[12],
         cached_tokens=row[13],
         memory_block=row[14],
-        recall=None if row[15] is None else json.loads(row[15]),
+        recall=_recall(row[15]),
         compacted_by=row[16],
     )
+
+
+def _recall(stored: Any) -> RecallRecord | None:
+    """A turn's stored recall record; one that no longer reads is dropped, not fatal (the
+    turn's exact block is kept in its own column either way)."""
+    if stored is None:
+        return None
+    try:
+        data = json.loads(stored)
+        return RecallRecord.from_json(data) if isinstance(data, dict) else None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        log.warning("a stored recall record does not read (%s); left out", exc)
+        return None
 
 
 def clean_title(title: str) -> str:
@@ -275,7 +292,7 @@ class SessionRepository:
         output_tokens: int | None = _UNSET,
         cached_tokens: int | None = _UNSET,
         memory_block: str | None = _UNSET,
-        recall: dict[str, Any] | None = _UNSET,
+        recall: RecallRecord | None = _UNSET,
     ) -> Message:
         """Change the given fields of a message (a streaming reply as it grows and ends)."""
         changes: dict[str, Any] = {}
@@ -297,7 +314,9 @@ class SessionRepository:
             if value is not _UNSET:
                 changes[name] = value
         if recall is not _UNSET:
-            changes["recall"] = None if recall is None else json.dumps(recall, ensure_ascii=False)
+            changes["recall"] = (
+                None if recall is None else json.dumps(recall.to_json(), ensure_ascii=False)
+            )
         if changes:
             assignments = ", ".join(f"{name} = ?" for name in changes)
             with self.db.write() as conn:

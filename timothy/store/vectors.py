@@ -9,7 +9,6 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import apsw
 import numpy as np
@@ -18,6 +17,7 @@ import numpy.typing as npt
 from timothy.errors import InvalidInputError, NotFoundError, StoreError
 from timothy.store.db import Database, scalar
 from timothy.store.records import format_time, parse_time, utc_now
+from timothy.store.vec_storage import ShadowLayoutError, from_blob, read_chunks, read_rows
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +48,6 @@ def to_blob(vector: Vector, dimension: int) -> bytes:
     if not np.all(np.isfinite(array)):
         raise InvalidInputError("An embedding may only hold finite numbers.")
     return array.tobytes()
-
-
-def from_blob(blob: Any) -> npt.NDArray[np.float32]:
-    return np.frombuffer(bytes(blob), dtype=np.float32)
 
 
 class VectorStore:
@@ -254,9 +250,6 @@ class VectorStore:
         matrix allocated once (no full-size temporary). Through the vec0 table (about 0.5 ms
         a row) only when that storage is not laid out as expected, or when asked to.
         """
-        # vector_index imports this module, so its readers are imported when first needed.
-        from timothy.store.vector_index import ShadowLayoutError, read_chunks, read_rows
-
         with self.db.read() as conn, conn:  # `with conn`: one read snapshot (a savepoint)
             present = conn.execute(
                 "SELECT m.seq, m.id FROM memories m WHERE m.status = ? "

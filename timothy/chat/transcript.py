@@ -1,0 +1,114 @@
+"""A conversation as the owner reads it: the stored messages shaped into the transcript.
+
+Tool steps fold into the reply they led to (a `remember` call shows as the fact it saved),
+and a compaction summary sits where the turns it stands for end. The app and any other
+front end show these records; none of them re-reads the store's messages itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from timothy.memory.remember import saved_memory_id
+from timothy.store import Store
+from timothy.store.records import Memory, Message, MessageRole, MessageStatus, RecallRecord
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptMessage:
+    """One saved turn as the transcript shows it (or, for "summary", where older turns were
+    summarised for the model: the transcript shows a divider there, not a bubble)."""
+
+    id: str
+    role: Literal["user", "assistant", "summary"]
+    content: str
+    created_at: datetime
+    # For assistant turns: what recall gave the model, or None when recall did not run
+    # (memories off for the provider, recall failed or timed out).
+    recall: RecallRecord | None = None
+    stopped: bool = False  # the reply was cancelled part-way; content is partial
+    error: str | None = None  # the reply failed: why, in a sentence
+    remembered: tuple[Memory, ...] = ()  # facts the `remember` tool saved during this turn
+    compacted: int = 0  # for a summary: how many messages it stands for
+
+
+def entry_of(message: Message, remembered: tuple[Memory, ...] = ()) -> TranscriptMessage | None:
+    """A stored message as the transcript shows it (None for tool results and tool steps)."""
+    if message.role is MessageRole.USER:
+        return TranscriptMessage(message.id, "user", message.content, message.created_at)
+    if message.role is not MessageRole.ASSISTANT:
+        return None
+    if not message.content and message.tool_calls and message.status is MessageStatus.COMPLETE:
+        return None  # a step that only called a tool; its reply follows
+    unfinished = message.status in (MessageStatus.CANCELLED, MessageStatus.STREAMING)
+    return TranscriptMessage(
+        message.id,
+        "assistant",
+        message.content,
+        message.created_at,
+        recall=message.recall,
+        stopped=unfinished,
+        error=message.error if message.status is MessageStatus.FAILED else None,
+        remembered=remembered,
+    )
+
+
+def _summary(message: Message, compacted: int) -> TranscriptMessage:
+    return TranscriptMessage(
+        message.id, "summary", message.content, message.created_at, compacted=compacted
+    )
+
+
+def _remembered(store: Store, stored: Sequence[Message]) -> dict[str, Memory]:
+    """Tool call id -> the memory its `remember` call saved (as it is now)."""
+    ids: dict[str, str] = {}
+    for message in stored:
+        if message.role is MessageRole.TOOL and message.tool_call_id:
+            memory_id = saved_memory_id(message.content)
+            if memory_id is not None:
+                ids[message.tool_call_id] = memory_id
+    if not ids:
+        return {}
+    memories = store.memories.get_many(list(ids.values()))
+    return {call: memories[m] for call, m in ids.items() if m in memories}
+
+
+def transcript(store: Store, session_id: str) -> list[TranscriptMessage]:
+    """The conversation `session_id` as the owner reads it, oldest first."""
+    stored = store.sessions.messages(session_id)
+    # A summary is shown where the turns it stands for end, not where it was written
+    # (compaction runs as a turn starts, so it is stored after that turn's question).
+    last_compacted: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for message in stored:
+        if message.compacted_by is not None:
+            last_compacted[message.compacted_by] = message.id
+            counts[message.compacted_by] = counts.get(message.compacted_by, 0) + 1
+    placed_after: dict[str, list[Message]] = {}
+    for summary in (m for m in stored if m.role is MessageRole.SUMMARY):
+        anchor = last_compacted.get(summary.id)
+        if anchor is not None:
+            placed_after.setdefault(anchor, []).append(summary)
+    remembered = _remembered(store, stored)
+    shown: list[TranscriptMessage] = []
+    pending: list[Memory] = []
+    for message in stored:
+        if message.role is MessageRole.TOOL:
+            memory = remembered.get(message.tool_call_id or "")
+            if memory is not None:
+                pending.append(memory)
+        elif message.role is MessageRole.SUMMARY:
+            if message.id not in last_compacted:
+                shown.append(_summary(message, 0))
+        else:
+            entry = entry_of(message, tuple(pending))
+            if entry is not None:
+                shown.append(entry)
+                if entry.role == "assistant":
+                    pending = []
+        for summary in placed_after.get(message.id, ()):
+            shown.append(_summary(summary, counts.get(summary.id, 0)))
+    return shown
