@@ -1,6 +1,6 @@
 """Re-embedding memories with the configured model, on a worker, with progress and a stop.
 
-The same job as `timothy embed`: every active and staged memory lacking a vector for the
+The same job as `timothy embed`: every active memory lacking a vector for the
 model gets one, and vector search moves to the model only once none is missing. Stopping
 keeps what was embedded; the next backfill carries on from there.
 """

@@ -77,10 +77,21 @@ class Task(QObject):
                 log.debug("%s", detail)
             else:
                 log.error("%s failed:\n%s", self.what, detail)
-            self.failed.emit(Failure(describe_failure(exc, self.what), detail, exc))
+            self._tell(self.failed, Failure(describe_failure(exc, self.what), detail, exc))
         else:
-            self.succeeded.emit(result)
-        self.finished.emit()
+            self._tell(self.succeeded, result)
+        self._tell(self.finished)
+
+    def _tell(self, signal: Any, *values: Any) -> None:
+        """Emit, unless the app has quit meanwhile and deleted this task: work that outlives
+        the window (a model still loading at quit) has no one left to tell."""
+        try:
+            if shiboken6.isValid(self):
+                signal.emit(*values)
+                return
+        except RuntimeError:  # deleted between the check and the emit
+            pass
+        log.debug("%s finished after the app closed; its outcome is dropped", self.what)
 
 
 class _Runnable(QRunnable):

@@ -72,7 +72,8 @@ def test_a_write_never_waits_for_the_network_and_a_failure_is_caught_up_later(
     assert has_vector(store, memory.id, embedder.model_id)
 
 
-def test_backfill_covers_active_and_staged_memories_only(store: Store) -> None:
+def test_backfill_covers_active_memories_only(store: Store) -> None:
+    """Staged proposals are embedded when the owner confirms them, not before."""
     active = [store.memories.add(f"active fact {i}") for i in range(5)]
     staged = store.memories.stage("a staged fact")
     rejected = store.memories.stage("a rejected fact")
@@ -85,13 +86,13 @@ def test_backfill_covers_active_and_staged_memories_only(store: Store) -> None:
         store, local_embedder(), batch_size=2, progress=lambda d, t: seen.append((d, t))
     )
 
-    assert (result.total, result.embedded, result.failed) == (6, 6, 0)
+    assert (result.total, result.embedded, result.failed) == (5, 5, 0)
     assert result.complete and result.switched
-    for memory in [*active, staged]:
+    for memory in active:
         assert has_vector(store, memory.id, LOCAL)
-    for memory in (rejected, archived):
+    for memory in (staged, rejected, archived):
         assert not has_vector(store, memory.id, LOCAL)
-    assert seen == [(0, 6), (2, 6), (4, 6), (6, 6)]
+    assert seen == [(0, 5), (2, 5), (4, 5), (5, 5)]
     again = backfill(store, local_embedder())
     assert (again.total, again.embedded, again.switched) == (0, 0, False)
 

@@ -15,6 +15,7 @@ from timothy.store import Store
 
 
 def test_nothing_configured_is_reported_and_passes() -> None:
+    save_settings(Settings())  # the owner turned vector search off
     result = run_timothy("providers", "test")
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
@@ -101,18 +102,19 @@ def test_set_key_stores_the_key_in_the_keyring_only(openai_server: OpenAIServer)
 def test_embed_backfills_with_a_progress_bar_and_saves_the_choice(store: Store) -> None:
     for i in range(40):
         store.memories.add(f"fact number {i}")
-    store.memories.stage("a staged fact")
+    store.memories.stage("a staged fact")  # embedded once confirmed, not before
+    save_settings(Settings())  # vector search off: `embed --model` turns it on
 
     result = run_timothy("embed", "--model", "local")
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        "Embedded 41 of 41 memories with local/all-MiniLM-L6-v2-onnx-int8.",
+        "Embedded 40 of 40 memories with local/all-MiniLM-L6-v2-onnx-int8.",
         "Every memory has a vector; recall searches local/all-MiniLM-L6-v2-onnx-int8.",
     ]
-    assert "[##############################] 41/41" in result.stderr
+    assert "[##############################] 40/40" in result.stderr
     assert load_settings().embedding_provider == "local"
     active = store.vectors.active_model()
-    assert active is not None and store.vectors.count(active) == 41
+    assert active is not None and store.vectors.count(active) == 40
 
     status = json.loads(run_timothy("embed", "--status", "--json").stdout)
     assert status == {
@@ -121,7 +123,7 @@ def test_embed_backfills_with_a_progress_bar_and_saves_the_choice(store: Store) 
             {
                 "model": "local/all-MiniLM-L6-v2-onnx-int8",
                 "dimension": 384,
-                "vectors": 41,
+                "vectors": 40,
                 "missing": 0,
                 "active": True,
             }
@@ -150,6 +152,7 @@ def test_embed_refuses_a_broken_model_and_switches_to_a_working_one(
 
 
 def test_embed_without_a_provider_says_how_to_choose() -> None:
+    save_settings(Settings())  # the owner turned vector search off
     result = run_timothy("embed")
     assert result.returncode == 1
     assert "timothy embed --model local" in result.stderr

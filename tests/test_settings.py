@@ -8,8 +8,10 @@ from pathlib import Path
 from timothy.settings import OpenAISettings, Settings, load_settings, save_settings, settings_path
 
 
-def test_defaults_when_no_file() -> None:
-    assert load_settings() == Settings()
+def test_a_first_run_searches_vectors_with_the_offline_embedder() -> None:
+    assert load_settings() == Settings(embedding_provider="local")
+    save_settings(load_settings().replace(embedding_provider=None))  # the owner turns it off
+    assert load_settings().embedding_provider is None
 
 
 def test_round_trip(isolated_env: Path) -> None:

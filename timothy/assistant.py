@@ -30,7 +30,7 @@ class EmbeddingState:
 
     configured: str | None  # the configured provider's model id; None: no provider
     active: str | None  # the model the vector leg searches now
-    missing: int = 0  # active and staged memories without a vector for `configured`
+    missing: int = 0  # active memories without a vector for `configured`
     problem: str | None = None  # why the configured provider cannot be used
 
     @property

@@ -43,6 +43,7 @@ __all__ = [
     "OpenAISettings",
     "RecallSettings",
     "Settings",
+    "first_run_settings",
     "load_settings",
     "save_settings",
 ]
@@ -153,13 +154,21 @@ def from_json(cls: type[T], data: dict[str, Any]) -> T:
         return cls()
 
 
+def first_run_settings() -> Settings:
+    """What a new owner starts with: vector search on, with the offline local embedder (no
+    network, no key, no cost). Choosing another provider, or none, is saved like any change;
+    a saved `"embedding_provider": null` stays off."""
+    return Settings(embedding_provider="local")
+
+
 def load_settings(path: Path | None = None) -> Settings:
-    """The saved settings; defaults when there is no file; a broken file is kept aside."""
+    """The saved settings; the first-run defaults when there is no file yet; a broken file is
+    kept aside (and the plain defaults used)."""
     target = path or settings_path()
     try:
         text = target.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return Settings()
+        return first_run_settings()
     except OSError as exc:
         log.warning("cannot read settings %s: %s; using defaults", target, exc)
         return Settings()

@@ -1,4 +1,4 @@
-"""`timothy embed`: give every active and staged memory a vector for the embedding model.
+"""`timothy embed`: give every active memory a vector for the embedding model.
 
 With `--model` it switches the embedding model first (and saves that choice); the vector leg
 keeps using the old model's vectors until the new model covers every memory.

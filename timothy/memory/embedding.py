@@ -2,9 +2,11 @@
 
 A memory is embedded when it is added, promoted or superseded, by a worker thread, so the
 write never waits on the network. Whatever the queue misses (a failure, the app closed,
-memories written by the CLI) the backfill catches: every active and staged memory without a
-vector for the configured model. The vector leg keeps searching the previous model's vectors
-until the new model covers every memory; only then does it switch (`activate_if_complete`).
+memories written by the CLI) the backfill catches: every active memory without a vector for
+the configured model. Staged proposals wait: they are embedded when the owner confirms them
+(recall and consolidation only ever compare active memories). The vector leg keeps searching
+the previous model's vectors until the new model covers every memory; only then does it
+switch (`activate_if_complete`).
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ def store_vectors(
 
 
 def activate_if_complete(store: Store, model: EmbeddingModel) -> bool:
-    """Point the vector leg at `model` once every active and staged memory has its vector
+    """Point the vector leg at `model` once every active memory has its vector
     (or when no model was active at all: some vectors beat none). True if it switched."""
     active = store.vectors.active_model()
     if active is not None and active.name == model.name:
@@ -107,7 +109,7 @@ class BackfillResult:
     embedded: int
     failed: int  # memories left without a vector (a failure, or a stop before their turn)
     switched: bool  # the vector leg moved to this model
-    complete: bool  # every active and staged memory now has a vector for this model
+    complete: bool  # every active memory now has a vector for this model
     error: ProviderError | None = None  # the last failure, when there was one
 
     @property
@@ -123,7 +125,7 @@ def backfill(
     batch_size: int = BACKFILL_BATCH,
     cancel: CancelToken | None = None,
 ) -> BackfillResult:
-    """Embed every active and staged memory lacking a vector for the embedder's model, then
+    """Embed every active memory lacking a vector for the embedder's model, then
     switch the vector leg to that model if nothing is missing. Raises ProviderError only when
     the model cannot be set up at all (e.g. its dimension cannot be learned)."""
     model = model_for(store, embedder)

@@ -210,9 +210,7 @@ class VectorStore:
         with self.db.read() as conn:
             return int(scalar(conn, f"SELECT count(*) FROM {model.table}"))
 
-    def missing(
-        self, model: EmbeddingModel, statuses: Sequence[str] = ("active", "staged")
-    ) -> list[str]:
+    def missing(self, model: EmbeddingModel, statuses: Sequence[str] = ("active",)) -> list[str]:
         """Ids of memories in the given statuses with no vector for this model, oldest first."""
         with self.db.read() as conn:
             return [
