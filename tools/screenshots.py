@@ -53,10 +53,10 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication, QWidget
 
-    from app import theme
-    from app.local_servers import LocalServer
-    from app.main_window import MainWindow
-    from app.window_state import WindowState
+    from app.chat.local_servers import LocalServer
+    from app.look import theme
+    from app.mainwindow.main_window import MainWindow
+    from app.mainwindow.window_state import WindowState
     from tests.fakes.openai_server import OpenAIServer
     from tests.fakes.script import Step, call
     from timothy.chat.settings import ChatSettings
@@ -385,7 +385,7 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     # 8. Switching embedding model: the offer, then the re-embedding's progress.
     def embedded(store: Store) -> None:
         conversations(store)
-        from tests.app.memories import add_many
+        from tests.app.many_memories import add_many
 
         add_many(store, 400)
         provider = embedding_provider(embedding)

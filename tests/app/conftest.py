@@ -16,11 +16,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from app import theme
-from app.local_servers import LocalServer
-from app.main_window import MainWindow
-from app.window_state import WindowState
-from app.workers import Workers
+from app.chat.local_servers import LocalServer
+from app.jobs.workers import Workers
+from app.look import theme
+from app.mainwindow.main_window import MainWindow
+from app.mainwindow.window_state import WindowState
 from tests.fakes.openai_server import OpenAIServer
 from timothy.chat.settings import ChatSettings
 from timothy.settings import Settings

@@ -1,0 +1,1 @@
+"""Conversations: the window's port onto sessions and turns, and the list on the left."""

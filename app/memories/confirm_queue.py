@@ -1,0 +1,72 @@
+"""*To confirm*: facts proposed from conversations wait here, newest first, for the owner's word.
+
+Confirm promotes, reject refuses, edit-then-confirm supersedes the proposal with the owner's
+wording (the new version is active at once). Keys: C or Enter confirms, R or Delete
+rejects, E edits, Ctrl+A selects every card.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Signal
+
+from app.memories.memory_card_list import CardAction, MemoryCardList
+from timothy.store import Memory, MemoryStatus
+
+QUEUE_LIMIT = 1000  # more than anyone reviews at once; the rest stays staged and loads later
+
+
+class ConfirmQueue(MemoryCardList):
+    memory_confirmed = Signal(object)  # the Memory, now active
+    memory_rejected = Signal(object)
+    memory_superseded = Signal(object)  # the new, active version made by edit-then-confirm
+
+    card_actions = (
+        CardAction("confirm", "Confirm", "check", ("C", "Return", "Enter"), "Keep these facts"),
+        CardAction("edit", "Edit…", "edit", ("E",), "Correct the wording, then keep it"),
+        CardAction(
+            "reject",
+            "Reject",
+            "close",
+            ("R", "Delete", "Backspace"),
+            "Refuse these facts",
+            danger=True,
+        ),
+    )
+    empty_title = "Nothing to confirm"
+    empty_text = (
+        "Facts Timothy picks up from your conversations wait here until you confirm them. "
+        "Nothing is remembered behind your back."
+    )
+    edit_label = "Save and confirm"
+
+    def accessible_name(self) -> str:
+        return "Facts to confirm"
+
+    def fetch(self) -> Sequence[Memory]:
+        staged = self.store.memories.list(status=MemoryStatus.STAGED, limit=QUEUE_LIMIT)
+        # Newest proposal first, by when it was made (an import can add older ones later).
+        return sorted(staged, key=lambda memory: memory.created_at, reverse=True)
+
+    def count_text(self, count: int) -> str:
+        if count == 0:
+            return "All caught up"
+        noun = "fact waits" if count == 1 else "facts wait"
+        return f"{count} {noun} for you · newest first"
+
+    def perform(self, name: str, memory: Memory) -> Memory | None:
+        if name == "confirm":
+            return self.store.memories.promote(memory.id, now=self.now())
+        if name == "reject":
+            return self.store.memories.reject(memory.id, now=self.now())
+        raise ValueError(name)
+
+    def performed(self, name: str, memory: Memory) -> None:
+        if name == "confirm":
+            self.memory_confirmed.emit(memory)
+        elif name == "reject":
+            self.memory_rejected.emit(memory)
+
+    def edited(self, memory: Memory) -> None:
+        self.memory_superseded.emit(memory)
