@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Signal
-
 from app.memories.memory_card_list import CardAction, MemoryCardList
 from timothy.store import Memory, MemoryStatus
 
@@ -18,10 +16,6 @@ QUEUE_LIMIT = 1000  # more than anyone reviews at once; the rest stays staged an
 
 
 class ConfirmQueue(MemoryCardList):
-    memory_confirmed = Signal(object)  # the Memory, now active
-    memory_rejected = Signal(object)
-    memory_superseded = Signal(object)  # the new, active version made by edit-then-confirm
-
     card_actions = (
         CardAction("confirm", "Confirm", "check", ("C", "Return", "Enter"), "Keep these facts"),
         CardAction("edit", "Edit…", "edit", ("E",), "Correct the wording, then keep it"),
@@ -54,19 +48,3 @@ class ConfirmQueue(MemoryCardList):
             return "All caught up"
         noun = "fact waits" if count == 1 else "facts wait"
         return f"{count} {noun} for you · newest first"
-
-    def perform(self, name: str, memory: Memory) -> Memory | None:
-        if name == "confirm":
-            return self.store.memories.promote(memory.id, now=self.now())
-        if name == "reject":
-            return self.store.memories.reject(memory.id, now=self.now())
-        raise ValueError(name)
-
-    def performed(self, name: str, memory: Memory) -> None:
-        if name == "confirm":
-            self.memory_confirmed.emit(memory)
-        elif name == "reject":
-            self.memory_rejected.emit(memory)
-
-    def edited(self, memory: Memory) -> None:
-        self.memory_superseded.emit(memory)

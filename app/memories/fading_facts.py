@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 
 from app.jobs.workers import Workers
 from app.memories import fading
+from app.memories.actions import MemoryActions
 from app.memories.memory_card_list import CardAction, MemoryCardList, TitleLookup
 from timothy.retrieval.settings import RecallSettings
 from timothy.store import Memory, Store
@@ -19,10 +19,6 @@ from timothy.store.records import utc_now
 
 
 class FadingFacts(MemoryCardList):
-    memory_reconfirmed = Signal(object)
-    memory_archived = Signal(object)
-    memory_superseded = Signal(object)
-
     card_actions = (
         CardAction(
             "reconfirm",
@@ -52,13 +48,14 @@ class FadingFacts(MemoryCardList):
         self,
         store: Store,
         workers: Workers,
+        actions: MemoryActions,
         *,
         now: Callable[[], datetime] = utc_now,
         title_of: TitleLookup | None = None,
         recall_settings: Callable[[], RecallSettings] = RecallSettings,
         parent: QWidget | None = None,
     ) -> None:
-        super().__init__(store, workers, now=now, title_of=title_of, parent=parent)
+        super().__init__(store, workers, actions, now=now, title_of=title_of, parent=parent)
         self.recall_settings = recall_settings  # the owner's current half-lives and minimum
 
     def accessible_name(self) -> str:
@@ -75,19 +72,3 @@ class FadingFacts(MemoryCardList):
             return "Everything is fresh"
         noun = "fact" if count == 1 else "facts"
         return f"{count} {noun} not confirmed for a while"
-
-    def perform(self, name: str, memory: Memory) -> Memory | None:
-        if name == "reconfirm":
-            return self.store.memories.reconfirm(memory.id, now=self.now())
-        if name == "archive":
-            return self.store.memories.archive(memory.id, now=self.now())
-        raise ValueError(name)
-
-    def performed(self, name: str, memory: Memory) -> None:
-        if name == "reconfirm":
-            self.memory_reconfirmed.emit(memory)
-        elif name == "archive":
-            self.memory_archived.emit(memory)
-
-    def edited(self, memory: Memory) -> None:
-        self.memory_superseded.emit(memory)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from app.jobs.workers import Workers
 from app.look import icons, theme
+from app.memories.actions import MemoryActions
 from app.memories.memory_browse_model import BrowseQuery, MemoryBrowseModel
 from app.memories.memory_detail import MemoryDetail
 from app.memories.memory_row_delegate import MemoryRowDelegate
@@ -31,17 +32,13 @@ SEARCH_DELAY_MS = 180
 
 
 class MemoryBrowser(QWidget):
-    memory_confirmed = Signal(object)
-    memory_rejected = Signal(object)
-    memory_reconfirmed = Signal(object)
-    memory_archived = Signal(object)
-    memory_superseded = Signal(object)
     failed = Signal(str)
 
     def __init__(
         self,
         store: Store,
         workers: Workers,
+        actions: MemoryActions,
         *,
         now: Callable[[], datetime] = utc_now,
         parent: QWidget | None = None,
@@ -109,16 +106,8 @@ class MemoryBrowser(QWidget):
         self.view.setMouseTracking(True)
         self.view.setAccessibleName("All memories")
         self.view.selectionModel().currentChanged.connect(self._current_changed)
-        self.detail = MemoryDetail(store, workers, now=now, parent=self.splitter)
-        for name in (
-            "memory_confirmed",
-            "memory_rejected",
-            "memory_reconfirmed",
-            "memory_archived",
-            "memory_superseded",
-        ):
-            getattr(self.detail, name).connect(getattr(self, name))
-        self.detail.memory_superseded.connect(self._edited_here)
+        self.detail = MemoryDetail(store, workers, actions, now=now, parent=self.splitter)
+        self.detail.version_saved.connect(self._edited_here)
         self.detail.failed.connect(self.failed)
         self.splitter.addWidget(self.view)
         self.splitter.addWidget(self.detail)

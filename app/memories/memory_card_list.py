@@ -29,10 +29,10 @@ from PySide6.QtWidgets import (
 
 from app.jobs.workers import Failure, Workers
 from app.look import icons, theme
+from app.memories.actions import MemoryActions
 from app.memories.memory_card_delegate import MemoryCardDelegate
-from app.memories.memory_editor import MemoryEdit, MemoryEditor, apply_edit
+from app.memories.memory_editor import MemoryEditor
 from app.memories.memory_list_model import MemoryListModel
-from timothy.errors import TimothyError
 from timothy.store import Memory, Store
 from timothy.store.records import utc_now
 
@@ -64,6 +64,7 @@ class MemoryCardList(QWidget):
         self,
         store: Store,
         workers: Workers,
+        actions: MemoryActions,
         *,
         now: Callable[[], datetime] = utc_now,
         title_of: TitleLookup | None = None,
@@ -72,6 +73,7 @@ class MemoryCardList(QWidget):
         super().__init__(parent)
         self.store = store
         self.workers = workers
+        self.memory_actions = actions  # changes go through the pane's one MemoryActions
         self.now = now
         self.title_of = title_of
         self.editor: MemoryEditor | None = None
@@ -176,16 +178,6 @@ class MemoryCardList(QWidget):
 
     def count_text(self, count: int) -> str:
         return f"{count} memories"
-
-    def perform(self, name: str, memory: Memory) -> Memory | None:
-        """Apply action `name` to one memory (runs on a worker); None for "edit"."""
-        raise NotImplementedError
-
-    def performed(self, name: str, memory: Memory) -> None:
-        """An action succeeded (GUI thread): emit the matching signal."""
-
-    def edited(self, memory: Memory) -> None:
-        """An edit saved a new version (GUI thread)."""
 
     # -- loading -----------------------------------------------------------------------
 
@@ -303,33 +295,18 @@ class MemoryCardList(QWidget):
             return
         self._busy = True
         self._refresh_buttons()
-
-        def work() -> tuple[list[Memory], list[str]]:
-            done: list[Memory] = []
-            problems: list[str] = []
-            for memory in memories:
-                try:
-                    result = self.perform(name, memory)
-                except TimothyError as exc:  # e.g. changed meanwhile elsewhere
-                    problems.append(str(exc))
-                else:
-                    if result is not None:
-                        done.append(result)
-            return done, problems
-
-        self.workers.run(
+        # A memory changed meanwhile elsewhere is a problem to report; the others still change.
+        self.memory_actions.change(
             self,
-            work,
+            name,
+            memories,
             "changing memories",
-            on_success=lambda result: self._performed(name, result),
+            on_done=self._performed,
             on_failure=self._failed,
         )
 
-    def _performed(self, name: str, result: tuple[list[Memory], list[str]]) -> None:
+    def _performed(self, _done: list[Memory], problems: list[str]) -> None:
         self._busy = False
-        done, problems = result
-        for memory in done:
-            self.performed(name, memory)
         if problems:
             more = f" ({len(problems) - 1} more like this)" if len(problems) > 1 else ""
             self.failed.emit(problems[0] + more)
@@ -355,18 +332,10 @@ class MemoryCardList(QWidget):
         editor.deleteLater()
         self._busy = True
         self._refresh_buttons()
-        self.workers.run(
-            self,
-            lambda: self.supersede(memory, change),
-            "saving the edited memory",
-            on_success=self._edit_saved,
-            on_failure=self._failed,
+        self.memory_actions.edit(
+            self, memory, change, on_done=self._edit_saved, on_failure=self._failed
         )
 
-    def supersede(self, memory: Memory, change: MemoryEdit) -> Memory:
-        return apply_edit(self.store, memory, change, self.now())
-
-    def _edit_saved(self, memory: Memory) -> None:
+    def _edit_saved(self, _new: Memory) -> None:
         self._busy = False
-        self.edited(memory)
         self.reload()

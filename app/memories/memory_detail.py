@@ -10,18 +10,15 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from app.jobs.workers import Failure, Workers
 from app.look import icons
+from app.memories.actions import MemoryActions
 from app.memories.chain_view import ChainView
-from app.memories.memory_editor import MemoryEditor, apply_edit
+from app.memories.memory_editor import MemoryEditor
 from timothy.store import Memory, MemoryStatus, Store
 from timothy.store.records import utc_now
 
 
 class MemoryDetail(QWidget):
-    memory_confirmed = Signal(object)
-    memory_rejected = Signal(object)
-    memory_reconfirmed = Signal(object)
-    memory_archived = Signal(object)
-    memory_superseded = Signal(object)  # the new version
+    version_saved = Signal(object)  # the new version an edit made here
     chain_shown = Signal(list)  # the versions now on screen, oldest first
     failed = Signal(str)
 
@@ -29,6 +26,7 @@ class MemoryDetail(QWidget):
         self,
         store: Store,
         workers: Workers,
+        actions: MemoryActions,
         *,
         now: Callable[[], datetime] = utc_now,
         parent: QWidget | None = None,
@@ -36,6 +34,7 @@ class MemoryDetail(QWidget):
         super().__init__(parent)
         self.store = store
         self.workers = workers
+        self.memory_actions = actions  # changes go through the pane's one MemoryActions
         self.now = now
         self.memory: Memory | None = None
         self.editor: MemoryEditor | None = None
@@ -127,29 +126,22 @@ class MemoryDetail(QWidget):
             self.editor.accepted.connect(lambda: self._save_edit(memory))
             self.editor.open()
             return
-        repo = self.store.memories
-        work: dict[str, Callable[[], Memory]] = {
-            "confirm": lambda: repo.promote(memory.id, now=self.now()),
-            "reconfirm": lambda: repo.reconfirm(memory.id, now=self.now()),
-            "archive": lambda: repo.archive(memory.id, now=self.now()),
-            "reject": lambda: repo.reject(memory.id, now=self.now()),
-        }
-        signals = {
-            "confirm": self.memory_confirmed,
-            "reconfirm": self.memory_reconfirmed,
-            "archive": self.memory_archived,
-            "reject": self.memory_rejected,
-        }
         for button in self.buttons.values():
             button.setEnabled(False)
 
-        def done(changed: Memory) -> None:
+        def done(changed: list[Memory], _problems: list[str]) -> None:
             self._enable()
-            signals[name].emit(changed)
-            self.show_memory(changed)
+            self.show_memory(changed[0])
 
-        self.workers.run(
-            self, work[name], "changing the memory", on_success=done, on_failure=self._failed
+        # One memory: if the store refuses it (changed meanwhile elsewhere), that is the failure.
+        self.memory_actions.change(
+            self,
+            name,
+            [memory],
+            "changing the memory",
+            on_done=done,
+            on_failure=self._failed,
+            tolerant=False,
         )
 
     def _save_edit(self, memory: Memory) -> None:
@@ -162,16 +154,10 @@ class MemoryDetail(QWidget):
 
         def done(new: Memory) -> None:
             self._enable()
-            self.memory_superseded.emit(new)
+            self.version_saved.emit(new)
             self.show_memory(new)
 
-        self.workers.run(
-            self,
-            lambda: apply_edit(self.store, memory, change, self.now()),
-            "saving the edited memory",
-            on_success=done,
-            on_failure=self._failed,
-        )
+        self.memory_actions.edit(self, memory, change, on_done=done, on_failure=self._failed)
 
     def _enable(self) -> None:
         for button in self.buttons.values():

@@ -1,4 +1,5 @@
-"""Editing a memory: new text, type and entities. Saving supersedes; the old version is kept.
+"""Editing a memory: new text, type and entities. Saving (`MemoryActions.edit`) supersedes; the
+old version is kept.
 
 Invisible characters in the text are named above the box, with a button to remove them,
 because an edit is where the owner decides what Timothy will believe.
@@ -7,7 +8,6 @@ because an edit is where the owner decides what Timothy will believe.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.look import invisible, theme
-from timothy.store import Memory, MemoryType, Store
+from timothy.store import Memory, MemoryType
 from timothy.store.records import MAX_CONTENT_CHARS
 from timothy.text import strip_invisible
 
@@ -35,13 +35,6 @@ class MemoryEdit:
     content: str
     type: MemoryType
     entities: tuple[str, ...]
-
-
-def apply_edit(store: Store, memory: Memory, change: MemoryEdit, now: datetime) -> Memory:
-    """Save an edit as a new active version that supersedes `memory` (runs on a worker)."""
-    return store.memories.supersede(
-        memory.id, change.content, entities=change.entities, type=change.type, now=now
-    )
 
 
 def parse_entities(text: str) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QTabWidget, QToolButton, QVBo
 
 from app.jobs.workers import Workers
 from app.look import icons, theme
+from app.memories.actions import MemoryActions
 from app.memories.confirm_queue import ConfirmQueue
 from app.memories.fading_facts import FadingFacts
 from app.memories.memory_browser import MemoryBrowser
@@ -33,11 +34,6 @@ class MemoryPane(QWidget):
     failed = Signal(str)
     hide_requested = Signal()
     staged_count_changed = Signal(int)
-    memory_confirmed = Signal(object)
-    memory_rejected = Signal(object)
-    memory_superseded = Signal(object)
-    memory_reconfirmed = Signal(object)
-    memory_archived = Signal(object)
 
     def __init__(
         self,
@@ -80,6 +76,7 @@ class MemoryPane(QWidget):
         self.tabs.tabBar().setExpanding(False)
         layout.addWidget(self.tabs, 1)
         self.events: StoreEvents | None = None
+        self.memory_actions: MemoryActions | None = None  # one for every view: what the owner does
         self.queue: ConfirmQueue | None = None
         self.fading: FadingFacts | None = None
         self.browser: MemoryBrowser | None = None
@@ -97,16 +94,20 @@ class MemoryPane(QWidget):
             self.tabs.addTab(self.recall_view, "Last recall")
             return
 
-        self.queue = ConfirmQueue(store, workers, now=now, title_of=title_of, parent=self)
+        self.memory_actions = MemoryActions(store, workers, now=now, parent=self)
+        self.queue = ConfirmQueue(
+            store, workers, self.memory_actions, now=now, title_of=title_of, parent=self
+        )
         self.fading = FadingFacts(
             store,
             workers,
+            self.memory_actions,
             now=now,
             title_of=title_of,
             recall_settings=recall_settings,
             parent=self,
         )
-        self.browser = MemoryBrowser(store, workers, now=now, parent=self)
+        self.browser = MemoryBrowser(store, workers, self.memory_actions, now=now, parent=self)
         self.tabs.addTab(self.queue, "To confirm")
         self.tabs.addTab(self.fading, "Still true?")
         self.tabs.addTab(self.browser, "Browse")
@@ -117,17 +118,6 @@ class MemoryPane(QWidget):
             source.source_clicked.connect(self.source_clicked)
             source.failed.connect(self.failed)
         self.browser.failed.connect(self.failed)
-        self.queue.memory_confirmed.connect(self.memory_confirmed)
-        self.queue.memory_rejected.connect(self.memory_rejected)
-        self.queue.memory_superseded.connect(self.memory_superseded)
-        self.fading.memory_reconfirmed.connect(self.memory_reconfirmed)
-        self.fading.memory_archived.connect(self.memory_archived)
-        self.fading.memory_superseded.connect(self.memory_superseded)
-        self.browser.memory_confirmed.connect(self.memory_confirmed)
-        self.browser.memory_rejected.connect(self.memory_rejected)
-        self.browser.memory_superseded.connect(self.memory_superseded)
-        self.browser.memory_reconfirmed.connect(self.memory_reconfirmed)
-        self.browser.memory_archived.connect(self.memory_archived)
         self.events = StoreEvents(store, self)
         self.events.memory_changed.connect(self._memory_changed)
 

@@ -448,7 +448,7 @@ def test_extracted_facts_reach_the_queue_and_confirming_activates_them(
     badge.action_button.click()
     assert window.memory_pane.tabs.currentWidget() is queue
     queue.select_ids([staged.id])
-    with qtbot.waitSignal(queue.memory_confirmed, timeout=5000):
+    with qtbot.waitSignal(queue.memory_actions.memory_confirmed, timeout=5000):
         qtbot.keyClick(queue.view, Qt.Key.Key_C)
     assert store.memories.get(staged.id).status is MemoryStatus.ACTIVE
     qtbot.waitUntil(lambda: queue.model.memories == [], timeout=5000)
@@ -477,7 +477,7 @@ def test_edit_then_confirm_creates_a_chain_visible_in_browse(
     editor = queue.editor
     assert editor is not None and editor.isVisible()
     editor.content_edit.setPlainText("The owner prefers aisle seats on long flights")
-    with qtbot.waitSignal(queue.memory_superseded, timeout=5000) as superseded:
+    with qtbot.waitSignal(queue.memory_actions.memory_superseded, timeout=5000) as superseded:
         editor.buttons.button(editor.buttons.StandardButton.Save).click()
     new = superseded.args[0]
     assert new.status is MemoryStatus.ACTIVE and new.supersedes == proposal.id

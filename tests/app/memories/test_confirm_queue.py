@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 from pytestqt.qtbot import QtBot
 
 from app.jobs.workers import Workers
+from app.memories.actions import MemoryActions
 from app.memories.confirm_queue import ConfirmQueue
 from app.memories.memory_list_model import MEMORY_ROLE
 from timothy.store import Memory, MemoryStatus, Store
@@ -19,7 +20,8 @@ from timothy.store import Memory, MemoryStatus, Store
 
 @pytest.fixture
 def queue(qtbot: QtBot, store: Store, workers: Workers) -> Iterator[ConfirmQueue]:
-    widget = ConfirmQueue(store, workers, title_of=lambda session: f"Chat {session}")
+    actions = MemoryActions(store, workers)
+    widget = ConfirmQueue(store, workers, actions, title_of=lambda session: f"Chat {session}")
     qtbot.addWidget(widget)
     widget.resize(420, 700)
     widget.show()
@@ -56,7 +58,7 @@ def test_confirm_moves_a_fact_to_active(qtbot: QtBot, store: Store, queue: Confi
     fact = store.memories.stage("Allergic to peanuts", type="semantic")
     load(qtbot, queue)
     select(queue, fact)
-    with qtbot.waitSignal(queue.memory_confirmed, timeout=5000) as confirmed:
+    with qtbot.waitSignal(queue.memory_actions.memory_confirmed, timeout=5000) as confirmed:
         queue.buttons["confirm"].click()
     assert confirmed.args[0].id == fact.id
     assert store.memories.get(fact.id).status is MemoryStatus.ACTIVE
@@ -69,7 +71,7 @@ def test_reject_refuses_a_fact(qtbot: QtBot, store: Store, queue: ConfirmQueue) 
     fact = store.memories.stage("Hates cats")
     load(qtbot, queue)
     select(queue, fact)
-    with qtbot.waitSignal(queue.memory_rejected, timeout=5000):
+    with qtbot.waitSignal(queue.memory_actions.memory_rejected, timeout=5000):
         queue.buttons["reject"].click()
     assert store.memories.get(fact.id).status is MemoryStatus.REJECTED
 
@@ -98,16 +100,16 @@ def test_keyboard_drives_the_queue(qtbot: QtBot, store: Store, queue: ConfirmQue
     assert queue.current_memory() is not None and queue.current_memory().id == third.id
     qtbot.keyClick(queue.view, Qt.Key.Key_Down)
     assert queue.current_memory().id == second.id
-    with qtbot.waitSignal(queue.memory_confirmed, timeout=5000):
+    with qtbot.waitSignal(queue.memory_actions.memory_confirmed, timeout=5000):
         qtbot.keyClick(queue.view, Qt.Key.Key_C)
     qtbot.waitUntil(lambda: second.id not in shown_ids(queue), timeout=5000)
     # Focus stays on a card, so the next key acts on the card that moved up.
     current = queue.current_memory()
     assert current is not None and current.id == first.id
-    with qtbot.waitSignal(queue.memory_rejected, timeout=5000):
+    with qtbot.waitSignal(queue.memory_actions.memory_rejected, timeout=5000):
         qtbot.keyClick(queue.view, Qt.Key.Key_R)
     qtbot.waitUntil(lambda: shown_ids(queue) == [third.id], timeout=5000)
-    with qtbot.waitSignal(queue.memory_confirmed, timeout=5000):
+    with qtbot.waitSignal(queue.memory_actions.memory_confirmed, timeout=5000):
         qtbot.keyClick(queue.view, Qt.Key.Key_Return)
     assert store.memories.get(second.id).status is MemoryStatus.ACTIVE
     assert store.memories.get(first.id).status is MemoryStatus.REJECTED
@@ -126,7 +128,7 @@ def test_edit_then_confirm_supersedes_with_the_owners_wording(
     assert editor.content_edit.toPlainText() == "Prefers aisle seats"
     editor.content_edit.setPlainText("Prefers window seats on night flights")
     editor.entities_edit.setText("flights, night")
-    with qtbot.waitSignal(queue.memory_superseded, timeout=5000) as superseded:
+    with qtbot.waitSignal(queue.memory_actions.memory_superseded, timeout=5000) as superseded:
         editor.buttons.button(editor.buttons.StandardButton.Save).click()
     new = superseded.args[0]
     assert new.status is MemoryStatus.ACTIVE

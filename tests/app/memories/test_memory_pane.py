@@ -196,9 +196,14 @@ def test_archive_from_browse(
     start(qtbot, pane, workers)
     browser = pane.browser
     assert browser is not None
+    # Every view of the pane acts through the pane's one MemoryActions, and is heard there.
+    actions = pane.memory_actions
+    assert actions is not None
+    views = (pane.queue, pane.fading, browser.detail)
+    assert all(view is not None and view.memory_actions is actions for view in views)
     browser.show_memory(memory.id)
     settle(qtbot, workers)
-    with qtbot.waitSignal(browser.memory_archived, timeout=5000):
+    with qtbot.waitSignal(actions.memory_archived, timeout=5000):
         browser.detail.buttons["archive"].click()
     assert store.memories.get(memory.id).status is MemoryStatus.ARCHIVED
 
@@ -239,7 +244,7 @@ def test_still_true_reconfirms_and_archive_retires(
     assert [m.id for m in facts.model.memories] == [staler.id, stale.id]
     assert pane.tabs.tabText(1) == "Still true? · 2"
     facts.select_ids([stale.id])
-    with qtbot.waitSignal(facts.memory_reconfirmed, timeout=5000):
+    with qtbot.waitSignal(facts.memory_actions.memory_reconfirmed, timeout=5000):
         facts.buttons["reconfirm"].click()
     reconfirmed = store.memories.get(stale.id)
     assert reconfirmed.status is MemoryStatus.ACTIVE
@@ -249,7 +254,7 @@ def test_still_true_reconfirms_and_archive_retires(
     )
     qtbot.waitUntil(lambda: [m.id for m in facts.model.memories] == [staler.id], timeout=5000)
     facts.select_ids([staler.id])
-    with qtbot.waitSignal(facts.memory_archived, timeout=5000):
+    with qtbot.waitSignal(facts.memory_actions.memory_archived, timeout=5000):
         facts.buttons["archive"].click()
     assert store.memories.get(staler.id).status is MemoryStatus.ARCHIVED
     qtbot.waitUntil(lambda: facts.model.memories == [], timeout=5000)
