@@ -371,11 +371,11 @@ def _render(out: Path, scratch: Path, server: object) -> int:
 
     window = build(Qt.ColorScheme.Light, settings=embedding, fill=stale)
     server.reply(json.dumps({"same_fact": True, "content": "Likes green tea in the morning"}))
-    window.consolidate_if_due()
-    wait_for(window, lambda: window.consolidation.report is not None)
+    window.upkeep.consolidate_if_due()
+    wait_for(window, lambda: window.upkeep.consolidation.report is not None)
     shoot(window, "09-consolidation")
     window.status.consolidation_label.click()
-    report_dialog = window.consolidation_dialog
+    report_dialog = window.upkeep.consolidation_dialog
     assert report_dialog is not None
     report_dialog.resize(820, 420)
     shoot(window, "10-consolidation-details", report_dialog)
@@ -410,7 +410,7 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     path = out / "12-reembedding.png"
     window.grab().save(str(path))
     written.append(path)
-    window.backfill.cancel()
+    window.upkeep.backfill.cancel()
     settle(window)
     window.close()
 

@@ -1,9 +1,9 @@
 """The main window: conversations on the left, the chat in the centre, memory on the right.
 
-It wires the panes together and owns what outlives them: the workers, the settings, the
-assistant (chat engine and embedding queue, rebuilt when settings change), the background
-jobs (re-embedding, daily consolidation), the window's remembered state, and the banner for
-errors, offers and undo.
+It lays the panes out, wires them together and owns what outlives them: the workers, the
+settings, the assistant (chat engine and embedding queue, rebuilt when settings change), the
+memory's upkeep (re-embedding, daily consolidation: `memory_upkeep.py`), the menus
+(`menus.py`), the window's remembered state, and the banner for errors, offers and undo.
 """
 
 from __future__ import annotations
@@ -15,30 +15,26 @@ from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QDesktopServices
 from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
-from app.chat.assistant import Assistant, EmbeddingState, Setup
+from app.chat.assistant import Assistant, Setup
 from app.chat.chat_panel import ChatPanel
 from app.chat.local_servers import LocalServer, find_local_servers
 from app.conversations.chat_port import Conversations, ConversationSummary, NoConversations
 from app.conversations.conversation_list import ConversationList
 from app.conversations.store_conversations import StoreConversations
-from app.jobs.consolidation_dialog import ConsolidationDialog
-from app.jobs.daily_consolidation import DailyConsolidation
-from app.jobs.embedding_backfill import EmbeddingBackfill
 from app.jobs.workers import Failure, Workers
-from app.look import icons
 from app.mainwindow.banner import Banner
-from app.mainwindow.status_bar import StatusBar, consolidation_text, model_label
+from app.mainwindow.memory_upkeep import CONSOLIDATION_DELAY_MS, MemoryUpkeep
+from app.mainwindow.menus import MenuCommands, WindowMenus
+from app.mainwindow.status_bar import StatusBar
 from app.mainwindow.window_state import WindowState
 from app.memories.memory_pane import MemoryPane
 from app.settings.settings_dialog import SettingsDialog
 from timothy import paths
-from timothy.memory.consolidation import ConsolidationReport, last_report, last_run
-from timothy.memory.embedding import BackfillResult
 from timothy.settings import Settings, load_settings, save_settings
-from timothy.store import Memory, MemoryStatus, Store
+from timothy.store import Memory, Store
 from timothy.store.records import utc_now
 
 log = logging.getLogger(__name__)
@@ -46,10 +42,6 @@ log = logging.getLogger(__name__)
 DELETE_UNDO_MS = 8000
 DEFAULT_SIZES = [260, 780, 420]
 CONVERSATION_LIMIT = 500
-# Consolidation waits this long after start-up, so it never competes with the first loads;
-# a window left open looks again every hour (a run is due once a day).
-CONSOLIDATION_DELAY_MS = 15_000
-CONSOLIDATION_CHECK_MS = 3_600_000
 
 
 class MainWindow(QMainWindow):
@@ -75,7 +67,6 @@ class MainWindow(QMainWindow):
         self.settings = settings if settings is not None else load_settings()
         self.state = window_state or WindowState()
         self.probe_local_servers = probe_local_servers
-        self.consolidation_delay_ms = consolidation_delay_ms
         self.workers = Workers(self, threads=2)  # the store
         self.network = Workers(self, threads=3)  # the chat stream, provider set-up, tests
         self.jobs = Workers(self, detached=True)  # long jobs: re-embedding, consolidation
@@ -86,11 +77,7 @@ class MainWindow(QMainWindow):
             if store is not None and self.store_conversations is not None
             else None
         )
-        self.backfill = EmbeddingBackfill(self.jobs, self)
-        self.consolidation = DailyConsolidation(self.jobs, self)
-        self._consolidation_scheduled = False
         self.settings_dialog: SettingsDialog | None = None
-        self.consolidation_dialog: ConsolidationDialog | None = None
         self._conversation_search = ""
         self._closing = False
         self.setWindowTitle("Timothy")
@@ -130,13 +117,39 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.status = StatusBar(self)
         self.status.settings_requested.connect(lambda: self.open_settings())
-        self.status.consolidation_requested.connect(self.show_consolidation_details)
-        self.status.reembed_requested.connect(self.start_backfill)
-        self.status.backfill_stop_requested.connect(self.backfill.cancel)
         self.setStatusBar(self.status)
+        self.upkeep = MemoryUpkeep(
+            self,
+            store,
+            self.assistant,
+            status=self.status,
+            banner=self.banner,
+            workers=self.workers,
+            jobs=self.jobs,
+            settings=lambda: self.settings,
+            now=now,
+            show_error=self.show_error,
+            show_info=self.show_info,
+            consolidation_delay_ms=consolidation_delay_ms,
+        )
 
         self._connect()
-        self._build_menus()
+        self.menus = WindowMenus(
+            self,
+            MenuCommands(
+                new_chat=self.new_chat,
+                rename_conversation=self.sidebar.rename_current,
+                open_settings=self.open_settings,
+                quit=self.close,
+                toggle_conversations=self.toggle_conversations,
+                toggle_memory_pane=self.toggle_memory_pane,
+                search_conversations=self.focus_conversation_search,
+                search_memories=self.focus_memory_search,
+                show_queue=self.show_queue,
+                open_logs=self._open_logs,
+                stop_reply=self.stop_reply,
+            ),
+        )
         self._restore_state()
         self.apply_settings(self.settings)
         if store is None:
@@ -146,13 +159,6 @@ class MainWindow(QMainWindow):
                 + " Conversations and memories are kept there, so chatting waits until it "
                 "opens."
             )
-        self._consolidation_timer = QTimer(self)
-        self._consolidation_timer.setInterval(CONSOLIDATION_CHECK_MS)
-        self._consolidation_timer.timeout.connect(self.consolidate_if_due)
-        self._counts_timer = QTimer(self)
-        self._counts_timer.setSingleShot(True)
-        self._counts_timer.setInterval(200)
-        self._counts_timer.timeout.connect(self.refresh_counts)
         QTimer.singleShot(0, self._start)
 
     # -- wiring ------------------------------------------------------------------------
@@ -180,87 +186,18 @@ class MainWindow(QMainWindow):
         pane.source_clicked.connect(self.open_conversation)
         pane.failed.connect(self.show_error)
         pane.hide_requested.connect(lambda: self.set_memory_pane_visible(False))
-        pane.staged_count_changed.connect(lambda _count: self._counts_timer.start())
+        pane.staged_count_changed.connect(lambda _count: self.upkeep.memories_changed())
         if pane.events is not None:
-            pane.events.memory_changed.connect(lambda _event, _memory: self._counts_timer.start())
+            pane.events.memory_changed.connect(
+                lambda _event, _memory: self.upkeep.memories_changed()
+            )
         assistant = self.assistant
         if assistant is not None:
             assistant.configured.connect(self._assistant_configured)
-            assistant.embedding_changed.connect(self._embedding_changed)
             assistant.failed.connect(self.show_error)
             assistant.facts_proposed.connect(chat.show_facts_proposed)
             assistant.title_changed.connect(chat.show_title)
             assistant.session_compacted.connect(chat.show_compaction)
-        self.backfill.started.connect(lambda model: self.status.show_backfill(model, 0, 0))
-        self.backfill.progressed.connect(
-            lambda done, total: self.status.show_backfill(self.backfill.model or "", done, total)
-        )
-        self.backfill.finished.connect(self._backfill_finished)
-        self.backfill.failed.connect(self._backfill_failed)
-        self.consolidation.started.connect(self._consolidation_started)
-        self.consolidation.finished.connect(self._consolidation_finished)
-        self.consolidation.not_due.connect(self._consolidation_not_due)
-        self.consolidation.failed.connect(self._consolidation_failed)
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        self.new_chat_action = self._action(
-            file_menu, "New chat", "Ctrl+N", self.new_chat, "new-chat"
-        )
-        self._action(file_menu, "Rename conversation", "F2", self.sidebar.rename_current, "rename")
-        file_menu.addSeparator()
-        self.settings_action = self._action(
-            file_menu,
-            "Settings…",
-            QKeySequence.StandardKey.Preferences,
-            self.open_settings,
-            "settings",
-        )
-        if not self.settings_action.shortcut().toString():
-            self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
-        file_menu.addSeparator()
-        self._action(file_menu, "Quit", QKeySequence.StandardKey.Quit, self.close)
-        view = bar.addMenu("&View")
-        self.conversations_action = self._action(
-            view, "Conversations", "Ctrl+B", self.toggle_conversations, checkable=True
-        )
-        self.memory_action = self._action(
-            view, "Memory pane", "Ctrl+Alt+B", self.toggle_memory_pane, checkable=True
-        )
-        memory = bar.addMenu("&Memory")
-        self._action(
-            memory, "Search conversations", "Ctrl+K", self.focus_conversation_search, "search"
-        )
-        self._action(memory, "Search memories", "Ctrl+Shift+M", self.focus_memory_search, "search")
-        self._action(memory, "Facts to confirm", "Ctrl+Shift+C", self.show_queue, "check")
-        help_menu = bar.addMenu("&Help")
-        self._action(help_menu, "Open log folder", None, self._open_logs)
-        stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
-        stop.setContext(Qt.ShortcutContext.WindowShortcut)
-        stop.activated.connect(self.stop_reply)
-        self.stop_shortcut = stop
-
-    def _action(
-        self,
-        menu: Any,
-        text: str,
-        shortcut: str | QKeySequence.StandardKey | None,
-        slot: Callable[[], object],
-        icon: str | None = None,
-        *,
-        checkable: bool = False,
-    ) -> QAction:
-        action = QAction(text, self)
-        if icon:
-            action.setIcon(icons.icon(icon, "text", 16))
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        action.setCheckable(checkable)
-        action.triggered.connect(lambda _checked=False: slot())
-        menu.addAction(action)
-        self.addAction(action)  # shortcuts work even with the menu bar hidden
-        return action
 
     # -- start-up and state ------------------------------------------------------------
 
@@ -277,8 +214,10 @@ class MainWindow(QMainWindow):
     def save_state(self) -> None:
         self.state.set_bytes("window/geometry", QByteArray(self.saveGeometry()))
         self.state.set_sizes("window/splitter", self.splitter.sizes())
-        self.state.set_flag("window/conversations_visible", self.conversations_action.isChecked())
-        self.state.set_flag("window/memory_visible", self.memory_action.isChecked())
+        self.state.set_flag(
+            "window/conversations_visible", self.menus.conversations_action.isChecked()
+        )
+        self.state.set_flag("window/memory_visible", self.menus.memory_action.isChecked())
         self.state.set_integer("window/memory_tab", self.memory_pane.current_tab())
         self.state.set_text("window/last_conversation", self.chat.conversation_id)
         self.state.sync()
@@ -287,7 +226,7 @@ class MainWindow(QMainWindow):
         last = self.state.text("window/last_conversation")
         self.reload_conversations(open_id=last)
         self.memory_pane.start()
-        self.refresh_counts()
+        self.upkeep.refresh_counts()
         if self.settings.chat_provider is None:
             self.probe_for_local_servers()
         elif self.assistant is None:
@@ -402,7 +341,7 @@ class MainWindow(QMainWindow):
         elif kind == "settings":
             self.open_settings()
         elif kind == "reembed":
-            self.start_backfill()
+            self.upkeep.start_backfill()
 
     # -- memory ------------------------------------------------------------------------
 
@@ -423,29 +362,6 @@ class MainWindow(QMainWindow):
             on_success=lambda forgotten: self.chat.mark_memory_forgotten(forgotten.id),
             on_failure=failed,
         )
-
-    def refresh_counts(self) -> None:
-        if self.store is None:
-            self.status.show_consolidation("Memory unavailable")
-            return
-        store = self.store
-
-        def work() -> tuple[int, int, datetime | None]:
-            return (
-                store.memories.count(status=MemoryStatus.ACTIVE),
-                store.memories.count(status=MemoryStatus.STAGED),
-                last_run(store),
-            )
-
-        def counted(result: tuple[int, int, datetime | None]) -> None:
-            active, staged, when = result
-            self.status.show_memory_counts(active, staged)
-            if not self.consolidation.running and self.consolidation.report is None:
-                self.status.show_consolidation(consolidation_text(when, False, self.now()))
-
-        self.workers.run(self, work, "counting memories", on_success=counted)
-        if self.assistant is not None and not self.backfill.running:
-            self.assistant.refresh_embedding()
 
     # -- the assistant (chat engine, embeddings) ---------------------------------------
 
@@ -468,114 +384,10 @@ class MainWindow(QMainWindow):
                 action="settings",
                 action_label="Settings",
             )
-        self._embedding_changed(setup.embedding, offer=True)
-        self._schedule_consolidation()
+        self.upkeep.embedding_changed(setup.embedding, offer=True)
+        self.upkeep.schedule_consolidation()
 
-    def _embedding_changed(self, state: EmbeddingState, offer: bool = False) -> None:
-        pending = state.configured is not None and state.missing > 0 and state.problem is None
-        switching = pending and state.active is not None and state.active != state.configured
-        self.status.show_embedding(state, offer_reembed=pending and not self.backfill.running)
-        if not pending or self.backfill.running or not offer:
-            return
-        if switching:
-            assert state.configured is not None and state.active is not None
-            self.banner.show_message(
-                f"Vector search still uses {model_label(state.active)}. Re-embed "
-                f"{state.missing:,} memor{'y' if state.missing == 1 else 'ies'} with "
-                f"{model_label(state.configured)}? Search moves to it when it is done.",
-                kind="info",
-                action="reembed",
-                action_label="Re-embed",
-            )
-        else:
-            # Catching up: memories the queue missed (saved by the CLI, or while offline),
-            # or the first vectors of a newly chosen provider.
-            self.start_backfill()
-
-    def start_backfill(self) -> None:
-        assistant = self.assistant
-        if assistant is None or assistant.embedder is None or self.store is None:
-            return
-        if self.banner.action_name == "reembed":
-            self.banner.dismiss()
-        self.backfill.start(self.store, assistant.embedder)
-
-    def _backfill_finished(self, result: BackfillResult) -> None:
-        self.status.hide_backfill()
-        if result.error is not None:
-            self.show_error(
-                f"Embedding stopped after {result.embedded:,} of {result.total:,} memories: "
-                f"{result.error.message}"
-            )
-        elif result.switched:
-            self.show_info(f"Vector search now uses {model_label(result.model)}.")
-        if self.assistant is not None:
-            self.assistant.refresh_embedding()
-
-    def _backfill_failed(self, message: str) -> None:
-        self.status.hide_backfill()
-        self.show_error(message)
-        if self.assistant is not None:
-            self.assistant.refresh_embedding()
-
-    # -- daily consolidation -----------------------------------------------------------
-
-    def _schedule_consolidation(self) -> None:
-        if self._consolidation_scheduled or self.consolidation_delay_ms is None:
-            return
-        self._consolidation_scheduled = True
-        QTimer.singleShot(self.consolidation_delay_ms, self, self.consolidate_if_due)
-        self._consolidation_timer.start()
-
-    def consolidate_if_due(self) -> None:
-        """Run daily consolidation on a worker when a day has passed since the last run."""
-        if self.store is None or self._closing:
-            return
-        chat = self.assistant.chat if self.assistant is not None else None
-        self.consolidation.run_if_due(self.store, chat, self.settings.consolidation, self.now)
-
-    def _consolidation_started(self) -> None:
-        self.status.show_consolidation(consolidation_text(None, True, self.now()))
-
-    def _consolidation_finished(self, report: ConsolidationReport) -> None:
-        self.status.show_consolidation(
-            report.summary(), "Click for the details of what consolidation changed"
-        )
-        self._counts_timer.start()
-
-    def _consolidation_not_due(self, when: datetime | None, report: object) -> None:
-        if self.consolidation.report is None:  # else this session's summary stays
-            self.status.show_consolidation(consolidation_text(when, False, self.now()))
-
-    def _consolidation_failed(self, message: str) -> None:
-        self.status.show_consolidation("Consolidation failed", message)
-        log.warning("consolidation failed: %s", message)
-
-    def show_consolidation_details(self) -> None:
-        """The details of this session's run, or of the last stored one."""
-        if self.consolidation.report is not None:
-            self._open_consolidation_dialog(self.consolidation.report)
-            return
-        store = self.store
-        if store is None or self.consolidation.running:
-            return
-
-        def shown(report: ConsolidationReport | None) -> None:
-            if report is None:
-                self.show_info("Consolidation has not run yet; it runs once a day.")
-            else:
-                self._open_consolidation_dialog(report)
-
-        self.workers.run(
-            self, lambda: last_report(store), "reading the last consolidation", on_success=shown
-        )
-
-    def _open_consolidation_dialog(self, report: ConsolidationReport) -> ConsolidationDialog:
-        dialog = ConsolidationDialog(report, self)
-        dialog.finished.connect(lambda _code: dialog.deleteLater())
-        self.consolidation_dialog = dialog
-        dialog.open()
-        return dialog
+    # -- memory pane -------------------------------------------------------------------
 
     def _show_recall(self, recall: dict[str, Any] | None, caption: str) -> None:
         self.memory_pane.show_recall(recall, caption)
@@ -598,19 +410,19 @@ class MainWindow(QMainWindow):
 
     def set_memory_pane_visible(self, visible: bool) -> None:
         self.memory_pane.setVisible(visible)
-        self.memory_action.setChecked(visible)
+        self.menus.memory_action.setChecked(visible)
         self.state.set_flag("window/memory_visible", visible)
 
     def toggle_memory_pane(self) -> None:
-        self.set_memory_pane_visible(not self.memory_action.isChecked())
+        self.set_memory_pane_visible(not self.menus.memory_action.isChecked())
 
     def set_conversations_visible(self, visible: bool) -> None:
         self.sidebar.setVisible(visible)
-        self.conversations_action.setChecked(visible)
+        self.menus.conversations_action.setChecked(visible)
         self.state.set_flag("window/conversations_visible", visible)
 
     def toggle_conversations(self) -> None:
-        self.set_conversations_visible(not self.conversations_action.isChecked())
+        self.set_conversations_visible(not self.menus.conversations_action.isChecked())
 
     # -- the reply ---------------------------------------------------------------------
 
@@ -694,8 +506,7 @@ class MainWindow(QMainWindow):
             self._closing = True
             self.save_state()
             self.chat.stop()
-            self.backfill.cancel()
-            self.consolidation.cancel()
+            self.upkeep.cancel()
             self.memory_pane.close_store_events()
             pools = (self.workers, self.network, self.jobs)
             if not all(pool.wait(3000) for pool in pools):

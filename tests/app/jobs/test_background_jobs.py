@@ -62,7 +62,7 @@ def test_start_up_embeds_what_lacks_a_vector_with_progress(
 
     made = make_window(settings=embedding_settings(openai_server))
     window.append(made)
-    made.backfill.progressed.connect(progressed)  # connected after the window's own slot
+    made.upkeep.backfill.progressed.connect(progressed)  # connected after the window's own slot
     wait_jobs(qtbot, made)
     assert seen, "no progress was reported"
     assert seen[-1][:2] == (70, 70)
@@ -97,7 +97,7 @@ def test_switching_model_offers_to_re_embed_and_a_stop_keeps_the_old_model(
     window = make_window(settings=small)
     assert window.status.embedding_label.text() == "Vector search: text-embedding-3-small"
     assert window.status.reembed_button.isHidden()
-    assert not window.backfill.running
+    assert not window.upkeep.backfill.running
     # The owner picks another model in Settings: nothing is embedded until they say so.
     large = embedding_settings(openai_server, "text-embedding-3-large")
     assistant = window.assistant
@@ -129,10 +129,10 @@ def test_switching_model_offers_to_re_embed_and_a_stop_keeps_the_old_model(
             stopped.set()
             window.status.stop_button.click()
 
-    window.backfill.progressed.connect(stop_early)
+    window.upkeep.backfill.progressed.connect(stop_early)
     window.banner.action_button.click()
-    assert window.backfill.running and window.banner.isHidden()
-    with qtbot.waitSignal(window.backfill.finished, timeout=20_000) as finished:
+    assert window.upkeep.backfill.running and window.banner.isHidden()
+    with qtbot.waitSignal(window.upkeep.backfill.finished, timeout=20_000) as finished:
         pass
     result = finished.args[0]
     assert 0 < result.embedded < 100 and not result.complete and not result.switched
@@ -142,9 +142,9 @@ def test_switching_model_offers_to_re_embed_and_a_stop_keeps_the_old_model(
     assert "switching to text-embedding-3-large" in window.status.embedding_label.text()
 
     # Again, to the end: search moves to the new model, and recall's query with it.
-    window.backfill.progressed.disconnect(stop_early)
+    window.upkeep.backfill.progressed.disconnect(stop_early)
     window.status.reembed_button.click()
-    with qtbot.waitSignal(window.backfill.finished, timeout=20_000) as finished:
+    with qtbot.waitSignal(window.upkeep.backfill.finished, timeout=20_000) as finished:
         pass
     assert finished.args[0].switched and finished.args[0].complete
     wait_jobs(qtbot, window)
@@ -169,7 +169,7 @@ def test_an_embedding_provider_that_cannot_be_built_turns_vector_search_off_plai
     )
     assert "No OpenAI API key" in window.status.embedding_label.toolTip()
     assert window.banner.text_label.text().startswith("Vector search is off: No OpenAI API key")
-    assert not window.backfill.running
+    assert not window.upkeep.backfill.running
 
 
 # -- consolidation ---------------------------------------------------------------------
@@ -192,14 +192,14 @@ def test_consolidation_runs_on_a_worker_when_due_and_shows_its_summary(
     assert window.status.consolidation_label.text() == "Consolidation: never run"
     shown: list[str] = []
     threads: list[str] = []
-    window.consolidation.started.connect(
+    window.upkeep.consolidation.started.connect(
         lambda: shown.append(window.status.consolidation_label.text())
     )
     store.memories.listeners.append(
         lambda event, _m: threads.append(threading.current_thread().name)
     )
-    with qtbot.waitSignal(window.consolidation.finished, timeout=20_000) as finished:
-        window.consolidate_if_due()
+    with qtbot.waitSignal(window.upkeep.consolidation.finished, timeout=20_000) as finished:
+        window.upkeep.consolidate_if_due()
     report = finished.args[0]
     assert shown == ["Consolidating…"]
     assert threads and threading.main_thread().name not in threads  # off the GUI thread
@@ -215,15 +215,15 @@ def test_consolidation_runs_on_a_worker_when_due_and_shows_its_summary(
     assert last_run(store) is not None
     # The details, one click away.
     window.status.consolidation_label.click()
-    dialog = window.consolidation_dialog
+    dialog = window.upkeep.consolidation_dialog
     assert isinstance(dialog, ConsolidationDialog) and dialog.isVisible()
     assert dialog.summary_label.text() == summary
     details = dialog.details_view.toPlainText()
     assert f"archived {episode}" in details and f"lowered {fact} confidence 1.00 -> " in details
     dialog.reject()
     # Not due again today: nothing runs, the summary stays.
-    with qtbot.waitSignal(window.consolidation.not_due, timeout=10_000):
-        window.consolidate_if_due()
+    with qtbot.waitSignal(window.upkeep.consolidation.not_due, timeout=10_000):
+        window.upkeep.consolidate_if_due()
     assert window.status.consolidation_text == summary
 
 
@@ -232,7 +232,7 @@ def test_consolidation_starts_by_itself_after_start_up(
 ) -> None:
     episode, _fact = stale_memories(store)
     window = make_window(consolidation_delay_ms=0)
-    qtbot.waitUntil(lambda: window.consolidation.report is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: window.upkeep.consolidation.report is not None, timeout=20_000)
     assert store.memories.get(episode).status is MemoryStatus.ARCHIVED
     assert window.status.consolidation_label.text().startswith("Consolidation: archived 1")
 
@@ -243,13 +243,13 @@ def test_a_recent_run_is_not_repeated_and_its_report_opens(
     episode, _fact = stale_memories(store)
     earlier = consolidate(store, None, now=utc_now() - timedelta(hours=2))
     window = make_window()
-    with qtbot.waitSignal(window.consolidation.not_due, timeout=10_000):
-        window.consolidate_if_due()
+    with qtbot.waitSignal(window.upkeep.consolidation.not_due, timeout=10_000):
+        window.upkeep.consolidate_if_due()
     assert window.status.consolidation_label.text() == "Consolidated 2 h ago"
-    assert window.consolidation.report is None
+    assert window.upkeep.consolidation.report is None
     window.status.consolidation_label.click()
-    qtbot.waitUntil(lambda: window.consolidation_dialog is not None, timeout=5000)
-    dialog = window.consolidation_dialog
+    qtbot.waitUntil(lambda: window.upkeep.consolidation_dialog is not None, timeout=5000)
+    dialog = window.upkeep.consolidation_dialog
     assert dialog is not None and dialog.summary_label.text() == earlier.summary()
     assert episode in dialog.details_view.toPlainText()
     dialog.reject()
@@ -268,8 +268,8 @@ def test_quitting_interrupts_consolidation_and_the_next_run_finishes_it(
     merged = json.dumps({"same_fact": True, "content": "The owner likes green tea"})
     openai_server.reply(merged, delay=1.0)  # the first merge is slow: the owner quits meanwhile
     window = make_window(settings=settings)
-    with qtbot.waitSignal(window.consolidation.started, timeout=10_000):
-        window.consolidate_if_due()
+    with qtbot.waitSignal(window.upkeep.consolidation.started, timeout=10_000):
+        window.upkeep.consolidate_if_due()
     qtbot.waitUntil(lambda: len(openai_server.chat_requests) == 1, timeout=10_000)
     window.close()
     assert window.jobs.wait(10_000)

@@ -617,7 +617,7 @@ def test_status_bar_tells_when_consolidation_last_ran(
     window = make_window()
     assert window.status.consolidation_label.text() == "Consolidation: never run"
     consolidate(store, None, now=utc_now() - timedelta(hours=3))
-    window.refresh_counts()
+    window.upkeep.refresh_counts()
     settle_window(qtbot, window)
     assert window.status.consolidation_label.text() == "Consolidated 3 h ago"
 
@@ -638,7 +638,7 @@ def test_window_state_is_restored(qtbot: QtBot, make_window: WindowFactory, stor
     again = make_window()
     settle_window(qtbot, again)
     assert (again.width(), again.height()) == (790, 700)
-    assert again.memory_pane.isHidden() and not again.memory_action.isChecked()
+    assert again.memory_pane.isHidden() and not again.menus.memory_action.isChecked()
     assert again.chat.conversation_id == first_id
     assert [m.content for m in again.chat.transcript.messages] == ["Pasta?", "Yes."]
     restored = again.splitter.sizes()
