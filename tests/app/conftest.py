@@ -56,6 +56,17 @@ def quiet_gui_thread() -> None:
     gc.collect()
 
 
+def run_queue_wait() -> float:
+    """Seconds the calling thread has spent ready to run but waiting for a CPU (Linux's
+    schedstat; 0 where the system does not say). On a loaded machine that is the scheduler's
+    share of a wall-clock gap, not the app's."""
+    try:
+        with open("/proc/thread-self/schedstat", encoding="ascii") as stats:
+            return int(stats.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 WindowFactory = Callable[..., MainWindow]
 
 

@@ -7,11 +7,11 @@ import threading
 import time
 
 import pytest
-from PySide6.QtCore import QElapsedTimer, QObject, QTimer
+from PySide6.QtCore import QObject, QTimer
 from pytestqt.qtbot import QtBot
 
 from app.jobs.workers import Failure, Task, Workers
-from tests.app.conftest import quiet_gui_thread, settle
+from tests.app.conftest import quiet_gui_thread, run_queue_wait, settle
 from tests.app.many_memories import add_many
 from timothy.errors import StoreError
 from timothy.store import Store
@@ -110,20 +110,22 @@ def test_event_loop_stays_responsive_while_the_store_is_busy(
         finished.set()
         return total
 
-    gaps: list[int] = []
-    clock = QElapsedTimer()
-    clock.start()
+    # Between two 10 ms ticks: the wall clock, less the time the GUI thread sat ready to run
+    # while the scheduler served other processes (on a loaded machine, 100 ms and more). What
+    # remains is ours: the GUI thread working, or waiting on the worker (the GIL, a lock).
+    gaps: list[float] = []
+    last = [0.0, 0.0]
     ticker = QTimer()
     ticker.setInterval(10)
-    last = [0]
 
     def tick() -> None:
-        now = clock.elapsed()
-        gaps.append(now - last[0])
-        last[0] = now
+        wall, waited = time.perf_counter(), run_queue_wait()
+        gaps.append((wall - last[0] - (waited - last[1])) * 1000)
+        last[:] = [wall, waited]
 
     ticker.timeout.connect(tick)
     quiet_gui_thread()
+    last[:] = [time.perf_counter(), run_queue_wait()]
     ticker.start()
     started = time.perf_counter()
     workers.run(owner, heavy, "listing memories")
@@ -131,4 +133,5 @@ def test_event_loop_stays_responsive_while_the_store_is_busy(
     ticker.stop()
     assert time.perf_counter() - started > 0.05, "the job was too small to prove anything"
     assert len(gaps) > 3
-    assert max(gaps[1:]) < 100, f"the GUI thread stalled for {max(gaps[1:])} ms"
+    worst = max(gaps[1:])
+    assert worst < 100, f"the GUI thread was held up for {worst:.0f} ms"
