@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 from app.chat.assistant import Assistant, Setup
 from app.chat.chat_panel import ChatPanel
 from app.chat.local_servers import LocalServer, find_local_servers
+from app.conversations.actions import ConversationActions
 from app.conversations.chat_port import Conversations, ConversationSummary, NoConversations
 from app.conversations.conversation_list import ConversationList
 from app.conversations.store_conversations import StoreConversations
@@ -72,6 +73,7 @@ class MainWindow(QMainWindow):
         self.jobs = Workers(self, detached=True)  # long jobs: re-embedding, consolidation
         self.store_conversations = StoreConversations(store) if store is not None else None
         self.conversations: Conversations = self.store_conversations or NoConversations()
+        self.conversation_actions = ConversationActions(self.conversations, self.workers, self)
         self.assistant = (
             Assistant(store, self.store_conversations, self.network, self)
             if store is not None and self.store_conversations is not None
@@ -168,8 +170,13 @@ class MainWindow(QMainWindow):
         sidebar.new_chat_requested.connect(self.new_chat)
         sidebar.conversation_selected.connect(self.open_conversation)
         sidebar.search_changed.connect(self._search_conversations)
-        sidebar.conversation_renamed.connect(self._rename_conversation)
+        sidebar.conversation_renamed.connect(self.conversation_actions.rename)
         sidebar.conversation_deleted.connect(self._delete_conversation)
+        actions = self.conversation_actions
+        actions.conversation_renamed.connect(self._conversation_renamed)
+        actions.conversation_deleted.connect(self._offer_restore)
+        actions.conversation_restored.connect(lambda _id: self.reload_conversations())
+        actions.failed.connect(self._conversation_change_failed)
         chat.conversation_started.connect(self._conversation_started)
         chat.conversation_opened.connect(self._conversation_opened)
         chat.title_changed.connect(self._title_changed)
@@ -288,56 +295,34 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{conversation.title} — Timothy")
         self.reload_conversations()
 
-    def _rename_conversation(self, conversation_id: str, title: str) -> None:
-        def done(_result: object) -> None:
-            if conversation_id == self.chat.conversation_id:
-                self.chat._set_title(title)
-            self.reload_conversations()
-
-        self.workers.run(
-            self,
-            lambda: self.conversations.rename(conversation_id, title),
-            "renaming the conversation",
-            on_success=done,
-            on_failure=self._conversation_change_failed,
-        )
+    def _conversation_renamed(self, conversation_id: str, title: str) -> None:
+        if conversation_id == self.chat.conversation_id:
+            self.chat._set_title(title)
+        self.reload_conversations()
 
     def _delete_conversation(self, conversation_id: str) -> None:
         """Move it to the bin at once; the banner's Undo brings it back."""
         if conversation_id == self.chat.conversation_id:
             self.new_chat()
+        self.conversation_actions.delete(conversation_id)
 
-        def deleted(_result: object) -> None:
-            self.banner.show_message(
-                "Conversation deleted.",
-                kind="info",
-                action=f"restore:{conversation_id}",
-                action_label="Undo",
-                timeout_ms=DELETE_UNDO_MS,
-            )
-
-        self.workers.run(
-            self,
-            lambda: self.conversations.delete(conversation_id),
-            "deleting the conversation",
-            on_success=deleted,
-            on_failure=self._conversation_change_failed,
+    def _offer_restore(self, conversation_id: str) -> None:
+        self.banner.show_message(
+            "Conversation deleted.",
+            kind="info",
+            action=f"restore:{conversation_id}",
+            action_label="Undo",
+            timeout_ms=DELETE_UNDO_MS,
         )
 
-    def _conversation_change_failed(self, failure: Failure) -> None:
-        self._failed(failure)
+    def _conversation_change_failed(self, message: str) -> None:
+        self.show_error(message)
         self.reload_conversations()
 
     def _banner_action(self, name: str) -> None:
         kind, _sep, conversation_id = name.partition(":")
         if kind == "restore":
-            self.workers.run(
-                self,
-                lambda: self.conversations.restore(conversation_id),
-                "restoring the conversation",
-                on_success=lambda _result: self.reload_conversations(),
-                on_failure=self._conversation_change_failed,
-            )
+            self.conversation_actions.restore(conversation_id)
         elif kind == "settings":
             self.open_settings()
         elif kind == "reembed":

@@ -688,6 +688,20 @@ def test_delete_moves_to_the_bin_and_undo_restores(
     assert store.sessions.get(keep).deleted_at is None
 
 
+def test_renaming_in_the_list_renames_the_open_conversation(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    chosen = add_conversation(store, "Untitled", [("user", "x"), ("assistant", "y")])
+    window = make_window()
+    window.open_conversation(chosen)
+    settle_window(qtbot, window)
+    window.sidebar.conversation_renamed.emit(chosen, "Pasta night")
+    settle_window(qtbot, window)
+    assert store.sessions.get(chosen).title == "Pasta night"
+    assert window.chat.title_label.text() == "Pasta night"
+    assert [c.title for c in window.sidebar.model.conversations()] == ["Pasta night"]
+
+
 def test_conversation_search_filters_the_list(
     qtbot: QtBot, make_window: WindowFactory, store: Store
 ) -> None:
