@@ -11,8 +11,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
-from app import theme
-from app.main_window import MainWindow
+from app.look import theme
+from app.mainwindow.main_window import MainWindow
 from timothy import __version__, paths
 from timothy.errors import TimothyError
 from timothy.health import Check
@@ -47,7 +47,7 @@ def run_app(data_dir: Path | None) -> int:
     except TimothyError as exc:
         store_error = str(exc)
     # The window builds the chat engine and the embedding queue from the owner's settings
-    # (app/assistant.py) and rebuilds them whenever the settings change.
+    # (app/chat/assistant.py) and rebuilds them whenever the settings change.
     window = MainWindow(store, store_error=store_error)
     warming.join()
     window.show()

@@ -49,7 +49,7 @@ def peak_mb() -> float:
 
 def fill(data: Path, memories: int, conversations: int, messages: int) -> None:
     sys.path.insert(0, str(ROOT))
-    from tests.app.memories import add_many
+    from tests.app.many_memories import add_many
     from timothy.store import MemoryStatus, Store
     from timothy.store.records import utc_now
 
@@ -76,9 +76,9 @@ def measure(data: Path) -> dict[str, float]:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app import theme
     from app.application import warm_up
-    from app.main_window import MainWindow
+    from app.look import theme
+    from app.mainwindow.main_window import MainWindow
     from timothy.settings import OpenAISettings, Settings
     from timothy.store import Store
 

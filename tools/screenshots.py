@@ -53,10 +53,10 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication, QWidget
 
-    from app import theme
-    from app.local_servers import LocalServer
-    from app.main_window import MainWindow
-    from app.window_state import WindowState
+    from app.chat.local_servers import LocalServer
+    from app.look import theme
+    from app.mainwindow.main_window import MainWindow
+    from app.mainwindow.window_state import WindowState
     from tests.fakes.openai_server import OpenAIServer
     from tests.fakes.script import Step, call
     from timothy.chat.settings import ChatSettings
@@ -371,11 +371,11 @@ def _render(out: Path, scratch: Path, server: object) -> int:
 
     window = build(Qt.ColorScheme.Light, settings=embedding, fill=stale)
     server.reply(json.dumps({"same_fact": True, "content": "Likes green tea in the morning"}))
-    window.consolidate_if_due()
-    wait_for(window, lambda: window.consolidation.report is not None)
+    window.upkeep.consolidate_if_due()
+    wait_for(window, lambda: window.upkeep.consolidation.report is not None)
     shoot(window, "09-consolidation")
     window.status.consolidation_label.click()
-    report_dialog = window.consolidation_dialog
+    report_dialog = window.upkeep.consolidation_dialog
     assert report_dialog is not None
     report_dialog.resize(820, 420)
     shoot(window, "10-consolidation-details", report_dialog)
@@ -385,7 +385,7 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     # 8. Switching embedding model: the offer, then the re-embedding's progress.
     def embedded(store: Store) -> None:
         conversations(store)
-        from tests.app.memories import add_many
+        from tests.app.many_memories import add_many
 
         add_many(store, 400)
         provider = embedding_provider(embedding)
@@ -410,7 +410,7 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     path = out / "12-reembedding.png"
     window.grab().save(str(path))
     written.append(path)
-    window.backfill.cancel()
+    window.upkeep.backfill.cancel()
     settle(window)
     window.close()
 

@@ -16,11 +16,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from app import theme
-from app.local_servers import LocalServer
-from app.main_window import MainWindow
-from app.window_state import WindowState
-from app.workers import Workers
+from app.chat.local_servers import LocalServer
+from app.jobs.workers import Workers
+from app.look import theme
+from app.mainwindow.main_window import MainWindow
+from app.mainwindow.window_state import WindowState
 from tests.fakes.openai_server import OpenAIServer
 from timothy.chat.settings import ChatSettings
 from timothy.settings import Settings
@@ -54,6 +54,17 @@ def quiet_gui_thread() -> None:
         QApplication.sendPostedEvents(None, 0)  # includes DeferredDelete
         QApplication.processEvents()
     gc.collect()
+
+
+def run_queue_wait() -> float:
+    """Seconds the calling thread has spent ready to run but waiting for a CPU (Linux's
+    schedstat; 0 where the system does not say). On a loaded machine that is the scheduler's
+    share of a wall-clock gap, not the app's."""
+    try:
+        with open("/proc/thread-self/schedstat", encoding="ascii") as stats:
+            return int(stats.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 WindowFactory = Callable[..., MainWindow]

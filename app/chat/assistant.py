@@ -1,0 +1,173 @@
+"""The app's running assistant: the chat engine and the embedding queue, built from the
+owner's settings and rebuilt whenever they change.
+
+The core builds it (`timothy.assistant.build`, as `timothy chat` does). Building reads the
+keyring and may ask an embedding server its dimension, so it runs on a worker; the result
+is swapped in on the GUI thread. The engine's background work
+(extraction, titles, compaction) reports from its own threads; those events are re-emitted
+as signals, which Qt delivers on the GUI thread.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QObject, Signal
+
+from app.conversations.store_conversations import NO_CHAT_MODEL, StoreConversations
+from app.jobs.workers import Failure, Workers
+from timothy.assistant import EmbeddingState, Setup, build, embedding_state
+from timothy.chat.engine import ChatEngine
+from timothy.chat.events import BackgroundEvent, FactsProposed, SessionCompacted, TitleChanged
+from timothy.memory.embedding import EmbeddingQueue
+from timothy.providers.base import ChatProvider, EmbeddingProvider
+from timothy.settings import Settings
+from timothy.store import Store
+
+log = logging.getLogger(__name__)
+
+QUEUE_STOP_SECONDS = 2.0
+
+
+class Assistant(QObject):
+    configured = Signal(object)  # Setup: a build finished and is in use
+    embedding_changed = Signal(object)  # EmbeddingState, after a refresh
+    facts_proposed = Signal(object)  # FactsProposed: extraction staged facts
+    title_changed = Signal(object)  # TitleChanged: a conversation got its title
+    session_compacted = Signal(object)  # SessionCompacted: older turns were summarised
+    failed = Signal(str)
+
+    def __init__(
+        self,
+        store: Store,
+        conversations: StoreConversations,
+        workers: Workers,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.store = store
+        self.conversations = conversations
+        self.workers = workers
+        self.engine: ChatEngine | None = None
+        self.setup: Setup | None = None
+        self.queue: EmbeddingQueue | None = None
+        # Engines replaced while a turn may still be streaming on them: closed at the end.
+        self._retired: list[ChatEngine] = []
+        self._generation = 0
+        self._closed = False
+
+    @property
+    def chat(self) -> ChatProvider | None:
+        return self.setup.chat if self.setup is not None else None
+
+    @property
+    def embedder(self) -> EmbeddingProvider | None:
+        return self.setup.embedder if self.setup is not None else None
+
+    def engines(self) -> list[ChatEngine]:
+        """The engine in use and those it replaced (their last turns may still be running)."""
+        return [*self._retired, *([self.engine] if self.engine is not None else [])]
+
+    # -- building ----------------------------------------------------------------------
+
+    def configure(self, settings: Settings) -> None:
+        """Build for `settings` on a worker; the newest request wins."""
+        self._generation += 1
+        generation = self._generation
+        store = self.store
+        self.workers.run(
+            self,
+            lambda: build(store, settings),
+            "setting up the chat model",
+            on_success=lambda built: self._built(generation, built),
+            on_failure=self._build_failed,
+        )
+
+    def _built(self, generation: int, built: tuple[ChatEngine, Setup]) -> None:
+        engine, setup = built
+        if generation != self._generation or self._closed:
+            self._retire(engine)
+            return
+        if self.engine is not None:
+            self._retire(self.engine)
+        engine.background_listeners.append(self._heard)
+        self.engine = engine
+        self.setup = setup
+        unavailable = setup.chat_problem or NO_CHAT_MODEL
+        self.conversations.set_engine(engine, unavailable)
+        self._restart_queue(setup.embedder)
+        self.configured.emit(setup)
+
+    def _build_failed(self, failure: Failure) -> None:
+        self.failed.emit(failure.message)
+
+    def _retire(self, engine: ChatEngine) -> None:
+        # Not closed yet: a turn may still stream on it, and its last turn's extraction
+        # still reports through the listener. Closed at quit.
+        self._retired.append(engine)
+
+    def _restart_queue(self, embedder: EmbeddingProvider | None) -> None:
+        old, self.queue = self.queue, None
+        if old is not None:
+            # Stopping finishes what is queued, which may wait on the network.
+            self.workers.run(self, lambda: old.stop(QUEUE_STOP_SECONDS), "stopping embeddings")
+        if embedder is not None:
+            self.queue = EmbeddingQueue(self.store, embedder).start()
+
+    def refresh_embedding(self) -> None:
+        """Re-read where vector search stands (after a backfill, or memories changed)."""
+        if self.setup is None:
+            return
+        embedder = self.setup.embedder
+        problem = self.setup.embedding.problem
+        store = self.store
+        self.workers.run(
+            self,
+            lambda: embedding_state(store, embedder, problem),
+            "checking vector search",
+            on_success=self._embedding_refreshed,
+        )
+
+    def _embedding_refreshed(self, state: EmbeddingState) -> None:
+        setup = self.setup
+        if setup is None:
+            return
+        if state.active != setup.embedding.active and self.engine is not None:
+            # The vector leg moved to another model: recall's query must be embedded with it.
+            self.engine.recaller.embedder = (
+                setup.embedder
+                if setup.embedder is not None and setup.embedder.model_id == state.active
+                else None
+            )
+        self.setup = Setup(setup.settings, setup.chat, setup.chat_problem, setup.embedder, state)
+        self.embedding_changed.emit(state)
+
+    # -- background events -------------------------------------------------------------
+
+    def _heard(self, event: BackgroundEvent) -> None:
+        """Called on the engine's threads: only emits (Qt queues it to the GUI thread)."""
+        if isinstance(event, FactsProposed):
+            self.facts_proposed.emit(event)
+        elif isinstance(event, TitleChanged):
+            self.title_changed.emit(event)
+        elif isinstance(event, SessionCompacted):
+            self.session_compacted.emit(event)
+
+    # -- closing -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """At quit: stop embedding and the engines' background work (nothing waits long)."""
+        self._closed = True
+        if self.queue is not None:
+            self.queue.stop(QUEUE_STOP_SECONDS)
+            self.queue = None
+        engines = self.engines()
+        self._retired.clear()
+        self.engine = None
+        self.conversations.set_engine(None)
+        for engine in engines:
+            # Extraction still running on its thread must not report to a closed window.
+            if self._heard in engine.background_listeners:
+                engine.background_listeners.remove(self._heard)
+            engine.close()
+            engine.recaller.close()

@@ -1,0 +1,380 @@
+"""The centre of the window: a header, the transcript (or the first-run welcome), the composer.
+
+It turns the chat engine's turn events into what the transcript shows: streamed text,
+"Saving to memory…", the "Remembered" notice, the recall for "what the model saw", and a
+plain sentence when a reply fails or is stopped. The engine's later, background news (facts
+staged by extraction, a title, a compaction) arrives through the window.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.chat.composer import Composer
+from app.chat.local_servers import LocalServer
+from app.chat.turn_runner import TurnRunner
+from app.chat.welcome_panel import WelcomePanel
+from app.conversations.chat_port import Conversations, TranscriptMessage
+from app.conversations.store_conversations import summary_of
+from app.jobs.workers import Failure, Workers
+from app.look import icons
+from app.transcript.transcript_view import TranscriptView
+from timothy.chat.events import (
+    FactsProposed,
+    MemorySaved,
+    RecallFinished,
+    ReplyDelta,
+    SessionCompacted,
+    TitleChanged,
+    ToolFinished,
+    ToolStarted,
+    TurnFailed,
+    TurnFinished,
+    TurnStarted,
+)
+from timothy.memory.remember import REMEMBER_TOOL
+from timothy.store.records import MessageStatus, RecallRecord, utc_now
+
+log = logging.getLogger(__name__)
+
+STOPPED = "Stopped. What arrived is kept."
+
+
+class ChatPanel(QWidget):
+    conversation_started = Signal(object)  # ConversationSummary
+    conversation_opened = Signal(str)  # id, or "" for a new chat
+    title_changed = Signal(str, str)  # (conversation id, title) the engine gave it
+    recall_arrived = Signal(object, str, str)  # recall dict (or None), caption, why none
+    recall_requested = Signal(object, str)  # the owner chose a reply's "Memories used"
+    memory_saved = Signal(object)
+    memory_undo_requested = Signal(object)
+    staged_review_requested = Signal()
+    settings_requested = Signal()
+    local_server_chosen = Signal(object, str)
+    toggle_conversations_requested = Signal()
+    toggle_memory_requested = Signal()
+    turn_finished = Signal()
+    failed = Signal(str)
+
+    def __init__(
+        self,
+        conversations: Conversations,
+        workers: Workers,
+        network: Workers,
+        *,
+        now: Callable[[], datetime] = utc_now,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("ChatPanel")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.conversations = conversations
+        self.workers = workers
+        self.now = now
+        self.conversation_id: str | None = None
+        self.title = ""
+        self._failure: str | None = None
+        self._cancelled = False  # the engine saved the reply as cancelled
+        self._generation = 0  # which conversation the transcript shows (bumped on a switch)
+        self._turn_generation = -1  # the generation the running turn belongs to
+        self.runner = TurnRunner(network, self)
+        self.runner.event_arrived.connect(self._event)
+        self.runner.turn_failed.connect(self._turn_failed)
+        self.runner.turn_finished.connect(self._turn_finished)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        header = QHBoxLayout()
+        header.setContentsMargins(8, 6, 8, 6)
+        self.conversations_toggle = self._tool("panel-left", "Show or hide conversations (Ctrl+B)")
+        self.conversations_toggle.clicked.connect(self.toggle_conversations_requested)
+        header.addWidget(self.conversations_toggle)
+        self.title_label = QLabel(self)
+        self.title_label.setProperty("heading", True)
+        self.title_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        header.addWidget(self.title_label, 1)
+        self.memory_toggle = self._tool("memory", "Show or hide the memory pane (Ctrl+Alt+B)")
+        self.memory_toggle.clicked.connect(self.toggle_memory_requested)
+        header.addWidget(self.memory_toggle)
+        layout.addLayout(header)
+
+        self.stack = QStackedWidget(self)
+        self.welcome = WelcomePanel(self.stack)
+        self.welcome.settings_requested.connect(self.settings_requested)
+        self.welcome.local_server_chosen.connect(self.local_server_chosen)
+        self.stack.addWidget(self.welcome)
+        self.blank = QWidget(self.stack)
+        blank_layout = QVBoxLayout(self.blank)
+        blank_layout.addStretch(2)
+        greeting = QLabel("What can I help you with?", self.blank)
+        font = greeting.font()
+        font.setPointSizeF(font.pointSizeF() * 1.6)
+        font.setWeight(font.Weight.DemiBold)
+        greeting.setFont(font)
+        greeting.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        blank_layout.addWidget(greeting)
+        self.blank_hint = QLabel(
+            "Timothy remembers what you confirm, and shows you what it recalled.", self.blank
+        )
+        self.blank_hint.setProperty("muted", True)
+        self.blank_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        blank_layout.addWidget(self.blank_hint)
+        blank_layout.addStretch(3)
+        self.stack.addWidget(self.blank)
+        self.transcript = TranscriptView(self.stack)
+        self.transcript.regenerate_requested.connect(self.regenerate)
+        self.transcript.recall_requested.connect(
+            lambda recall: self.recall_requested.emit(recall, self._caption_for(recall))
+        )
+        self.transcript.memory_undo_requested.connect(self.memory_undo_requested)
+        self.transcript.staged_review_requested.connect(self.staged_review_requested)
+        self.stack.addWidget(self.transcript)
+        layout.addWidget(self.stack, 1)
+
+        composer_row = QHBoxLayout()
+        composer_row.setContentsMargins(24, 4, 24, 10)
+        composer_row.addStretch(1)
+        self.composer = Composer(self)
+        self.composer.setMaximumWidth(860)
+        self.composer.message_submitted.connect(self.send)
+        self.composer.stop_requested.connect(self.stop)
+        composer_row.addWidget(self.composer, 100)
+        composer_row.addStretch(1)
+        layout.addLayout(composer_row)
+        self.chat_ready = True
+        self.new_chat()
+
+    def _tool(self, icon: str, tip: str) -> QToolButton:
+        button = QToolButton(self)
+        button.setProperty("flat", True)
+        button.setIcon(icons.icon(icon, "muted", 18))
+        button.setToolTip(tip)
+        return button
+
+    # -- what the centre shows ---------------------------------------------------------
+
+    def set_chat_ready(self, ready: bool) -> None:
+        """With no chat model the welcome explains what to set up (memory still works)."""
+        self.chat_ready = ready
+        self.composer.set_available(
+            ready, None if ready else "Set up a chat model in Settings to start chatting"
+        )
+        self.composer.setVisible(ready or not self.transcript.is_empty())
+        self._show_page()
+
+    def _show_page(self) -> None:
+        if not self.transcript.is_empty():
+            self.stack.setCurrentWidget(self.transcript)
+        elif not self.chat_ready:
+            self.stack.setCurrentWidget(self.welcome)
+        else:
+            self.stack.setCurrentWidget(self.blank)
+        self.composer.setVisible(self.chat_ready or not self.transcript.is_empty())
+
+    def _set_title(self, title: str) -> None:
+        self.title = title
+        self.title_label.setText(title)
+
+    def new_chat(self) -> None:
+        if self.runner.running:
+            self.stop()
+        self._generation += 1
+        self.conversation_id = None
+        self.transcript.clear()
+        self._set_title("New chat")
+        self._show_page()
+        self.composer.focus()
+        self.conversation_opened.emit("")
+
+    def open_conversation(self, conversation_id: str, title: str = "") -> None:
+        if conversation_id == self.conversation_id and not self.transcript.is_empty():
+            return
+        if self.runner.running:
+            self.stop()
+        self._generation += 1
+        generation = self._generation
+        self.conversation_id = conversation_id
+        self._set_title(title or "Conversation")
+        self.transcript.clear()
+        self.workers.run(
+            self,
+            lambda: list(self.conversations.messages(conversation_id)),
+            "opening the conversation",
+            on_success=lambda messages: self._opened(generation, messages),
+            on_failure=lambda failure: self.failed.emit(failure.message),
+        )
+        self.conversation_opened.emit(conversation_id)
+
+    def _opened(self, generation: int, messages: list[TranscriptMessage]) -> None:
+        if generation != self._generation:
+            return
+        self.transcript.show_messages(messages)
+        self._show_page()
+        self.transcript.scroll_to_bottom()
+        for message in reversed(messages):
+            if message.role == "assistant":
+                self.recall_arrived.emit(message.recall, self._caption_for(message.recall), "")
+                break
+
+    def _caption_for(self, recall: RecallRecord | None) -> str:
+        for widget in reversed(self.transcript.messages):
+            if widget.role == "assistant" and widget.recall is recall:
+                return f"The reply of {widget.time_label.text()}"
+        return "Latest turn"
+
+    # -- a turn ------------------------------------------------------------------------
+
+    @property
+    def streaming(self) -> bool:
+        return self.runner.running
+
+    def send(self, text: str) -> None:
+        if self.runner.running or not text.strip():
+            return
+        conversation_id = self.conversation_id
+        self.transcript.add_user_message(text, self.now())
+        self._begin()
+        self.runner.start(
+            lambda cancel: self.conversations.send(conversation_id, text, cancel),
+            "getting the reply",
+        )
+
+    def regenerate(self) -> None:
+        conversation_id = self.conversation_id
+        if self.runner.running or conversation_id is None:
+            return
+        self.transcript.remove_last_reply()
+        self._begin()
+        self.runner.start(
+            lambda cancel: self.conversations.regenerate(conversation_id, cancel),
+            "regenerating the reply",
+        )
+
+    def _begin(self) -> None:
+        self._turn_generation = self._generation
+        self._failure = None
+        self._cancelled = False
+        self._show_page()
+        self.transcript.begin_reply(self.now())
+        self.composer.set_streaming(True)
+
+    def stop(self) -> None:
+        if self.runner.running:
+            self.runner.stop()
+
+    @property
+    def _turn_shown(self) -> bool:
+        """The running turn belongs to the conversation on screen (the owner may have moved
+        to another one; the turn was stopped then, and its last events go nowhere)."""
+        return self._turn_generation == self._generation
+
+    def _event(self, event: object) -> None:
+        if not self._turn_shown:
+            return
+        transcript = self.transcript
+        match event:
+            case ReplyDelta(text=text):
+                transcript.append_text(text)
+            case TurnStarted(session=session, user_message=message, new_session=new):
+                self._name_last("user", message.id)
+                if new:
+                    self.conversation_id = session.id
+                    self._set_title(session.title)
+                    self.conversation_started.emit(summary_of(session))
+            case RecallFinished(recall=recall, note=note):
+                transcript.set_reply_recall(recall)
+                self.recall_arrived.emit(recall, "Latest turn", note or "")
+            case ToolStarted(name=name):
+                transcript.flush()
+                transcript.show_activity(
+                    "Saving to memory" if name == REMEMBER_TOOL.name else f"Using {name}"
+                )
+            case ToolFinished():
+                transcript.show_activity("Thinking")
+            case MemorySaved(memory=memory):
+                transcript.flush()
+                transcript.show_memory_saved(memory)
+                self.memory_saved.emit(memory)
+            case TurnFinished(message=message):
+                self._name_last("assistant", message.id)
+                self._cancelled = message.status is MessageStatus.CANCELLED
+            case TurnFailed(error=error):
+                self._failure = error
+            case _:
+                pass  # usage: nothing to show
+
+    def _name_last(self, role: str, message_id: str) -> None:
+        """The stored id of the newest widget of this role (its copy, recall and compaction
+        placement refer to it)."""
+        for widget in reversed(self.transcript.messages):
+            if widget.role == role:
+                if widget.message_id is None:
+                    widget.message_id = message_id
+                return
+
+    def _turn_failed(self, failure: Failure) -> None:
+        if self._turn_shown:
+            self._failure = failure.message
+
+    def _turn_finished(self, stopped: bool) -> None:
+        if self._turn_shown:
+            if self._failure:
+                self.transcript.end_reply(self._failure, error=True)
+            elif stopped or self._cancelled:
+                self.transcript.end_reply(STOPPED)
+            else:
+                self.transcript.end_reply()
+        self.composer.set_streaming(False)
+        self.turn_finished.emit()
+
+    # -- what the engine reports later -------------------------------------------------
+
+    def show_facts_proposed(self, event: FactsProposed) -> None:
+        """Extraction staged facts: a badge under this conversation's last reply."""
+        if event.session_id == self.conversation_id and event.memories:
+            self.transcript.show_facts_staged(len(event.memories))
+
+    def show_title(self, event: TitleChanged) -> None:
+        if event.session.id == self.conversation_id:
+            self._set_title(event.session.title)
+        self.title_changed.emit(event.session.id, event.session.title)
+
+    def show_compaction(self, event: SessionCompacted) -> None:
+        """Older turns of this conversation were summarised: show where, once it is known."""
+        if event.session_id != self.conversation_id:
+            return
+        conversation_id = event.session_id
+        generation = self._generation
+
+        def work() -> tuple[TranscriptMessage, str | None] | None:
+            shown = list(self.conversations.messages(conversation_id))
+            for position, message in enumerate(shown):
+                if message.id == event.summary.id:
+                    before = shown[position - 1].id if position > 0 else None
+                    return message, before
+            return None
+
+        def found(result: tuple[TranscriptMessage, str | None] | None) -> None:
+            if result is not None and generation == self._generation:
+                self.transcript.insert_summary(*result)
+
+        self.workers.run(self, work, "showing the summary", on_success=found)
+
+    def mark_memory_forgotten(self, memory_id: str) -> None:
+        self.transcript.mark_memory_forgotten(memory_id)
+
+    def show_local_servers(self, servers: list[LocalServer]) -> None:
+        self.welcome.show_local_servers(servers)

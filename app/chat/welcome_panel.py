@@ -1,0 +1,120 @@
+"""First run with no chat model: what to set up, a button to Settings, and, when a model
+server already runs on this computer (Ollama, LM Studio), an offer to use it."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from app.chat.local_servers import LocalServer
+from app.look import icons, theme
+
+
+class WelcomePanel(QWidget):
+    settings_requested = Signal()
+    local_server_chosen = Signal(object, str)  # LocalServer, model
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        outer = QHBoxLayout(self)
+        outer.addStretch(1)
+        column = QWidget(self)
+        column.setMaximumWidth(520)
+        layout = QVBoxLayout(column)
+        layout.setSpacing(12)
+        layout.addStretch(2)
+        logo = QLabel(column)
+        logo.setPixmap(icons.logo(72))
+        logo.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        layout.addWidget(logo)
+        title = QLabel("Welcome to Timothy", column)
+        font = title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.7)
+        font.setWeight(font.Weight.DemiBold)
+        title.setFont(font)
+        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        layout.addWidget(title)
+        subtitle = QLabel("An assistant whose memory belongs to you.", column)
+        subtitle.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        subtitle.setProperty("muted", True)
+        layout.addWidget(subtitle)
+        explain = QLabel(
+            "To chat, connect a model: <b>OpenAI</b> or any OpenAI-compatible server "
+            "(Ollama, LM Studio, llama.cpp) or <b>Amazon Bedrock</b>.",
+            column,
+        )
+        explain.setWordWrap(True)
+        explain.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        layout.addSpacing(8)
+        layout.addWidget(explain)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        self.settings_button = QPushButton(
+            icons.icon("settings", "accent_text", 16), "  Set up a chat model", column
+        )
+        self.settings_button.setProperty("primary", True)
+        self.settings_button.clicked.connect(self.settings_requested)
+        buttons.addWidget(self.settings_button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+
+        self.local_box = QWidget(column)
+        self.local_box.setObjectName("Notice")
+        self.local_box.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        local = QHBoxLayout(self.local_box)
+        local.setContentsMargins(12, 10, 10, 10)
+        server_icon = QLabel(self.local_box)
+        server_icon.setPixmap(icons.pixmap("server", theme.colours().accent, 20))
+        local.addWidget(server_icon)
+        self.local_label = QLabel(self.local_box)
+        self.local_label.setWordWrap(True)
+        local.addWidget(self.local_label, 1)
+        self.local_button = QPushButton(self.local_box)
+        self.local_button.clicked.connect(self._use_local)
+        local.addWidget(self.local_button)
+        self.local_box.hide()
+        layout.addWidget(self.local_box)
+        self.probe_label = QLabel("Looking for a model server on this computer…", column)
+        self.probe_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.probe_label.setProperty("muted", True)
+        layout.addWidget(self.probe_label)
+
+        memory_note = QLabel(
+            "Your memories work without a model: review, confirm and edit them in the pane "
+            "on the right.",
+            column,
+        )
+        memory_note.setWordWrap(True)
+        memory_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        memory_note.setProperty("muted", True)
+        layout.addSpacing(12)
+        layout.addWidget(memory_note)
+        layout.addStretch(3)
+        outer.addWidget(column, 10)
+        outer.addStretch(1)
+        self.server: LocalServer | None = None
+
+    def show_local_servers(self, servers: list[LocalServer]) -> None:
+        """Offer the first server that has a model loaded (or say none was found)."""
+        usable = [server for server in servers if server.models]
+        self.probe_label.setVisible(not usable)
+        if not usable:
+            self.local_box.hide()
+            self.probe_label.setText(
+                f"{servers[0].name} is running but has no model loaded yet."
+                if servers
+                else "No model server is running on this computer."
+            )
+            return
+        self.server = usable[0]
+        models = len(self.server.models)
+        self.local_label.setText(
+            f"<b>{self.server.name}</b> is running on this computer with "
+            f"{models} model{'s' if models != 1 else ''}. Use it? Nothing leaves your machine."
+        )
+        self.local_button.setText(f"Use {self.server.models[0]}")
+        self.local_box.show()
+
+    def _use_local(self) -> None:
+        if self.server is not None:
+            self.local_server_chosen.emit(self.server, self.server.models[0])

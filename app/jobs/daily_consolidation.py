@@ -1,0 +1,92 @@
+"""Daily consolidation in the app: after start-up, when a day has passed since the last run,
+`consolidate` runs on a worker (merging near-duplicates, archiving stale episodes, decaying
+stale facts). Quitting cancels it; each step commits on its own, so the next start finishes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from PySide6.QtCore import QObject, Signal
+
+from app.jobs.workers import Failure, Report, Task, Workers, while_alive
+from timothy.memory.consolidation import (
+    ConsolidationReport,
+    consolidate,
+    due,
+    last_report,
+    last_run,
+)
+from timothy.memory.settings import ConsolidationSettings
+from timothy.providers.base import CancelToken, ChatProvider
+from timothy.store import Store
+
+RUNNING = "running"
+
+
+@dataclass(frozen=True, slots=True)
+class NotDue:
+    last_run: datetime | None
+    report: ConsolidationReport | None
+
+
+class DailyConsolidation(QObject):
+    started = Signal()  # it was due and is running now
+    finished = Signal(object)  # the ConsolidationReport of this run
+    not_due = Signal(object, object)  # (last run time, its report or None)
+    failed = Signal(str)
+
+    def __init__(self, workers: Workers, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.workers = workers
+        self.cancel_token: CancelToken | None = None
+        self.report: ConsolidationReport | None = None  # this session's run
+
+    @property
+    def running(self) -> bool:
+        return self.cancel_token is not None
+
+    def run_if_due(
+        self,
+        store: Store,
+        chat: ChatProvider | None,
+        settings: ConsolidationSettings,
+        now: Callable[[], datetime],
+    ) -> bool:
+        """Check on a worker whether a run is due, and run it there; False if one runs."""
+        if self.running:
+            return False
+        token = CancelToken()
+        self.cancel_token = token
+
+        def work(report: Report) -> ConsolidationReport | NotDue:
+            moment = now()
+            if not due(store, moment, settings):
+                return NotDue(last_run(store), last_report(store))
+            report(RUNNING)
+            return consolidate(store, chat, settings, now=moment, cancel=token)
+
+        task = Task(work, "tidying your memories", reports=True)
+        task.progressed.connect(while_alive(self, lambda _value: self.started.emit()))
+        task.succeeded.connect(while_alive(self, self._succeeded))
+        task.failed.connect(while_alive(self, self._failed))
+        self.workers.start(task)
+        return True
+
+    def cancel(self) -> None:
+        if self.cancel_token is not None:
+            self.cancel_token.cancel()
+
+    def _succeeded(self, result: ConsolidationReport | NotDue) -> None:
+        self.cancel_token = None
+        if isinstance(result, ConsolidationReport):
+            self.report = result
+            self.finished.emit(result)
+        else:
+            self.not_due.emit(result.last_run, result.report)
+
+    def _failed(self, failure: Failure) -> None:
+        self.cancel_token = None
+        self.failed.emit(failure.message)

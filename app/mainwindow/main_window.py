@@ -1,0 +1,501 @@
+"""The main window: conversations on the left, the chat in the centre, memory on the right.
+
+It lays the panes out, wires them together and owns what outlives them: the workers, the
+settings, the assistant (chat engine and embedding queue, rebuilt when settings change), the
+memory's upkeep (re-embedding, daily consolidation: `memory_upkeep.py`), the menus
+(`menus.py`), the window's remembered state, and the banner for errors, offers and undo.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QCloseEvent, QDesktopServices
+from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
+
+from app.chat.assistant import Assistant
+from app.chat.chat_panel import ChatPanel
+from app.chat.local_servers import LocalServer, find_local_servers
+from app.conversations.actions import ConversationActions
+from app.conversations.chat_port import Conversations, ConversationSummary, NoConversations
+from app.conversations.conversation_list import ConversationList
+from app.conversations.store_conversations import StoreConversations
+from app.jobs.workers import Failure, Workers
+from app.mainwindow.banner import Banner
+from app.mainwindow.memory_upkeep import CONSOLIDATION_DELAY_MS, MemoryUpkeep
+from app.mainwindow.menus import MenuCommands, WindowMenus
+from app.mainwindow.status_bar import StatusBar
+from app.mainwindow.window_state import WindowState
+from app.memories.memory_pane import MemoryPane
+from app.settings.settings_dialog import SettingsDialog
+from timothy import paths
+from timothy.assistant import Setup
+from timothy.settings import Settings, load_settings, save_settings
+from timothy.store import Memory, Store
+from timothy.store.records import RecallRecord, utc_now
+
+log = logging.getLogger(__name__)
+
+DELETE_UNDO_MS = 8000
+DEFAULT_SIZES = [260, 780, 420]
+CONVERSATION_LIMIT = 500
+
+
+class MainWindow(QMainWindow):
+    started = Signal()  # the first loads were asked for; the window is usable
+    settings_applied = Signal(object)  # Settings: the chat engine rebuilds its provider
+
+    def __init__(
+        self,
+        store: Store | None,
+        *,
+        store_error: str | None = None,
+        settings: Settings | None = None,
+        now: Callable[[], datetime] = utc_now,
+        window_state: WindowState | None = None,
+        probe_local_servers: Callable[[], list[LocalServer]] = find_local_servers,
+        consolidation_delay_ms: int | None = CONSOLIDATION_DELAY_MS,
+    ) -> None:
+        """`consolidation_delay_ms`: when daily consolidation may start after start-up
+        (None: not in this window, as in tests that do not exercise it)."""
+        super().__init__()
+        self.store = store
+        self.now = now
+        self.settings = settings if settings is not None else load_settings()
+        self.state = window_state or WindowState()
+        self.probe_local_servers = probe_local_servers
+        self.workers = Workers(self, threads=2)  # the store
+        self.network = Workers(self, threads=3)  # the chat stream, provider set-up, tests
+        self.jobs = Workers(self, detached=True)  # long jobs: re-embedding, consolidation
+        self.store_conversations = StoreConversations(store) if store is not None else None
+        self.conversations: Conversations = self.store_conversations or NoConversations()
+        self.conversation_actions = ConversationActions(self.conversations, self.workers, self)
+        self.assistant = (
+            Assistant(store, self.store_conversations, self.network, self)
+            if store is not None and self.store_conversations is not None
+            else None
+        )
+        self.settings_dialog: SettingsDialog | None = None
+        self._conversation_search = ""
+        self._closing = False
+        self.setWindowTitle("Timothy")
+        self.resize(1380, 860)
+        self.setMinimumSize(760, 480)
+
+        central = QWidget(self)
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        self.banner = Banner(central)
+        self.banner.action_clicked.connect(self._banner_action)
+        layout.addWidget(self.banner)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, central)
+        self.splitter.setChildrenCollapsible(False)
+        self.sidebar = ConversationList(self.splitter)
+        self.chat = ChatPanel(
+            self.conversations, self.workers, self.network, now=now, parent=self.splitter
+        )
+        self.memory_pane = MemoryPane(
+            store,
+            self.workers,
+            now=now,
+            title_of=self.conversations.title_of,
+            store_error=store_error,
+            recall_settings=lambda: self.settings.recall,
+            parent=self.splitter,
+        )
+        self.memory_pane.setMinimumWidth(340)
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(self.chat)
+        self.splitter.addWidget(self.memory_pane)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setStretchFactor(2, 0)
+        layout.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
+        self.status = StatusBar(self)
+        self.status.settings_requested.connect(lambda: self.open_settings())
+        self.setStatusBar(self.status)
+        self.upkeep = MemoryUpkeep(
+            self,
+            store,
+            self.assistant,
+            status=self.status,
+            banner=self.banner,
+            workers=self.workers,
+            jobs=self.jobs,
+            settings=lambda: self.settings,
+            now=now,
+            show_error=self.show_error,
+            show_info=self.show_info,
+            consolidation_delay_ms=consolidation_delay_ms,
+        )
+
+        self._connect()
+        self.menus = WindowMenus(
+            self,
+            MenuCommands(
+                new_chat=self.new_chat,
+                rename_conversation=self.sidebar.rename_current,
+                open_settings=self.open_settings,
+                quit=self.close,
+                toggle_conversations=self.toggle_conversations,
+                toggle_memory_pane=self.toggle_memory_pane,
+                search_conversations=self.focus_conversation_search,
+                search_memories=self.focus_memory_search,
+                show_queue=self.show_queue,
+                open_logs=self._open_logs,
+                stop_reply=self.stop_reply,
+            ),
+        )
+        self._restore_state()
+        self.apply_settings(self.settings)
+        if store is None:
+            self.show_error(
+                "Your memory store could not be opened"
+                + (f": {store_error}" if store_error else ".")
+                + " Conversations and memories are kept there, so chatting waits until it "
+                "opens."
+            )
+        QTimer.singleShot(0, self._start)
+
+    # -- wiring ------------------------------------------------------------------------
+
+    def _connect(self) -> None:
+        sidebar, chat, pane = self.sidebar, self.chat, self.memory_pane
+        sidebar.new_chat_requested.connect(self.new_chat)
+        sidebar.conversation_selected.connect(self.open_conversation)
+        sidebar.search_changed.connect(self._search_conversations)
+        sidebar.conversation_renamed.connect(self.conversation_actions.rename)
+        sidebar.conversation_deleted.connect(self._delete_conversation)
+        actions = self.conversation_actions
+        actions.conversation_renamed.connect(self._conversation_renamed)
+        actions.conversation_deleted.connect(self._offer_restore)
+        actions.conversation_restored.connect(lambda _id: self.reload_conversations())
+        actions.failed.connect(self._conversation_change_failed)
+        chat.conversation_started.connect(self._conversation_started)
+        chat.conversation_opened.connect(self._conversation_opened)
+        chat.title_changed.connect(self._title_changed)
+        chat.turn_finished.connect(self.reload_conversations)
+        chat.recall_arrived.connect(pane.show_recall)
+        chat.recall_requested.connect(self._show_recall)
+        chat.memory_undo_requested.connect(self._undo_memory)
+        chat.staged_review_requested.connect(self.show_queue)
+        chat.settings_requested.connect(lambda: self.open_settings())
+        chat.local_server_chosen.connect(self.use_local_server)
+        chat.toggle_conversations_requested.connect(self.toggle_conversations)
+        chat.toggle_memory_requested.connect(self.toggle_memory_pane)
+        chat.failed.connect(self.show_error)
+        pane.source_clicked.connect(self.open_conversation)
+        pane.failed.connect(self.show_error)
+        pane.hide_requested.connect(lambda: self.set_memory_pane_visible(False))
+        pane.staged_count_changed.connect(lambda _count: self.upkeep.memories_changed())
+        if pane.events is not None:
+            pane.events.memory_changed.connect(
+                lambda _event, _memory: self.upkeep.memories_changed()
+            )
+        assistant = self.assistant
+        if assistant is not None:
+            assistant.configured.connect(self._assistant_configured)
+            assistant.failed.connect(self.show_error)
+            assistant.facts_proposed.connect(chat.show_facts_proposed)
+            assistant.title_changed.connect(chat.show_title)
+            assistant.session_compacted.connect(chat.show_compaction)
+
+    # -- start-up and state ------------------------------------------------------------
+
+    def _restore_state(self) -> None:
+        geometry = self.state.bytes("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        sizes = self.state.sizes("window/splitter")
+        self.splitter.setSizes(sizes if sizes and len(sizes) == 3 else DEFAULT_SIZES)
+        self.set_conversations_visible(self.state.flag("window/conversations_visible", True))
+        self.set_memory_pane_visible(self.state.flag("window/memory_visible", True))
+        self.memory_pane.set_current_tab(self.state.integer("window/memory_tab", 0))
+
+    def save_state(self) -> None:
+        self.state.set_bytes("window/geometry", QByteArray(self.saveGeometry()))
+        self.state.set_sizes("window/splitter", self.splitter.sizes())
+        self.state.set_flag(
+            "window/conversations_visible", self.menus.conversations_action.isChecked()
+        )
+        self.state.set_flag("window/memory_visible", self.menus.memory_action.isChecked())
+        self.state.set_integer("window/memory_tab", self.memory_pane.current_tab())
+        self.state.set_text("window/last_conversation", self.chat.conversation_id)
+        self.state.sync()
+
+    def _start(self) -> None:
+        last = self.state.text("window/last_conversation")
+        self.reload_conversations(open_id=last)
+        self.memory_pane.start()
+        self.upkeep.refresh_counts()
+        if self.settings.chat_provider is None:
+            self.probe_for_local_servers()
+        elif self.assistant is None:
+            self.chat.set_chat_ready(False)
+        self.started.emit()
+
+    # -- conversations -----------------------------------------------------------------
+
+    def reload_conversations(self, open_id: str | None = None) -> None:
+        search = self._conversation_search
+        conversations = self.conversations
+
+        def work() -> list[ConversationSummary]:
+            return list(conversations.list(search=search or None, limit=CONVERSATION_LIMIT))
+
+        self.workers.run(
+            self,
+            work,
+            "loading your conversations",
+            on_success=lambda found: self._conversations_loaded(found, open_id),
+            on_failure=self._failed,
+        )
+
+    def _conversations_loaded(self, found: list[ConversationSummary], open_id: str | None) -> None:
+        visible = found
+        self.sidebar.set_conversations(visible, self.now(), selected=self.chat.conversation_id)
+        if open_id:
+            match = next((c for c in visible if c.id == open_id), None)
+            if match is not None:
+                self.open_conversation(match.id)
+
+    def _search_conversations(self, text: str) -> None:
+        self._conversation_search = text
+        self.reload_conversations()
+
+    def new_chat(self) -> None:
+        self.chat.new_chat()
+        self.sidebar.select(None)
+
+    def open_conversation(self, conversation_id: str) -> None:
+        title = next(
+            (c.title for c in self.sidebar.model.conversations() if c.id == conversation_id), ""
+        )
+        self.chat.open_conversation(conversation_id, title)
+        self.sidebar.select(conversation_id)
+
+    def _conversation_opened(self, conversation_id: str) -> None:
+        self.state.set_text("window/last_conversation", conversation_id or None)
+        title = self.chat.title if conversation_id else ""
+        self.setWindowTitle(f"{title} — Timothy" if title else "Timothy")
+
+    def _title_changed(self, conversation_id: str, title: str) -> None:
+        if conversation_id == self.chat.conversation_id:
+            self.setWindowTitle(f"{title} — Timothy")
+        self.reload_conversations()
+
+    def _conversation_started(self, conversation: ConversationSummary) -> None:
+        self.state.set_text("window/last_conversation", conversation.id)
+        self.setWindowTitle(f"{conversation.title} — Timothy")
+        self.reload_conversations()
+
+    def _conversation_renamed(self, conversation_id: str, title: str) -> None:
+        if conversation_id == self.chat.conversation_id:
+            self.chat._set_title(title)
+        self.reload_conversations()
+
+    def _delete_conversation(self, conversation_id: str) -> None:
+        """Move it to the bin at once; the banner's Undo brings it back."""
+        if conversation_id == self.chat.conversation_id:
+            self.new_chat()
+        self.conversation_actions.delete(conversation_id)
+
+    def _offer_restore(self, conversation_id: str) -> None:
+        self.banner.show_message(
+            "Conversation deleted.",
+            kind="info",
+            action=f"restore:{conversation_id}",
+            action_label="Undo",
+            timeout_ms=DELETE_UNDO_MS,
+        )
+
+    def _conversation_change_failed(self, message: str) -> None:
+        self.show_error(message)
+        self.reload_conversations()
+
+    def _banner_action(self, name: str) -> None:
+        kind, _sep, conversation_id = name.partition(":")
+        if kind == "restore":
+            self.conversation_actions.restore(conversation_id)
+        elif kind == "settings":
+            self.open_settings()
+        elif kind == "reembed":
+            self.upkeep.start_backfill()
+
+    # -- memory ------------------------------------------------------------------------
+
+    def _undo_memory(self, memory: Memory) -> None:
+        conversations = self.conversations
+
+        def forget() -> Memory:
+            return conversations.undo_remember(memory.id)
+
+        def failed(failure: Failure) -> None:
+            self.chat.transcript.mark_undo_failed(memory.id)
+            self._failed(failure)
+
+        self.workers.run(
+            self,
+            forget,
+            "forgetting the fact",
+            on_success=lambda forgotten: self.chat.mark_memory_forgotten(forgotten.id),
+            on_failure=failed,
+        )
+
+    # -- the assistant (chat engine, embeddings) ---------------------------------------
+
+    def _assistant_configured(self, setup: Setup) -> None:
+        ready = setup.chat is not None
+        self.chat.set_chat_ready(ready)
+        self.status.show_chat_problem(setup.settings, setup.chat_problem)
+        if setup.chat_problem is not None:
+            self.banner.show_message(
+                f"The chat model cannot be used: {setup.chat_problem}",
+                kind="error",
+                action="settings",
+                action_label="Settings",
+            )
+        elif setup.embedding.problem is not None:
+            self.banner.show_message(
+                f"Vector search is off: {setup.embedding.problem} Your memories are still "
+                "found by their words and names.",
+                kind="error",
+                action="settings",
+                action_label="Settings",
+            )
+        self.upkeep.embedding_changed(setup.embedding, offer=True)
+        self.upkeep.schedule_consolidation()
+
+    # -- memory pane -------------------------------------------------------------------
+
+    def _show_recall(self, recall: RecallRecord | None, caption: str) -> None:
+        self.memory_pane.show_recall(recall, caption)
+        self.set_memory_pane_visible(True)
+        self.memory_pane.open_recall_tab()
+
+    def show_queue(self) -> None:
+        self.set_memory_pane_visible(True)
+        self.memory_pane.show_queue()
+
+    def focus_memory_search(self) -> None:
+        self.set_memory_pane_visible(True)
+        self.memory_pane.focus_search()
+
+    def focus_conversation_search(self) -> None:
+        self.set_conversations_visible(True)
+        self.sidebar.focus_search()
+
+    # -- panes -------------------------------------------------------------------------
+
+    def set_memory_pane_visible(self, visible: bool) -> None:
+        self.memory_pane.setVisible(visible)
+        self.menus.memory_action.setChecked(visible)
+        self.state.set_flag("window/memory_visible", visible)
+
+    def toggle_memory_pane(self) -> None:
+        self.set_memory_pane_visible(not self.menus.memory_action.isChecked())
+
+    def set_conversations_visible(self, visible: bool) -> None:
+        self.sidebar.setVisible(visible)
+        self.menus.conversations_action.setChecked(visible)
+        self.state.set_flag("window/conversations_visible", visible)
+
+    def toggle_conversations(self) -> None:
+        self.set_conversations_visible(not self.menus.conversations_action.isChecked())
+
+    # -- the reply ---------------------------------------------------------------------
+
+    def stop_reply(self) -> None:
+        self.chat.stop()
+
+    # -- settings ----------------------------------------------------------------------
+
+    def open_settings(self, page: str = "chat") -> SettingsDialog:
+        if self.settings_dialog is not None:
+            self.settings_dialog.raise_()
+            return self.settings_dialog
+        dialog = SettingsDialog(self.settings, self.network, page=page, parent=self)
+        dialog.settings_saved.connect(self.apply_settings)
+        dialog.finished.connect(lambda _code: self._settings_closed(dialog))
+        self.settings_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _settings_closed(self, dialog: SettingsDialog) -> None:
+        if self.settings_dialog is dialog:
+            self.settings_dialog = None
+        dialog.deleteLater()
+
+    def apply_settings(self, settings: Settings) -> None:
+        """Use `settings` from now on: the chat engine and embeddings are rebuilt on a worker
+        (the chat area is ready at once, and says so plainly if the provider then fails)."""
+        self.settings = settings
+        self.status.show_settings(settings)
+        self.chat.set_chat_ready(settings.chat_provider is not None and self.assistant is not None)
+        if self.assistant is not None:
+            self.assistant.configure(settings)
+        self.settings_applied.emit(settings)
+
+    def probe_for_local_servers(self) -> None:
+        self.network.run(
+            self,
+            self.probe_local_servers,
+            "looking for a model server on this computer",
+            on_success=self.chat.show_local_servers,
+        )
+
+    def use_local_server(self, server: LocalServer, model: str) -> None:
+        chosen = self.settings.replace(
+            chat_provider="openai",
+            openai=dataclasses.replace(
+                self.settings.openai, base_url=server.base_url, chat_model=model
+            ),
+        )
+
+        def saved(_result: object) -> None:
+            self.apply_settings(chosen)
+            self.show_info(f"Timothy now chats with {model} on {server.name}.")
+
+        self.workers.run(
+            self,
+            lambda: save_settings(chosen),
+            "saving settings",
+            on_success=saved,
+            on_failure=self._failed,
+        )
+
+    # -- messages ----------------------------------------------------------------------
+
+    def show_error(self, message: str) -> None:
+        self.banner.show_message(message, kind="error")
+
+    def show_info(self, message: str) -> None:
+        self.banner.show_message(message, kind="info", timeout_ms=6000)
+
+    def _failed(self, failure: Failure) -> None:
+        self.show_error(failure.message)
+
+    def _open_logs(self) -> None:
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
+
+    # -- closing -----------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._closing:
+            self._closing = True
+            self.save_state()
+            self.chat.stop()
+            self.upkeep.cancel()
+            self.memory_pane.close_store_events()
+            pools = (self.workers, self.network, self.jobs)
+            if not all(pool.wait(3000) for pool in pools):
+                log.warning("closing with work still running")
+            if self.assistant is not None:
+                self.assistant.close()
+        super().closeEvent(event)

@@ -1,0 +1,246 @@
+"""The memory's upkeep as the window shows it: re-embedding and daily consolidation (when they
+run, and what the status bar and the banner say about them), and the memory counts.
+
+The jobs themselves live in `app.jobs`; this is their wiring into the window.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QWidget
+
+from app.chat.assistant import Assistant
+from app.jobs.consolidation_dialog import ConsolidationDialog
+from app.jobs.daily_consolidation import DailyConsolidation
+from app.jobs.embedding_backfill import EmbeddingBackfill
+from app.jobs.workers import Workers
+from app.mainwindow.banner import Banner
+from app.mainwindow.status_bar import StatusBar, consolidation_text, model_label
+from timothy.assistant import EmbeddingState
+from timothy.memory.consolidation import ConsolidationReport, last_report, last_run
+from timothy.memory.embedding import BackfillResult
+from timothy.settings import Settings
+from timothy.store import MemoryStatus, Store
+
+log = logging.getLogger(__name__)
+
+# Consolidation waits this long after start-up, so it never competes with the first loads;
+# a window left open looks again every hour (a run is due once a day).
+CONSOLIDATION_DELAY_MS = 15_000
+CONSOLIDATION_CHECK_MS = 3_600_000
+COUNTS_DELAY_MS = 200  # a burst of memory changes recounts once
+
+
+class MemoryUpkeep(QObject):
+    def __init__(
+        self,
+        window: QWidget,
+        store: Store | None,
+        assistant: Assistant | None,
+        *,
+        status: StatusBar,
+        banner: Banner,
+        workers: Workers,
+        jobs: Workers,
+        settings: Callable[[], Settings],
+        now: Callable[[], datetime],
+        show_error: Callable[[str], None],
+        show_info: Callable[[str], None],
+        consolidation_delay_ms: int | None = CONSOLIDATION_DELAY_MS,
+    ) -> None:
+        """`consolidation_delay_ms`: when daily consolidation may start after start-up
+        (None: not in this window, as in tests that do not exercise it)."""
+        super().__init__(window)
+        self.window = window
+        self.store = store
+        self.assistant = assistant
+        self.status = status
+        self.banner = banner
+        self.workers = workers
+        self.settings = settings
+        self.now = now
+        self.show_error = show_error
+        self.show_info = show_info
+        self.consolidation_delay_ms = consolidation_delay_ms
+        self.closing = False  # set by the window: no job starts while it closes
+        self.backfill = EmbeddingBackfill(jobs, self)
+        self.consolidation = DailyConsolidation(jobs, self)
+        self.consolidation_dialog: ConsolidationDialog | None = None
+        self._consolidation_scheduled = False
+
+        status.consolidation_requested.connect(self.show_consolidation_details)
+        status.reembed_requested.connect(self.start_backfill)
+        status.backfill_stop_requested.connect(self.backfill.cancel)
+        self.backfill.started.connect(lambda model: status.show_backfill(model, 0, 0))
+        self.backfill.progressed.connect(
+            lambda done, total: status.show_backfill(self.backfill.model or "", done, total)
+        )
+        self.backfill.finished.connect(self._backfill_finished)
+        self.backfill.failed.connect(self._backfill_failed)
+        self.consolidation.started.connect(self._consolidation_started)
+        self.consolidation.finished.connect(self._consolidation_finished)
+        self.consolidation.not_due.connect(self._consolidation_not_due)
+        self.consolidation.failed.connect(self._consolidation_failed)
+        if assistant is not None:
+            assistant.embedding_changed.connect(self.embedding_changed)
+
+        self._consolidation_timer = QTimer(self)
+        self._consolidation_timer.setInterval(CONSOLIDATION_CHECK_MS)
+        self._consolidation_timer.timeout.connect(self.consolidate_if_due)
+        self._counts_timer = QTimer(self)
+        self._counts_timer.setSingleShot(True)
+        self._counts_timer.setInterval(COUNTS_DELAY_MS)
+        self._counts_timer.timeout.connect(self.refresh_counts)
+
+    # -- counts ------------------------------------------------------------------------
+
+    def memories_changed(self) -> None:
+        """Something changed the memory: recount soon."""
+        self._counts_timer.start()
+
+    def refresh_counts(self) -> None:
+        if self.store is None:
+            self.status.show_consolidation("Memory unavailable")
+            return
+        store = self.store
+
+        def work() -> tuple[int, int, datetime | None]:
+            return (
+                store.memories.count(status=MemoryStatus.ACTIVE),
+                store.memories.count(status=MemoryStatus.STAGED),
+                last_run(store),
+            )
+
+        def counted(result: tuple[int, int, datetime | None]) -> None:
+            active, staged, when = result
+            self.status.show_memory_counts(active, staged)
+            if not self.consolidation.running and self.consolidation.report is None:
+                self.status.show_consolidation(consolidation_text(when, False, self.now()))
+
+        self.workers.run(self.window, work, "counting memories", on_success=counted)
+        if self.assistant is not None and not self.backfill.running:
+            self.assistant.refresh_embedding()
+
+    # -- embeddings --------------------------------------------------------------------
+
+    def embedding_changed(self, state: EmbeddingState, offer: bool = False) -> None:
+        pending = state.configured is not None and state.missing > 0 and state.problem is None
+        switching = pending and state.active is not None and state.active != state.configured
+        self.status.show_embedding(state, offer_reembed=pending and not self.backfill.running)
+        if not pending or self.backfill.running or not offer:
+            return
+        if switching:
+            assert state.configured is not None and state.active is not None
+            self.banner.show_message(
+                f"Vector search still uses {model_label(state.active)}. Re-embed "
+                f"{state.missing:,} memor{'y' if state.missing == 1 else 'ies'} with "
+                f"{model_label(state.configured)}? Search moves to it when it is done.",
+                kind="info",
+                action="reembed",
+                action_label="Re-embed",
+            )
+        else:
+            # Catching up: memories the queue missed (saved by the CLI, or while offline),
+            # or the first vectors of a newly chosen provider.
+            self.start_backfill()
+
+    def start_backfill(self) -> None:
+        assistant = self.assistant
+        if assistant is None or assistant.embedder is None or self.store is None:
+            return
+        if self.banner.action_name == "reembed":
+            self.banner.dismiss()
+        self.backfill.start(self.store, assistant.embedder)
+
+    def _backfill_finished(self, result: BackfillResult) -> None:
+        self.status.hide_backfill()
+        if result.error is not None:
+            self.show_error(
+                f"Embedding stopped after {result.embedded:,} of {result.total:,} memories: "
+                f"{result.error.message}"
+            )
+        elif result.switched:
+            self.show_info(f"Vector search now uses {model_label(result.model)}.")
+        if self.assistant is not None:
+            self.assistant.refresh_embedding()
+
+    def _backfill_failed(self, message: str) -> None:
+        self.status.hide_backfill()
+        self.show_error(message)
+        if self.assistant is not None:
+            self.assistant.refresh_embedding()
+
+    # -- daily consolidation -----------------------------------------------------------
+
+    def schedule_consolidation(self) -> None:
+        """Once the assistant is ready: the first check after the delay, then every hour."""
+        if self._consolidation_scheduled or self.consolidation_delay_ms is None:
+            return
+        self._consolidation_scheduled = True
+        QTimer.singleShot(self.consolidation_delay_ms, self, self.consolidate_if_due)
+        self._consolidation_timer.start()
+
+    def consolidate_if_due(self) -> None:
+        """Run daily consolidation on a worker when a day has passed since the last run."""
+        if self.store is None or self.closing:
+            return
+        chat = self.assistant.chat if self.assistant is not None else None
+        self.consolidation.run_if_due(self.store, chat, self.settings().consolidation, self.now)
+
+    def _consolidation_started(self) -> None:
+        self.status.show_consolidation(consolidation_text(None, True, self.now()))
+
+    def _consolidation_finished(self, report: ConsolidationReport) -> None:
+        self.status.show_consolidation(
+            report.summary(), "Click for the details of what consolidation changed"
+        )
+        self.memories_changed()
+
+    def _consolidation_not_due(self, when: datetime | None, report: object) -> None:
+        if self.consolidation.report is None:  # else this session's summary stays
+            self.status.show_consolidation(consolidation_text(when, False, self.now()))
+
+    def _consolidation_failed(self, message: str) -> None:
+        self.status.show_consolidation("Consolidation failed", message)
+        log.warning("consolidation failed: %s", message)
+
+    def show_consolidation_details(self) -> None:
+        """The details of this session's run, or of the last stored one."""
+        if self.consolidation.report is not None:
+            self._open_consolidation_dialog(self.consolidation.report)
+            return
+        store = self.store
+        if store is None or self.consolidation.running:
+            return
+
+        def shown(report: ConsolidationReport | None) -> None:
+            if report is None:
+                self.show_info("Consolidation has not run yet; it runs once a day.")
+            else:
+                self._open_consolidation_dialog(report)
+
+        self.workers.run(
+            self.window,
+            lambda: last_report(store),
+            "reading the last consolidation",
+            on_success=shown,
+        )
+
+    def _open_consolidation_dialog(self, report: ConsolidationReport) -> ConsolidationDialog:
+        dialog = ConsolidationDialog(report, self.window)
+        dialog.finished.connect(lambda _code: dialog.deleteLater())
+        self.consolidation_dialog = dialog
+        dialog.open()
+        return dialog
+
+    # -- closing -----------------------------------------------------------------------
+
+    def cancel(self) -> None:
+        """The window closes: stop both jobs (each keeps what it finished)."""
+        self.closing = True
+        self.backfill.cancel()
+        self.consolidation.cancel()

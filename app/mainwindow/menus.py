@@ -1,0 +1,96 @@
+"""The menu bar and the window's keyboard shortcuts: File, View, Memory, Help, and Escape to stop
+a reply. Every action is added to the window too, so its shortcut works with the menu bar hidden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import QMainWindow, QMenu
+
+from app.look import icons
+
+Command = Callable[[], object]
+
+
+@dataclass(frozen=True, slots=True)
+class MenuCommands:
+    """What the menus do: the window's own slots."""
+
+    new_chat: Command
+    rename_conversation: Command
+    open_settings: Command
+    quit: Command
+    toggle_conversations: Command
+    toggle_memory_pane: Command
+    search_conversations: Command
+    search_memories: Command
+    show_queue: Command
+    open_logs: Command
+    stop_reply: Command
+
+
+class WindowMenus:
+    def __init__(self, window: QMainWindow, commands: MenuCommands) -> None:
+        self.window = window
+        bar = window.menuBar()
+        file_menu = bar.addMenu("&File")
+        self.new_chat_action = self._action(
+            file_menu, "New chat", "Ctrl+N", commands.new_chat, "new-chat"
+        )
+        self._action(file_menu, "Rename conversation", "F2", commands.rename_conversation, "rename")
+        file_menu.addSeparator()
+        self.settings_action = self._action(
+            file_menu,
+            "Settings…",
+            QKeySequence.StandardKey.Preferences,
+            commands.open_settings,
+            "settings",
+        )
+        if not self.settings_action.shortcut().toString():
+            self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        file_menu.addSeparator()
+        self._action(file_menu, "Quit", QKeySequence.StandardKey.Quit, commands.quit)
+        view = bar.addMenu("&View")
+        self.conversations_action = self._action(
+            view, "Conversations", "Ctrl+B", commands.toggle_conversations, checkable=True
+        )
+        self.memory_action = self._action(
+            view, "Memory pane", "Ctrl+Alt+B", commands.toggle_memory_pane, checkable=True
+        )
+        memory = bar.addMenu("&Memory")
+        self._action(
+            memory, "Search conversations", "Ctrl+K", commands.search_conversations, "search"
+        )
+        self._action(memory, "Search memories", "Ctrl+Shift+M", commands.search_memories, "search")
+        self._action(memory, "Facts to confirm", "Ctrl+Shift+C", commands.show_queue, "check")
+        help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "Open log folder", None, commands.open_logs)
+        stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), window)
+        stop.setContext(Qt.ShortcutContext.WindowShortcut)
+        stop.activated.connect(commands.stop_reply)
+        self.stop_shortcut = stop
+
+    def _action(
+        self,
+        menu: QMenu,
+        text: str,
+        shortcut: str | QKeySequence.StandardKey | None,
+        slot: Command,
+        icon: str | None = None,
+        *,
+        checkable: bool = False,
+    ) -> QAction:
+        action = QAction(text, self.window)
+        if icon:
+            action.setIcon(icons.icon(icon, "text", 16))
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.setCheckable(checkable)
+        action.triggered.connect(lambda _checked=False: slot())
+        menu.addAction(action)
+        self.window.addAction(action)  # shortcuts work even with the menu bar hidden
+        return action

@@ -1,0 +1,193 @@
+"""The status bar: which model answers, whether vector search is on (and a re-embedding's
+progress), the memory counts, and what consolidation did (its details one click away)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from urllib.parse import urlparse
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QToolButton, QWidget
+
+from app.look.time_text import relative_time
+from timothy.assistant import EmbeddingState
+from timothy.settings import Settings
+
+VECTOR_SEARCH_OFF = "Vector search off: no embedding provider"
+CONSOLIDATION_WIDTH = 440  # px; a longer summary is elided, whole in the tooltip and dialog
+CONSOLIDATION_TIP = "Daily consolidation: merges near-duplicates, archives stale episodes"
+
+
+def chat_text(settings: Settings) -> str:
+    if settings.chat_provider == "openai":
+        base = settings.openai.base_url
+        where = "OpenAI"
+        if base:
+            host = urlparse(base).netloc or base
+            where = {
+                "127.0.0.1:11434": "Ollama",
+                "localhost:11434": "Ollama",
+                "127.0.0.1:1234": "LM Studio",
+                "localhost:1234": "LM Studio",
+            }.get(host, host)
+        return f"{where} · {settings.openai.chat_model}"
+    if settings.chat_provider == "bedrock":
+        return f"Amazon Bedrock · {settings.bedrock.chat_model}"
+    return "No chat model"
+
+
+def model_label(model_id: str) -> str:
+    """A stored model's name as the owner knows it: "text-embedding-3-small", "local MiniLM"."""
+    provider, _sep, name = model_id.partition("/")
+    if provider == "local":
+        return "all-MiniLM-L6-v2, on this computer"
+    return name or model_id
+
+
+def embedding_text(settings: Settings) -> str:
+    """Before the providers are built: what the settings ask for."""
+    provider = settings.embedding_provider
+    if provider == "local":
+        return "Vector search: on this computer"
+    if provider == "openai":
+        return f"Vector search: {settings.openai.embedding_model}"
+    if provider == "bedrock":
+        return f"Vector search: {settings.bedrock.embedding_model}"
+    return VECTOR_SEARCH_OFF
+
+
+def embedding_state_text(state: EmbeddingState) -> str:
+    if state.problem is not None:
+        return "Vector search off: the embedding provider is not set up"
+    if state.configured is None:
+        return VECTOR_SEARCH_OFF
+    configured = model_label(state.configured)
+    if state.active == state.configured or (state.active is None and not state.missing):
+        text = f"Vector search: {configured}"
+        return text + (f" · {state.missing:,} to embed" if state.missing else "")
+    if state.active is None:
+        return f"Vector search off until your memories are embedded with {configured}"
+    return f"Vector search: {model_label(state.active)} · switching to {configured}"
+
+
+def consolidation_text(last_run: datetime | None, running: bool, now: datetime) -> str:
+    if running:
+        return "Consolidating…"
+    if last_run is None:
+        return "Consolidation: never run"
+    return f"Consolidated {relative_time(last_run, now)}"
+
+
+def _flat_button(parent: QWidget, tip: str) -> QPushButton:
+    button = QPushButton(parent)
+    button.setFlat(True)
+    button.setToolTip(tip)
+    button.setStyleSheet("QPushButton { border: none; padding: 0 6px; text-align: left; }")
+    return button
+
+
+class StatusBar(QStatusBar):
+    settings_requested = Signal()
+    consolidation_requested = Signal()  # show the last consolidation's details
+    reembed_requested = Signal()
+    backfill_stop_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizeGripEnabled(False)
+        self.chat_label = _flat_button(self, "The chat model (click to change it)")
+        self.chat_label.clicked.connect(self.settings_requested)
+        self.embedding_label = QLabel(self)
+        self.reembed_button = QToolButton(self)
+        self.reembed_button.setText("Re-embed…")
+        self.reembed_button.setAutoRaise(True)
+        self.reembed_button.clicked.connect(self.reembed_requested)
+        self.reembed_button.hide()
+        self.progress = QProgressBar(self)
+        self.progress.setMaximumWidth(160)
+        self.progress.setMaximumHeight(14)
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        self.stop_button = QToolButton(self)
+        self.stop_button.setText("Stop")
+        self.stop_button.setAutoRaise(True)
+        self.stop_button.setToolTip("Stop embedding (what is done is kept)")
+        self.stop_button.clicked.connect(self.backfill_stop_requested)
+        self.stop_button.hide()
+        self.memory_label = QLabel(self)
+        self.consolidation_label = _flat_button(self, CONSOLIDATION_TIP)
+        self.consolidation_text = ""
+        self.consolidation_label.clicked.connect(self.consolidation_requested)
+        self.addWidget(self.chat_label)
+        self.addWidget(self.embedding_label)
+        self.addWidget(self.progress)
+        self.addWidget(self.stop_button)
+        self.addWidget(self.reembed_button)
+        self.addPermanentWidget(self.memory_label)
+        self.addPermanentWidget(self.consolidation_label)
+
+    # -- the chat model ----------------------------------------------------------------
+
+    def show_settings(self, settings: Settings) -> None:
+        self.chat_label.setText(chat_text(settings))
+        self.chat_label.setToolTip("The chat model (click to change it)")
+        if not self.progress.isVisible():
+            self.embedding_label.setText(embedding_text(settings))
+            self.embedding_label.setToolTip("")
+
+    def show_chat_problem(self, settings: Settings, problem: str | None) -> None:
+        if problem is None:
+            self.chat_label.setText(chat_text(settings))
+            self.chat_label.setToolTip("The chat model (click to change it)")
+        else:
+            self.chat_label.setText(f"{chat_text(settings)} · not set up")
+            self.chat_label.setToolTip(problem)
+
+    # -- vector search -----------------------------------------------------------------
+
+    def show_embedding(self, state: EmbeddingState, *, offer_reembed: bool = False) -> None:
+        """Where vector search stands; with `offer_reembed`, a button to embed what is missing
+        ("Re-embed…" during a switch of model, "Embed now" for memories the queue missed)."""
+        if self.progress.isVisible():
+            return  # the backfill's progress says more; shown again when it ends
+        self.embedding_label.setText(embedding_state_text(state))
+        self.embedding_label.setToolTip(state.problem or "")
+        moving = state.switching and state.active is not None
+        self.reembed_button.setText("Re-embed…" if moving else "Embed now")
+        self.reembed_button.setToolTip(
+            f"Embed the {state.missing:,} memories that have no vector for this model yet"
+        )
+        self.reembed_button.setVisible(offer_reembed)
+
+    def show_backfill(self, model_id: str, done: int, total: int) -> None:
+        self.reembed_button.hide()
+        self.embedding_label.setText(
+            f"Embedding memories with {model_label(model_id)}: {done:,} of {total:,}"
+        )
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.progress.show()
+        self.stop_button.show()
+
+    def hide_backfill(self) -> None:
+        self.progress.hide()
+        self.stop_button.hide()
+
+    # -- memory ------------------------------------------------------------------------
+
+    def show_memory_counts(self, active: int, staged: int) -> None:
+        text = f"{active:,} memor{'y' if active == 1 else 'ies'}"
+        if staged:
+            text += f" · {staged} to confirm"
+        self.memory_label.setText(text)
+
+    def show_consolidation(self, text: str, tip: str | None = None) -> None:
+        """`text` (elided when long: the tooltip has it whole); clicking shows the details."""
+        self.consolidation_text = text
+        metrics = self.consolidation_label.fontMetrics()
+        shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, CONSOLIDATION_WIDTH)
+        self.consolidation_label.setText(shown)
+        whole = text if shown != text else ""
+        self.consolidation_label.setToolTip(
+            "\n".join(filter(None, (whole, tip or CONSOLIDATION_TIP)))
+        )

@@ -1,0 +1,133 @@
+"""What the owner does to a memory (confirm, reject, still true, archive, edit), in one place
+that every view of the memory pane uses: it changes the store on a worker and says what
+happened, whichever view it happened in.
+
+The lists refresh from the store's own change events (`StoreEvents`), which also hear what
+the chat engine's extraction stages; these signals say what the owner did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from PySide6.QtCore import QObject, Signal, SignalInstance
+
+from app.jobs.workers import Failure, Workers
+from app.memories.memory_editor import MemoryEdit
+from timothy.errors import TimothyError
+from timothy.store import Memory, Store
+from timothy.store.records import utc_now
+
+Changed = Callable[[list[Memory], list[str]], None]  # (the memories as they are now, problems)
+
+
+class MemoryActions(QObject):
+    memory_confirmed = Signal(object)  # the Memory, now active
+    memory_rejected = Signal(object)
+    memory_reconfirmed = Signal(object)
+    memory_archived = Signal(object)
+    memory_superseded = Signal(object)  # the new, active version an edit made
+
+    def __init__(
+        self,
+        store: Store,
+        workers: Workers,
+        *,
+        now: Callable[[], datetime] = utc_now,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.store = store
+        self.workers = workers
+        self.now = now
+
+    def _apply(self, action: str, memory: Memory) -> Memory:
+        """Do `action` to one memory in the store (blocking: on a worker)."""
+        memories = self.store.memories
+        if action == "confirm":
+            return memories.promote(memory.id, now=self.now())
+        if action == "reject":
+            return memories.reject(memory.id, now=self.now())
+        if action == "reconfirm":
+            return memories.reconfirm(memory.id, now=self.now())
+        if action == "archive":
+            return memories.archive(memory.id, now=self.now())
+        raise ValueError(action)
+
+    def change(
+        self,
+        owner: QObject,
+        action: str,
+        memories: Sequence[Memory],
+        what: str,
+        *,
+        on_done: Changed,
+        on_failure: Callable[[Failure], None],
+        tolerant: bool = True,
+    ) -> None:
+        """Do `action` to each of `memories` on a worker; `what` finishes "while ...".
+
+        Tolerant, a memory the store refuses (changed meanwhile elsewhere) becomes a problem
+        and the others still change; otherwise the refusal is the failure. After a signal
+        for each change, `on_done(changed, problems)` runs on the GUI thread.
+        """
+        chosen = list(memories)
+
+        def work() -> tuple[list[Memory], list[str]]:
+            done: list[Memory] = []
+            problems: list[str] = []
+            for memory in chosen:
+                try:
+                    done.append(self._apply(action, memory))
+                except TimothyError as exc:
+                    if not tolerant:
+                        raise
+                    problems.append(str(exc))
+            return done, problems
+
+        def finished(result: tuple[list[Memory], list[str]]) -> None:
+            done, problems = result
+            for memory in done:
+                self.signal_for(action).emit(memory)
+            on_done(done, problems)
+
+        self.workers.run(owner, work, what, on_success=finished, on_failure=on_failure)
+
+    def edit(
+        self,
+        owner: QObject,
+        memory: Memory,
+        change: MemoryEdit,
+        *,
+        on_done: Callable[[Memory], None],
+        on_failure: Callable[[Failure], None],
+    ) -> None:
+        """Save an edit as a new active version that supersedes `memory` (the old one stays
+        in its history), on a worker; then `memory_superseded` and `on_done(new)`."""
+
+        def work() -> Memory:
+            return self.store.memories.supersede(
+                memory.id,
+                change.content,
+                entities=change.entities,
+                type=change.type,
+                now=self.now(),
+            )
+
+        def finished(new: Memory) -> None:
+            self.memory_superseded.emit(new)
+            on_done(new)
+
+        self.workers.run(
+            owner, work, "saving the edited memory", on_success=finished, on_failure=on_failure
+        )
+
+    def signal_for(self, action: str) -> SignalInstance:
+        signals: dict[str, SignalInstance] = {
+            "confirm": self.memory_confirmed,
+            "reject": self.memory_rejected,
+            "reconfirm": self.memory_reconfirmed,
+            "archive": self.memory_archived,
+        }
+        return signals[action]

@@ -1,0 +1,139 @@
+"""Editing a memory: new text, type and entities. Saving (`MemoryActions.edit`) supersedes; the
+old version is kept.
+
+Invisible characters in the text are named above the box, with a button to remove them,
+because an edit is where the owner decides what Timothy will believe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.look import invisible, theme
+from timothy.store import Memory, MemoryType
+from timothy.store.records import MAX_CONTENT_CHARS
+from timothy.text import strip_invisible
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEdit:
+    content: str
+    type: MemoryType
+    entities: tuple[str, ...]
+
+
+def parse_entities(text: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+class MemoryEditor(QDialog):
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        save_label: str = "Save new version",
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.memory = memory
+        self.setWindowTitle("Edit memory")
+        self.setMinimumWidth(520)
+        layout = QVBoxLayout(self)
+        explanation = QLabel(
+            "Saving keeps the current text in this memory's history and makes the new text "
+            "the active version.",
+            self,
+        )
+        explanation.setWordWrap(True)
+        explanation.setProperty("muted", True)
+        layout.addWidget(explanation)
+
+        self.invisible_row = QWidget(self)
+        row = QHBoxLayout(self.invisible_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.invisible_label = QLabel(self.invisible_row)
+        self.invisible_label.setWordWrap(True)
+        self.invisible_label.setStyleSheet(f"color: {theme.colours().invisible_marker.name()};")
+        row.addWidget(self.invisible_label, 1)
+        self.strip_button = QPushButton("Remove them", self.invisible_row)
+        self.strip_button.clicked.connect(self.remove_invisible)
+        row.addWidget(self.strip_button)
+        layout.addWidget(self.invisible_row)
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+        self.content_edit = QPlainTextEdit(memory.content, self)
+        self.content_edit.setMinimumHeight(110)
+        self.content_edit.textChanged.connect(self._refresh)
+        form.addRow("Fact", self.content_edit)
+        self.type_combo = QComboBox(self)
+        for kind in MemoryType:
+            self.type_combo.addItem(kind.value.capitalize(), kind.value)
+        self.type_combo.setCurrentIndex(list(MemoryType).index(memory.type))
+        form.addRow("Type", self.type_combo)
+        self.entities_edit = QLineEdit(", ".join(memory.entities), self)
+        self.entities_edit.setPlaceholderText(
+            "People, places, things it is about, separated by commas"
+        )
+        form.addRow("About", self.entities_edit)
+        layout.addLayout(form)
+
+        self.problem_label = QLabel(self)
+        self.problem_label.setStyleSheet(f"color: {theme.colours().danger.name()};")
+        self.problem_label.hide()
+        layout.addWidget(self.problem_label)
+
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        save.setText(save_label)
+        save.setDefault(True)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        self._refresh()
+        self.content_edit.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def remove_invisible(self) -> None:
+        self.content_edit.setPlainText(strip_invisible(self.content_edit.toPlainText()))
+        self.entities_edit.setText(strip_invisible(self.entities_edit.text()))
+
+    def _refresh(self) -> None:
+        text = self.content_edit.toPlainText()
+        hidden = invisible.invisible_characters(text + self.entities_edit.text())
+        self.invisible_row.setVisible(bool(hidden))
+        if hidden:
+            names = "; ".join(invisible.describe(char) for char in hidden[:4])
+            self.invisible_label.setText(f"This text contains invisible characters: {names}.")
+        problem = ""
+        if not text.strip():
+            problem = "A memory needs some text."
+        elif len(text.strip()) > MAX_CONTENT_CHARS:
+            problem = f"A memory can hold at most {MAX_CONTENT_CHARS:,} characters."
+        self.problem_label.setText(problem)
+        self.problem_label.setVisible(bool(problem))
+        self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(not problem)
+
+    def edit(self) -> MemoryEdit:
+        kind = self.type_combo.currentData()
+        return MemoryEdit(
+            content=self.content_edit.toPlainText().strip(),
+            type=MemoryType(kind) if kind else self.memory.type,
+            entities=parse_entities(self.entities_edit.text()),
+        )

@@ -1,0 +1,182 @@
+"""The memory side pane: *To confirm*, *Still true?*, *Browse* and *Last recall* in tabs.
+
+It listens to the store, so a fact staged by extraction on another thread shows up in the
+queue (and bumps the tab's count) without anyone asking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QTabWidget, QToolButton, QVBoxLayout, QWidget
+
+from app.jobs.workers import Workers
+from app.look import icons, theme
+from app.memories.actions import MemoryActions
+from app.memories.confirm_queue import ConfirmQueue
+from app.memories.fading_facts import FadingFacts
+from app.memories.memory_browser import MemoryBrowser
+from app.memories.memory_card_list import TitleLookup
+from app.memories.recall_view import RecallView
+from app.memories.store_events import StoreEvents
+from timothy.retrieval.settings import RecallSettings
+from timothy.store import Memory, Store
+from timothy.store.records import RecallRecord, utc_now
+
+QUEUE_TAB, FADING_TAB, BROWSE_TAB, RECALL_TAB = range(4)
+
+
+class MemoryPane(QWidget):
+    source_clicked = Signal(str)  # open this conversation
+    failed = Signal(str)
+    hide_requested = Signal()
+    staged_count_changed = Signal(int)
+
+    def __init__(
+        self,
+        store: Store | None,
+        workers: Workers,
+        *,
+        now: Callable[[], datetime] = utc_now,
+        title_of: TitleLookup | None = None,
+        store_error: str | None = None,
+        recall_settings: Callable[[], RecallSettings] = RecallSettings,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("MemoryPane")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.store = store
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        header = QHBoxLayout()
+        header.setContentsMargins(14, 10, 8, 4)
+        icon = QLabel(self)
+        icon.setPixmap(icons.pixmap("memory", theme.colours().accent, 18))
+        header.addWidget(icon)
+        title = QLabel("Memory", self)
+        title.setProperty("heading", True)
+        header.addWidget(title)
+        header.addStretch(1)
+        self.hide_button = QToolButton(self)
+        self.hide_button.setProperty("flat", True)
+        self.hide_button.setIcon(icons.icon("panel-right", "muted", 16))
+        self.hide_button.setToolTip("Hide the memory pane (Ctrl+Alt+B)")
+        self.hide_button.clicked.connect(self.hide_requested)
+        header.addWidget(self.hide_button)
+        layout.addLayout(header)
+
+        self.tabs = QTabWidget(self)
+        self.tabs.setObjectName("MemoryTabs")
+        self.tabs.setDocumentMode(True)
+        self.tabs.tabBar().setExpanding(False)
+        layout.addWidget(self.tabs, 1)
+        self.events: StoreEvents | None = None
+        self.memory_actions: MemoryActions | None = None  # one for every view: what the owner does
+        self.queue: ConfirmQueue | None = None
+        self.fading: FadingFacts | None = None
+        self.browser: MemoryBrowser | None = None
+        self.recall_view = RecallView(self)
+
+        if store is None:
+            message = QLabel(
+                "Your memories cannot be shown because the memory store could not be opened"
+                + (f": {store_error}" if store_error else ".")
+            )
+            message.setWordWrap(True)
+            message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            message.setContentsMargins(24, 0, 24, 0)
+            self.tabs.addTab(message, "Memory")
+            self.tabs.addTab(self.recall_view, "Last recall")
+            return
+
+        self.memory_actions = MemoryActions(store, workers, now=now, parent=self)
+        self.queue = ConfirmQueue(
+            store, workers, self.memory_actions, now=now, title_of=title_of, parent=self
+        )
+        self.fading = FadingFacts(
+            store,
+            workers,
+            self.memory_actions,
+            now=now,
+            title_of=title_of,
+            recall_settings=recall_settings,
+            parent=self,
+        )
+        self.browser = MemoryBrowser(store, workers, self.memory_actions, now=now, parent=self)
+        self.tabs.addTab(self.queue, "To confirm")
+        self.tabs.addTab(self.fading, "Still true?")
+        self.tabs.addTab(self.browser, "Browse")
+        self.tabs.addTab(self.recall_view, "Last recall")
+        self.queue.count_changed.connect(self._queue_count)
+        self.fading.count_changed.connect(self._fading_count)
+        for source in (self.queue, self.fading):
+            source.source_clicked.connect(self.source_clicked)
+            source.failed.connect(self.failed)
+        self.browser.failed.connect(self.failed)
+        self.events = StoreEvents(store, self)
+        self.events.memory_changed.connect(self._memory_changed)
+
+    def start(self) -> None:
+        """Load the lists (after the window is shown, so start-up never waits on the store)."""
+        if self.queue is not None and self.fading is not None and self.browser is not None:
+            self.queue.reload()
+            self.fading.reload()
+            self.browser.start()
+
+    def close_store_events(self) -> None:
+        if self.events is not None:
+            self.events.detach()
+
+    def _memory_changed(self, event: str, memory: Memory) -> None:
+        assert self.queue is not None and self.fading is not None and self.browser is not None
+        if event in ("staged", "promoted", "rejected", "superseded"):
+            self.queue.schedule_reload()
+        if event in ("reconfirmed", "archived", "superseded", "rejected", "promoted"):
+            self.fading.schedule_reload()
+        self.browser.memory_changed(event, memory)
+
+    def _queue_count(self, count: int) -> None:
+        self.tabs.setTabText(QUEUE_TAB, f"To confirm · {count}" if count else "To confirm")
+        self.staged_count_changed.emit(count)
+
+    def _fading_count(self, count: int) -> None:
+        self.tabs.setTabText(FADING_TAB, f"Still true? · {count}" if count else "Still true?")
+
+    # -- navigation --------------------------------------------------------------------
+
+    def show_queue(self) -> None:
+        if self.queue is not None:
+            self.tabs.setCurrentWidget(self.queue)
+            self.queue.view.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def focus_search(self) -> None:
+        if self.browser is not None:
+            self.tabs.setCurrentWidget(self.browser)
+            self.browser.focus_search()
+
+    def show_memory(self, memory_id: str) -> None:
+        if self.browser is not None:
+            self.tabs.setCurrentWidget(self.browser)
+            self.browser.show_memory(memory_id)
+
+    def show_recall(
+        self, recall: RecallRecord | None, caption: str = "Latest turn", reason: str = ""
+    ) -> None:
+        if recall is None:
+            self.recall_view.show_no_block(caption, reason)
+        else:
+            self.recall_view.show_recall(recall, caption)
+
+    def open_recall_tab(self) -> None:
+        self.tabs.setCurrentWidget(self.recall_view)
+
+    def current_tab(self) -> int:
+        return self.tabs.currentIndex()
+
+    def set_current_tab(self, index: int) -> None:
+        if 0 <= index < self.tabs.count():
+            self.tabs.setCurrentIndex(index)

@@ -1,0 +1,189 @@
+"""*Last recall*: what the model saw for a turn. The exact memory block, its tokens against the
+budget, and for each memory the legs that found it, its ranks, and how its score was made.
+
+It renders the turn's `RecallRecord` (the same record `timothy recall --json` prints).
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QFrame,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QSplitter,
+    QStackedWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.look import invisible, theme
+from app.memories.memory_card_delegate import type_colour
+from timothy.store.records import RECALL_LEGS, RecalledMemory, RecallRecord
+
+
+def leg_counts(recall: RecallRecord) -> Counter[str]:
+    """How many ranked candidates each leg found (recall reports only "ok" per leg)."""
+    return Counter(leg for candidate in recall.ranked for leg in candidate.legs)
+
+
+def leg_summary(status: str, found: int) -> str:
+    """One leg's outcome as words: "12 found", "off", "failed: ..."."""
+    return f"{found} found" if status == "ok" else status
+
+
+def _item_html(item: RecalledMemory, position: int) -> str:
+    c = theme.colours()
+    muted = c.muted.name()
+    content = invisible.reveal_html(
+        item.content, c.invisible_marker.name(), c.invisible_marker_background.name()
+    )
+    legs_text = (
+        " · ".join(f"<b>{html.escape(leg)}</b> #{item.ranks[leg]}" for leg in item.legs) or "–"
+    )
+    maths = (
+        f"rrf {item.rrf:.4f} × decay {item.decay:.3f} × weight {item.weight:.2f}"
+        f" = <b>{item.score:.4f}</b>"
+    )
+    if item.tokens is not None:
+        maths += f" · {item.tokens} tokens"
+    return (
+        f'<table width="100%" cellspacing="0" cellpadding="8" '
+        f'style="border:1px solid {c.faint.name()}; background-color:{c.card.name()}; '
+        f'margin-bottom:6px;"><tr><td>'
+        f'<span style="color:{muted};">#{position}</span> '
+        f'<span style="color:{type_colour(item.type).name()}; font-weight:600;">'
+        f"{html.escape(item.type.value)}</span><br>"
+        f"{content}<br>"
+        f'<span style="color:{muted}; font-size:small;">found by {legs_text}<br>{maths}</span>'
+        f"</td></tr></table>"
+    )
+
+
+def items_html(recall: RecallRecord) -> str:
+    muted = theme.colours().muted.name()
+    if not recall.items:
+        return (
+            f'<p style="color:{muted};">No memory was packed into the block for this turn '
+            "(none matched well enough, or none fitted the budget).</p>"
+        )
+    rows = [_item_html(item, position) for position, item in enumerate(recall.items, start=1)]
+    if len(recall.ranked) > len(recall.items):
+        left_out = len(recall.ranked) - len(recall.items)
+        rows.append(
+            f'<p style="color:{muted};">{left_out} more ranked above the minimum score but did '
+            "not fit the token budget.</p>"
+        )
+    return "".join(rows)
+
+
+class RecallView(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.recall: RecallRecord | None = None
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        self.stack = QStackedWidget(self)
+        outer.addWidget(self.stack)
+
+        self.empty = QLabel(self.stack)
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setProperty("muted", True)
+        self.empty.setContentsMargins(28, 0, 28, 0)
+        self.stack.addWidget(self.empty)
+
+        page = QWidget(self.stack)
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(12, 10, 12, 8)
+        layout.setSpacing(6)
+        self.caption = QLabel(page)
+        self.caption.setProperty("heading", True)
+        layout.addWidget(self.caption)
+        self.meter_label = QLabel(page)
+        layout.addWidget(self.meter_label)
+        self.meter = QProgressBar(page)
+        self.meter.setTextVisible(False)
+        self.meter.setFixedHeight(6)
+        layout.addWidget(self.meter)
+        self.legs_label = QLabel(page)
+        self.legs_label.setWordWrap(True)
+        self.legs_label.setProperty("muted", True)
+        layout.addWidget(self.legs_label)
+        splitter = QSplitter(Qt.Orientation.Vertical, page)
+        self.items_view = QTextBrowser(splitter)
+        self.items_view.setFrameShape(QFrame.Shape.NoFrame)
+        theme.see_through(self.items_view)
+        block_box = QWidget(splitter)
+        block_layout = QVBoxLayout(block_box)
+        block_layout.setContentsMargins(0, 6, 0, 0)
+        block_title = QLabel("The exact block sent to the model", block_box)
+        block_title.setProperty("heading", True)
+        block_layout.addWidget(block_title)
+        self.block_view = QPlainTextEdit(block_box)
+        self.block_view.setObjectName("RecallBlock")
+        self.block_view.setReadOnly(True)
+        self.block_view.setFont(theme.monospace_font())
+        self.block_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        block_layout.addWidget(self.block_view)
+        splitter.addWidget(self.items_view)
+        splitter.addWidget(block_box)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout.addWidget(splitter, 1)
+        self.stack.addWidget(page)
+        self.page = page
+        self.show_nothing()
+
+    def show_nothing(self) -> None:
+        self.recall = None
+        self.empty.setText(
+            "After you send a message, this shows exactly which memories recall gave the model. "
+            "Choose “Memories used” under any reply to see that turn's."
+        )
+        self.stack.setCurrentWidget(self.empty)
+
+    def show_no_block(self, caption: str = "", reason: str = "") -> None:
+        """No block went with this turn; `reason` says why when it is known."""
+        self.recall = None
+        why = (
+            f"No memory block was sent with this turn: {reason}."
+            if reason
+            else "No memory block was sent with this turn: nothing matched, memories are off "
+            "for this provider, or recall did not finish in time."
+        )
+        self.empty.setText((caption + "\n\n" if caption else "") + why)
+        self.stack.setCurrentWidget(self.empty)
+
+    def show_recall(self, recall: RecallRecord, caption: str = "Latest turn") -> None:
+        self.recall = recall
+        c = theme.colours()
+        self.caption.setText(caption)
+        if recall.budget:
+            share = recall.tokens / recall.budget
+            self.meter_label.setText(
+                f"{recall.tokens:,} of {recall.budget:,} tokens ({share:.0%} of the memory budget)"
+            )
+            self.meter.setRange(0, recall.budget)
+            self.meter.setValue(min(recall.tokens, recall.budget))
+            self.meter.show()
+        else:
+            self.meter_label.setText(f"{recall.tokens:,} tokens")
+            self.meter.hide()
+        counts = leg_counts(recall)
+        parts = [
+            f"{leg}: {leg_summary(recall.legs[leg], counts[leg])}"
+            for leg in RECALL_LEGS
+            if leg in recall.legs
+        ]
+        parts.append(f"{recall.elapsed_ms:.0f} ms in all")
+        self.legs_label.setText(" · ".join(parts))
+        self.legs_label.setVisible(True)
+        self.items_view.setHtml(f'<div style="color:{c.text.name()};">{items_html(recall)}</div>')
+        self.block_view.setPlainText(recall.block or "(empty)")
+        self.stack.setCurrentWidget(self.page)

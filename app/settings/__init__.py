@@ -1,0 +1,1 @@
+"""The settings dialog: one form per settings section, and the provider connection test."""

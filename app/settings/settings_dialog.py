@@ -1,0 +1,482 @@
+"""Settings: the chat model, embeddings and memory. Saved to settings.json; the API key goes
+to the OS keyring only, and is never shown again once saved.
+
+Keyring reads and writes and the connection test run on workers: a locked keyring or a
+slow server never freezes the dialog.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QRadioButton,
+    QScrollArea,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.jobs.workers import Failure, Workers
+from app.look import theme
+from app.settings import connection_check
+from app.settings.settings_section_form import SettingsSectionForm, is_basic
+from timothy import secrets
+from timothy.settings import Settings, save_settings
+
+log = logging.getLogger(__name__)
+
+OWN_SECTIONS = ("openai", "bedrock", "memory")
+OPENAI_MODELS = ["gpt-4o-mini", "gpt-4o", "gpt-4.1-mini", "gpt-4.1", "o4-mini"]
+BEDROCK_MODELS = [
+    "us.amazon.nova-lite-v1:0",
+    "us.amazon.nova-micro-v1:0",
+    "us.amazon.nova-pro-v1:0",
+]
+PROVIDERS = [
+    (None, "None: memory only"),
+    ("openai", "OpenAI, or a compatible server (Ollama, LM Studio, llama.cpp)"),
+    ("bedrock", "Amazon Bedrock"),
+]
+EMBEDDERS = [
+    (None, "None", "Vector search is off; text and entity search still find memories."),
+    ("local", "On this computer", "all-MiniLM-L6-v2, offline: no key, no cloud."),
+    ("openai", "OpenAI", "Uses the OpenAI key and address from the Chat page."),
+    ("bedrock", "Amazon Bedrock Titan", "Uses the AWS settings from the Chat page."),
+]
+
+
+def _text_or_none(edit: QLineEdit) -> str | None:
+    text = edit.text().strip()
+    return text or None
+
+
+def _combo(items: list[str], current: str, parent: QWidget) -> QComboBox:
+    combo = QComboBox(parent)
+    combo.setEditable(True)
+    combo.addItems(items if current in items else [current, *items])
+    combo.setCurrentText(current)
+    return combo
+
+
+def _hint(text: str, parent: QWidget) -> QLabel:
+    label = QLabel(text, parent)
+    label.setWordWrap(True)
+    label.setProperty("muted", True)
+    return label
+
+
+class SettingsDialog(QDialog):
+    settings_saved = Signal(object)  # the new Settings
+
+    def __init__(
+        self,
+        settings: Settings,
+        workers: Workers,
+        *,
+        page: str = "chat",
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.workers = workers
+        self.connection_check: connection_check.ConnectionCheck = connection_check.check_connection
+        self.embedding_check: connection_check.ConnectionCheck = connection_check.check_embeddings
+        self.key_saved = False
+        self.setWindowTitle("Settings")
+        self.resize(760, 560)
+        outer = QVBoxLayout(self)
+        body = QHBoxLayout()
+        self.nav = QListWidget(self)
+        self.nav.addItems(["Chat model", "Embeddings", "Memory"])
+        self.nav.setObjectName("SettingsNav")
+        self.nav.setFixedWidth(170)
+        self.nav.setFrameShape(QListWidget.Shape.NoFrame)
+        body.addWidget(self.nav)
+        self.pages = QStackedWidget(self)
+        self.pages.addWidget(self._scrolling(self._chat_page()))
+        self.pages.addWidget(self._scrolling(self._embedding_page()))
+        self.pages.addWidget(self._scrolling(self._memory_page()))
+        self.nav.currentRowChanged.connect(self.pages.setCurrentIndex)
+        body.addWidget(self.pages, 1)
+        outer.addLayout(body, 1)
+        self.error_label = QLabel(self)
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet(f"color: {theme.colours().danger.name()};")
+        self.error_label.hide()
+        outer.addWidget(self.error_label)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        self.buttons.accepted.connect(self.save)
+        self.buttons.rejected.connect(self.reject)
+        outer.addWidget(self.buttons)
+        self.nav.setCurrentRow({"chat": 0, "embeddings": 1, "memory": 2}.get(page, 0))
+        self._provider_changed()
+        self._load_key_state()
+
+    def _scrolling(self, page: QWidget) -> QScrollArea:
+        area = QScrollArea(self)
+        area.setWidgetResizable(True)
+        area.setFrameShape(QScrollArea.Shape.NoFrame)
+        area.setWidget(page)
+        return area
+
+    # -- pages -------------------------------------------------------------------------
+
+    def _chat_page(self) -> QWidget:
+        page = QWidget(self)
+        layout = QVBoxLayout(page)
+        s = self.settings
+        form = QFormLayout()
+        self.provider_combo = QComboBox(page)
+        for value, label in PROVIDERS:
+            self.provider_combo.addItem(label, value)
+        self.provider_combo.setCurrentIndex(
+            next((i for i, (v, _l) in enumerate(PROVIDERS) if v == s.chat_provider), 0)
+        )
+        self.provider_combo.currentIndexChanged.connect(self._provider_changed)
+        form.addRow("Chat with", self.provider_combo)
+        layout.addLayout(form)
+
+        self.openai_box = QGroupBox("OpenAI or a compatible server", page)
+        openai_form = QFormLayout(self.openai_box)
+        key_row = QHBoxLayout()
+        self.key_edit = QLineEdit(self.openai_box)
+        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key_edit.setPlaceholderText("sk-…")
+        key_row.addWidget(self.key_edit, 1)
+        self.forget_key_button = QToolButton(self.openai_box)
+        self.forget_key_button.setText("Forget saved key")
+        self.forget_key_button.clicked.connect(self._forget_key)
+        self.forget_key_button.hide()
+        key_row.addWidget(self.forget_key_button)
+        openai_form.addRow("API key", key_row)
+        self.key_state = _hint("Checking the system keyring…", self.openai_box)
+        openai_form.addRow("", self.key_state)
+        self.base_url_edit = QLineEdit(s.openai.base_url or "", self.openai_box)
+        self.base_url_edit.setPlaceholderText("https://api.openai.com/v1 (leave empty for OpenAI)")
+        openai_form.addRow("Server address", self.base_url_edit)
+        openai_form.addRow(
+            "",
+            _hint(
+                "Ollama: http://127.0.0.1:11434/v1\nLM Studio: http://127.0.0.1:1234/v1\n"
+                "Servers on this computer need no key.",
+                self.openai_box,
+            ),
+        )
+        self.openai_model = _combo(OPENAI_MODELS, s.openai.chat_model, self.openai_box)
+        openai_form.addRow("Model", self.openai_model)
+        self.openai_memories = QCheckBox("Use my memories with this provider", self.openai_box)
+        self.openai_memories.setChecked(s.openai.use_memories)
+        self.openai_memories.setToolTip(
+            "Off: no memories are sent to this provider and it is not asked to pick up facts."
+        )
+        openai_form.addRow("", self.openai_memories)
+        layout.addWidget(self.openai_box)
+
+        self.bedrock_box = QGroupBox("Amazon Bedrock", page)
+        bedrock_form = QFormLayout(self.bedrock_box)
+        self.region_edit = QLineEdit(s.bedrock.region or "", self.bedrock_box)
+        self.region_edit.setPlaceholderText("from your AWS configuration, e.g. us-east-1")
+        bedrock_form.addRow("Region", self.region_edit)
+        self.profile_edit = QLineEdit(s.bedrock.profile or "", self.bedrock_box)
+        self.profile_edit.setPlaceholderText("default credentials chain")
+        bedrock_form.addRow("AWS profile", self.profile_edit)
+        self.bedrock_model = _combo(BEDROCK_MODELS, s.bedrock.chat_model, self.bedrock_box)
+        bedrock_form.addRow("Model", self.bedrock_model)
+        bedrock_form.addRow(
+            "",
+            _hint(
+                "Credentials come from the standard AWS chain (environment, ~/.aws, SSO). "
+                "Timothy never stores AWS keys.",
+                self.bedrock_box,
+            ),
+        )
+        self.bedrock_memories = QCheckBox("Use my memories with this provider", self.bedrock_box)
+        self.bedrock_memories.setChecked(s.bedrock.use_memories)
+        bedrock_form.addRow("", self.bedrock_memories)
+        layout.addWidget(self.bedrock_box)
+
+        self.none_hint = _hint(
+            "Without a chat model you can still browse, confirm and edit your memories. "
+            "Choose a provider to start chatting.",
+            page,
+        )
+        layout.addWidget(self.none_hint)
+
+        test_row = QHBoxLayout()
+        self.test_button = QPushButton("Test connection", page)
+        self.test_button.clicked.connect(self.test_connection)
+        test_row.addWidget(self.test_button)
+        self.test_result = QLabel(page)
+        self.test_result.setWordWrap(True)
+        test_row.addWidget(self.test_result, 1)
+        layout.addLayout(test_row)
+        layout.addStretch(1)
+        return page
+
+    def _embedding_page(self) -> QWidget:
+        page = QWidget(self)
+        layout = QVBoxLayout(page)
+        layout.addWidget(
+            _hint(
+                "Embeddings let recall find memories by meaning, not only by words. "
+                "Changing the model re-embeds your memories in the background.",
+                page,
+            )
+        )
+        self.embedder_group = QButtonGroup(page)
+        self.embedder_buttons: dict[str | None, QRadioButton] = {}
+        for value, label, hint in EMBEDDERS:
+            button = QRadioButton(label, page)
+            button.setChecked(value == self.settings.embedding_provider)
+            self.embedder_group.addButton(button)
+            self.embedder_buttons[value] = button
+            layout.addWidget(button)
+            note = _hint(hint, page)
+            note.setContentsMargins(24, 0, 0, 6)
+            layout.addWidget(note)
+        if not any(b.isChecked() for b in self.embedder_buttons.values()):
+            self.embedder_buttons[None].setChecked(True)
+        models = QGroupBox("Embedding models", page)
+        form = QFormLayout(models)
+        self.openai_embedding = QLineEdit(self.settings.openai.embedding_model, models)
+        form.addRow("OpenAI model", self.openai_embedding)
+        self.bedrock_embedding = QLineEdit(self.settings.bedrock.embedding_model, models)
+        form.addRow("Bedrock model", self.bedrock_embedding)
+        layout.addWidget(models)
+        test_row = QHBoxLayout()
+        self.embedding_test_button = QPushButton("Test embeddings", page)
+        self.embedding_test_button.clicked.connect(self.test_embeddings)
+        test_row.addWidget(self.embedding_test_button)
+        self.embedding_test_result = QLabel(page)
+        self.embedding_test_result.setWordWrap(True)
+        test_row.addWidget(self.embedding_test_result, 1)
+        layout.addLayout(test_row)
+        layout.addStretch(1)
+        return page
+
+    def _memory_page(self) -> QWidget:
+        page = QWidget(self)
+        layout = QVBoxLayout(page)
+        policy = self.settings.memory
+        saving = QGroupBox("Saving", page)
+        saving_layout = QVBoxLayout(saving)
+        self.ask_before_saving = QCheckBox(
+            "Ask before saving: facts I tell Timothy to remember wait for my confirmation", saving
+        )
+        self.ask_before_saving.setChecked(policy.ask_before_saving)
+        saving_layout.addWidget(self.ask_before_saving)
+        self.extraction = QCheckBox(
+            "Pick up facts from conversations and queue them for me to confirm", saving
+        )
+        self.extraction.setChecked(policy.extraction_enabled)
+        saving_layout.addWidget(self.extraction)
+        layout.addWidget(saving)
+
+        # Sections other features own (recall's budget, time bound and scoring constants).
+        self.section_forms: dict[str, tuple[SettingsSectionForm, SettingsSectionForm]] = {}
+        advanced_forms: list[QGroupBox] = []
+        for item in dataclasses.fields(self.settings):
+            value = getattr(self.settings, item.name)
+            if item.name in OWN_SECTIONS or not dataclasses.is_dataclass(value):
+                continue
+            title = item.name.replace("_", " ").capitalize()
+            basic = SettingsSectionForm(value, include=is_basic, parent=page)
+            advanced = SettingsSectionForm(value, include=lambda n: not is_basic(n), parent=page)
+            self.section_forms[item.name] = (basic, advanced)
+            if not basic.is_empty():
+                box = QGroupBox(title, page)
+                QVBoxLayout(box).addWidget(basic)
+                layout.addWidget(box)
+            if not advanced.is_empty():
+                box = QGroupBox(f"{title}: advanced", page)
+                QVBoxLayout(box).addWidget(advanced)
+                advanced_forms.append(box)
+        if advanced_forms:
+            self.advanced_toggle = QToolButton(page)
+            self.advanced_toggle.setText("Show advanced settings")
+            self.advanced_toggle.setCheckable(True)
+            layout.addWidget(self.advanced_toggle, 0, Qt.AlignmentFlag.AlignLeft)
+            for box in advanced_forms:
+                box.hide()
+                layout.addWidget(box)
+                self.advanced_toggle.toggled.connect(box.setVisible)
+            self.advanced_toggle.toggled.connect(
+                lambda on: self.advanced_toggle.setText(
+                    "Hide advanced settings" if on else "Show advanced settings"
+                )
+            )
+        layout.addStretch(1)
+        return page
+
+    # -- state -------------------------------------------------------------------------
+
+    def _provider_changed(self) -> None:
+        provider = self.provider_combo.currentData()
+        self.openai_box.setVisible(provider == "openai")
+        self.bedrock_box.setVisible(provider == "bedrock")
+        self.none_hint.setVisible(provider is None)
+        self.test_button.setEnabled(provider is not None)
+        self.test_result.clear()
+
+    def _load_key_state(self) -> None:
+        self.workers.run(
+            self,
+            lambda: secrets.get_secret(secrets.OPENAI_API_KEY) is not None,
+            "reading the system keyring",
+            on_success=self._key_state_loaded,
+            on_failure=lambda failure: self.key_state.setText(failure.message),
+        )
+
+    def _key_state_loaded(self, saved: bool) -> None:
+        self.key_saved = bool(saved)
+        if saved:
+            self.key_state.setText(
+                "A key is saved in your system keyring. Type a new one to replace it."
+            )
+            self.key_edit.setPlaceholderText("•••••••• (saved)")
+        elif not secrets.keyring_available():
+            self.key_state.setText(
+                "No system keyring is available, so a key cannot be saved safely."
+            )
+        else:
+            self.key_state.setText("Stored only in your system keyring, never in a file.")
+        self.forget_key_button.setVisible(self.key_saved)
+
+    def _forget_key(self) -> None:
+        self.forget_key_button.setEnabled(False)
+
+        def forgotten(_result: object) -> None:
+            self.forget_key_button.setEnabled(True)
+            self._key_state_loaded(False)
+
+        self.workers.run(
+            self,
+            lambda: secrets.set_secret(secrets.OPENAI_API_KEY, None),
+            "removing the key from the keyring",
+            on_success=forgotten,
+            on_failure=self._show_error,
+        )
+
+    def chosen_settings(self) -> Settings:
+        s = self.settings
+        openai = dataclasses.replace(
+            s.openai,
+            base_url=_text_or_none(self.base_url_edit),
+            chat_model=self.openai_model.currentText().strip() or s.openai.chat_model,
+            embedding_model=self.openai_embedding.text().strip() or s.openai.embedding_model,
+            use_memories=self.openai_memories.isChecked(),
+        )
+        bedrock = dataclasses.replace(
+            s.bedrock,
+            region=_text_or_none(self.region_edit),
+            profile=_text_or_none(self.profile_edit),
+            chat_model=self.bedrock_model.currentText().strip() or s.bedrock.chat_model,
+            embedding_model=self.bedrock_embedding.text().strip() or s.bedrock.embedding_model,
+            use_memories=self.bedrock_memories.isChecked(),
+        )
+        memory = dataclasses.replace(
+            s.memory,
+            ask_before_saving=self.ask_before_saving.isChecked(),
+            extraction_enabled=self.extraction.isChecked(),
+        )
+        embedder = next(
+            (value for value, button in self.embedder_buttons.items() if button.isChecked()), None
+        )
+        changes: dict[str, Any] = {
+            "chat_provider": self.provider_combo.currentData(),
+            "embedding_provider": embedder,
+            "openai": openai,
+            "bedrock": bedrock,
+            "memory": memory,
+        }
+        for name, (basic, advanced) in self.section_forms.items():
+            section = basic.value()
+            section = dataclasses.replace(
+                section, **{field: read() for field, read in advanced.readers.items()}
+            )
+            changes[name] = section
+        return s.replace(**changes)
+
+    # -- actions -----------------------------------------------------------------------
+
+    def test_connection(self) -> None:
+        """Ask the chosen chat model for a word, with the key as typed (or the saved one)."""
+        self._test(self.connection_check, self.test_button, self.test_result)
+
+    def test_embeddings(self) -> None:
+        """Embed one query with the chosen embedding provider."""
+        self._test(self.embedding_check, self.embedding_test_button, self.embedding_test_result)
+
+    def _test(
+        self, check: connection_check.ConnectionCheck, button: QPushButton, result: QLabel
+    ) -> None:
+        chosen = self.chosen_settings()
+        typed_key = self.key_edit.text().strip() or None
+        button.setEnabled(False)
+        result.setStyleSheet("")
+        result.setText("Testing…")
+
+        def tested(message: str) -> None:
+            button.setEnabled(True)
+            result.setStyleSheet(f"color: {theme.colours().success.name()};")
+            result.setText("✓ " + message)
+
+        def failed(failure: Failure) -> None:
+            button.setEnabled(True)
+            result.setStyleSheet(f"color: {theme.colours().danger.name()};")
+            result.setText("✗ " + failure.message)
+
+        self.workers.run(
+            self,
+            lambda: check(chosen, typed_key),
+            "testing the connection",
+            on_success=tested,
+            on_failure=failed,
+        )
+
+    def save(self) -> None:
+        chosen = self.chosen_settings()
+        key = self.key_edit.text().strip()
+        self.buttons.setEnabled(False)
+        self.error_label.hide()
+
+        def work() -> Settings:
+            if key:
+                secrets.set_secret(secrets.OPENAI_API_KEY, key)  # raises if there is no safe place
+            save_settings(chosen)
+            return chosen
+
+        self.workers.run(
+            self, work, "saving settings", on_success=self._saved, on_failure=self._show_error
+        )
+
+    def _saved(self, settings: Settings) -> None:
+        self.buttons.setEnabled(True)
+        self.key_edit.clear()
+        self.settings = settings
+        self.settings_saved.emit(settings)
+        self.accept()
+
+    def _show_error(self, failure: Failure) -> None:
+        self.buttons.setEnabled(True)
+        self.error_label.setText(failure.message)
+        self.error_label.show()

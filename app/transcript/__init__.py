@@ -1,0 +1,1 @@
+"""A conversation on screen: turns, Markdown and code blocks, notices, compaction dividers."""

@@ -1,0 +1,111 @@
+"""A fenced code block in a reply: monospace, highlighted, with its language and a Copy button."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFontMetrics, QGuiApplication
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.look import icons, theme
+from app.transcript.code_highlighter import CodeHighlighter
+
+
+class CodeBlock(QFrame):
+    code_copied = Signal(str)
+
+    def __init__(self, code: str, language: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("CodeBlock")
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+
+        header = QWidget(self)
+        header.setObjectName("CodeHeader")
+        header.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        row = QHBoxLayout(header)
+        row.setContentsMargins(12, 4, 6, 4)
+        self.language_label = QLabel(language or "code", header)
+        row.addWidget(self.language_label)
+        row.addStretch(1)
+        self.copy_button = QToolButton(header)
+        self.copy_button.setProperty("flat", True)
+        self.copy_button.setText("Copy")
+        self.copy_button.setIcon(icons.icon("copy", "muted", 14))
+        self.copy_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.copy_button.setToolTip("Copy this code")
+        self.copy_button.clicked.connect(self.copy)
+        row.addWidget(self.copy_button)
+        layout.addWidget(header)
+
+        self.body = QPlainTextEdit(self)
+        self.body.setObjectName("CodeBody")
+        self.body.setReadOnly(True)
+        self.body.setFrameShape(QFrame.Shape.NoFrame)
+        self.body.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.body.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.body.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.body.setFont(theme.monospace_font())
+        self.body.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.body.document().setDocumentMargin(10)
+        self.highlighter = CodeHighlighter(
+            self.body.document(), language, dark=theme.colours().dark
+        )
+        layout.addWidget(self.body)
+        self.language = language
+        self.code = ""
+        self._widest: int | None = None
+        self.set_code(code)
+
+    def set_code(self, code: str) -> None:
+        if code == self.code:
+            return
+        self.code = code
+        self._widest = None
+        self.body.setPlainText(code)
+        self._fit()
+
+    def _fit(self) -> None:
+        """Exactly as tall as the code (plus a scrollbar when a line is wider than the block).
+
+        Measured against the block's own width, not the viewport's: the viewport is resized
+        after this widget, and reading it here made heights flip back and forth.
+        """
+        metrics = QFontMetrics(self.body.font())
+        lines = self.code.split("\n")
+        margin = int(self.body.document().documentMargin())
+        height = len(lines) * metrics.lineSpacing() + 2 * margin + 4
+        if self._widest is None:
+            self._widest = max((metrics.horizontalAdvance(line) for line in lines), default=0)
+        if self._widest + 2 * margin + 4 > self.width():
+            height += self.body.horizontalScrollBar().sizeHint().height()
+        if height != self.body.height() or self.body.minimumHeight() != height:
+            self.body.setFixedHeight(height)
+
+    def resizeEvent(self, event: object) -> None:
+        super().resizeEvent(event)  # type: ignore[arg-type]
+        self._fit()
+
+    def copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.code)
+        self.copy_button.setText("Copied")
+        self.copy_button.setIcon(icons.icon("check", "success", 14))
+        QTimer.singleShot(1500, self, self._reset_copy_label)
+        self.code_copied.emit(self.code)
+
+    def _reset_copy_label(self) -> None:
+        self.copy_button.setText("Copy")
+        self.copy_button.setIcon(icons.icon("copy", "muted", 14))

@@ -1,0 +1,249 @@
+"""One turn in the transcript: the owner's words in a bubble, or Timothy's reply as Markdown."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QResizeEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.look import icons, theme
+from app.transcript.markdown_view import MarkdownView
+from timothy.store.records import RecallRecord
+
+BUBBLE_MAX_WIDTH = 600
+
+
+def local_time(moment: datetime) -> str:
+    local = moment.astimezone()
+    now = datetime.now(local.tzinfo)
+    if local.date() == now.date():
+        return local.strftime("%H:%M")
+    if local.year == now.year:
+        return local.strftime("%d %b, %H:%M")
+    return local.strftime("%d %b %Y, %H:%M")
+
+
+def _flat_button(name: str, tip: str, parent: QWidget) -> QToolButton:
+    button = QToolButton(parent)
+    button.setProperty("flat", True)
+    button.setIcon(icons.icon(name, "muted", 16))
+    button.setToolTip(tip)
+    button.setAutoRaise(True)
+    return button
+
+
+class MessageWidget(QWidget):
+    message_copied = Signal(str)
+    code_copied = Signal(str)
+    regenerate_requested = Signal()
+    recall_requested = Signal(object)  # this turn's recall dict, or None
+
+    def __init__(
+        self,
+        role: Literal["user", "assistant"],
+        content: str,
+        created_at: datetime,
+        *,
+        message_id: str | None = None,
+        recall: RecallRecord | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.role = role
+        self.message_id = message_id
+        self.recall = recall
+        self.content = content
+        self.streaming = False
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 6, 0, 6)
+        outer.setSpacing(4)
+        self.time_label = QLabel(local_time(created_at), self)
+        self.time_label.setProperty("muted", True)
+        if role == "user":
+            self._build_user(outer, content)
+        else:
+            self._build_assistant(outer, content)
+
+    # -- layout ------------------------------------------------------------------------
+
+    def _build_user(self, outer: QVBoxLayout, content: str) -> None:
+        row = QHBoxLayout()
+        row.addStretch(1)
+        bubble = QWidget(self)
+        bubble.setObjectName("UserBubble")
+        bubble.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        bubble_layout = QVBoxLayout(bubble)
+        bubble_layout.setContentsMargins(14, 9, 14, 9)
+        self.text_label = QLabel(content, bubble)
+        self.text_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.text_label.setWordWrap(True)
+        self.text_label.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        bubble_layout.addWidget(self.text_label)
+        bubble.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Minimum)
+        self.bubble = bubble
+        row.addWidget(bubble)
+        outer.addLayout(row)
+        actions = QHBoxLayout()
+        actions.addStretch(1)
+        actions.addWidget(self.time_label)
+        self.copy_button = _flat_button("copy", "Copy message", self)
+        self.copy_button.clicked.connect(self.copy)
+        actions.addWidget(self.copy_button)
+        outer.addLayout(actions)
+
+    def _build_assistant(self, outer: QVBoxLayout, content: str) -> None:
+        header = QHBoxLayout()
+        header.setSpacing(8)
+        avatar = QLabel(self)
+        avatar.setPixmap(icons.logo(24))
+        avatar.setFixedSize(24, 24)
+        header.addWidget(avatar)
+        name = QLabel("Timothy", self)
+        name.setProperty("heading", True)
+        header.addWidget(name)
+        header.addWidget(self.time_label)
+        header.addStretch(1)
+        outer.addLayout(header)
+
+        body = QVBoxLayout()
+        body.setContentsMargins(30, 0, 0, 0)
+        body.setSpacing(6)
+        self.markdown = MarkdownView(self)
+        self.markdown.code_copied.connect(self.code_copied)
+        self.markdown.set_markdown(content)
+        body.addWidget(self.markdown)
+        self.activity_label = QLabel(self)
+        self.activity_label.setProperty("muted", True)
+        self.activity_label.hide()
+        body.addWidget(self.activity_label)
+        self.note_label = QLabel(self)
+        self.note_label.setWordWrap(True)
+        self.note_label.hide()
+        body.addWidget(self.note_label)
+
+        actions = QHBoxLayout()
+        actions.setSpacing(2)
+        self.copy_button = _flat_button("copy", "Copy reply (Markdown)", self)
+        self.copy_button.clicked.connect(self.copy)
+        actions.addWidget(self.copy_button)
+        self.regenerate_button = _flat_button("regenerate", "Regenerate this reply", self)
+        self.regenerate_button.clicked.connect(self.regenerate_requested)
+        actions.addWidget(self.regenerate_button)
+        self.recall_button = _flat_button("eye", "What the model saw: the memories recalled", self)
+        self.recall_button.setText("Memories used")
+        self.recall_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.recall_button.clicked.connect(lambda: self.recall_requested.emit(self.recall))
+        actions.addWidget(self.recall_button)
+        actions.addStretch(1)
+        self.actions_row = QWidget(self)
+        self.actions_row.setLayout(actions)
+        actions.setContentsMargins(0, 0, 0, 0)
+        body.addWidget(self.actions_row)
+        outer.addLayout(body)
+        self._dots = 0
+        self._dots_timer = QTimer(self)
+        self._dots_timer.setInterval(400)
+        self._dots_timer.timeout.connect(self._tick)
+        self.set_regenerable(False)
+        self._refresh_recall_button()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self.role == "user":
+            # A word-wrapped QLabel guesses a narrow width; give it the width its text needs,
+            # up to four fifths of the column.
+            cap = min(BUBBLE_MAX_WIDTH, int(self.width() * 0.8)) - 28
+            natural = max(
+                (
+                    self.text_label.fontMetrics().horizontalAdvance(line)
+                    for line in self.content.split("\n")
+                ),
+                default=0,
+            )
+            self.text_label.setMinimumWidth(max(40, min(natural + 4, cap)))
+            self.bubble.setMaximumWidth(cap + 28)
+
+    # -- streaming ---------------------------------------------------------------------
+
+    def start_streaming(self) -> None:
+        self.streaming = True
+        self.actions_row.hide()
+        self.note_label.hide()
+        self.show_activity("Thinking")
+
+    def show_activity(self, text: str) -> None:
+        """A transient line under the reply ("Thinking", "Saving to memory")."""
+        self._activity = text
+        self._dots = 0
+        self.activity_label.setText(text + "…")
+        self.activity_label.show()
+        self._dots_timer.start()
+
+    def _tick(self) -> None:
+        self._dots = (self._dots + 1) % 4
+        self.activity_label.setText(self._activity + "." * self._dots)
+
+    def set_content(self, text: str) -> None:
+        self.content = text
+        self.markdown.set_markdown(text)
+        if text and self.activity_label.isVisible() and self._activity == "Thinking":
+            self._dots_timer.stop()
+            self.activity_label.hide()
+
+    def finish_streaming(self, note: str | None = None, *, error: bool = False) -> None:
+        """The reply ended; `note` says why when it did not end normally."""
+        self.streaming = False
+        self._dots_timer.stop()
+        self.activity_label.hide()
+        self.actions_row.show()
+        self.set_note(note, error=error)
+
+    def set_note(self, note: str | None, *, error: bool = False) -> None:
+        if not note:
+            self.note_label.hide()
+            return
+        colour = theme.colours().danger if error else theme.colours().muted
+        self.note_label.setStyleSheet(f"color: {colour.name()}; font-style: italic;")
+        self.note_label.setText(note)
+        self.note_label.show()
+
+    def set_recall(self, recall: RecallRecord | None) -> None:
+        self.recall = recall
+        self._refresh_recall_button()
+
+    def _refresh_recall_button(self) -> None:
+        if self.role != "assistant":
+            return
+        items = len(self.recall.items) if self.recall else 0
+        self.recall_button.setText(
+            f"{items} memor{'y' if items == 1 else 'ies'} used" if items else "Memories used"
+        )
+
+    def set_regenerable(self, allowed: bool) -> None:
+        if self.role == "assistant":
+            self.regenerate_button.setVisible(allowed)
+
+    # -- actions -----------------------------------------------------------------------
+
+    def copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.content)
+        self.copy_button.setIcon(icons.icon("check", "success", 16))
+        QTimer.singleShot(1500, self, self._reset_copy_icon)
+        self.message_copied.emit(self.content)
+
+    def _reset_copy_icon(self) -> None:
+        self.copy_button.setIcon(icons.icon("copy", "muted", 16))

@@ -1,0 +1,364 @@
+"""The conversation: turns in a centred column, the streaming reply, memory notices.
+
+Text that streams in is buffered and painted on a timer, not per token: a fast model can
+send hundreds of deltas a second and re-rendering Markdown for each would stall the window.
+The timer backs off when a long reply makes each repaint expensive.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from collections.abc import Sequence
+from datetime import datetime
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from app.conversations.chat_port import TranscriptMessage
+from app.transcript.message_widget import MessageWidget
+from app.transcript.notice import Notice
+from app.transcript.summary_divider import SummaryDivider
+from timothy.store import Memory, MemoryStatus
+from timothy.store.records import RecallRecord, utc_now
+
+COLUMN_WIDTH = 820
+REPLY_INDENT = 30  # where a reply's text starts, right of the avatar
+STICK_MARGIN = 32  # px from the bottom that still counts as "following the reply"
+
+
+def _short(text: str, limit: int = 140) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class TranscriptView(QScrollArea):
+    regenerate_requested = Signal()
+    recall_requested = Signal(object)  # the recall dict of the chosen turn, or None
+    memory_undo_requested = Signal(object)  # the Memory the owner wants forgotten
+    staged_review_requested = Signal()
+    message_copied = Signal(str)
+
+    MIN_FLUSH_MS = 50
+    MAX_FLUSH_MS = 250
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("TranscriptView")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        canvas = QWidget(self)
+        outer = QHBoxLayout(canvas)
+        outer.setContentsMargins(24, 16, 24, 16)
+        outer.addStretch(1)
+        self.column = QWidget(canvas)
+        self.column.setObjectName("TranscriptColumn")
+        self.column.setMaximumWidth(COLUMN_WIDTH)
+        self.column_layout = QVBoxLayout(self.column)
+        self.column_layout.setContentsMargins(0, 0, 0, 0)
+        self.column_layout.setSpacing(10)
+        self.column_layout.addStretch(1)
+        outer.addWidget(self.column, 100)
+        outer.addStretch(1)
+        self.setWidget(canvas)
+
+        self.messages: list[MessageWidget] = []
+        self.dividers: list[SummaryDivider] = []  # where older turns were summarised
+        self.notices: dict[str, Notice] = {}  # memory id -> its "Remembered" notice
+        self.reply: MessageWidget | None = None
+        self._reply_text = ""
+        self._pending = ""
+        self._stick = True
+        self.flush_timer = QTimer(self)
+        self.flush_timer.setInterval(self.MIN_FLUSH_MS)
+        self.flush_timer.timeout.connect(self.flush)
+        self.flushes = 0  # how many repaints the current reply took (tests, diagnostics)
+        bar = self.verticalScrollBar()
+        bar.rangeChanged.connect(self._follow)
+        bar.valueChanged.connect(self._remember_position)
+
+    # -- whole transcript --------------------------------------------------------------
+
+    def clear(self) -> None:
+        self.flush_timer.stop()
+        self.reply = None
+        self._pending = ""
+        self._reply_text = ""
+        while self.column_layout.count() > 1:
+            item = self.column_layout.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        self.messages.clear()
+        self.dividers.clear()
+        self.notices.clear()
+        self._stick = True
+
+    def show_messages(self, messages: Sequence[TranscriptMessage]) -> None:
+        self.clear()
+        for message in messages:
+            if message.role == "summary":
+                self._insert(self._divider(message))
+                continue
+            widget = self._add_message(
+                message.role,
+                message.content,
+                message.created_at,
+                message_id=message.id,
+                recall=message.recall,
+            )
+            if message.error:
+                widget.set_note(message.error, error=True)
+            elif message.stopped:
+                widget.set_note("This reply was cut short.")
+            for memory in message.remembered:
+                self._add_notice_for(memory, undoable=False)
+                if memory.status is MemoryStatus.REJECTED:
+                    self.mark_memory_forgotten(memory.id)
+        self._refresh_regenerable()
+
+    # -- compaction --------------------------------------------------------------------
+
+    def _divider(self, summary: TranscriptMessage) -> SummaryDivider:
+        divider = SummaryDivider(
+            summary.content, summary.compacted, message_id=summary.id, parent=self.column
+        )
+        self.dividers.append(divider)
+        return divider
+
+    def insert_summary(self, summary: TranscriptMessage, after_id: str | None) -> SummaryDivider:
+        """Show where older turns were summarised: after the message `after_id` (and the
+        notices that belong to it), or before the reply being written when it is not shown."""
+        layout = self.column_layout
+        anchor = next((w for w in self.messages if after_id and w.message_id == after_id), None)
+        if anchor is not None:
+            position = layout.indexOf(anchor) + 1
+            while position < layout.count() - 1:
+                item = layout.itemAt(position)
+                widget = item.widget() if item is not None else None
+                if isinstance(widget, MessageWidget | SummaryDivider) or widget is None:
+                    break
+                position += 1
+        else:
+            # The summary covers everything before the question being answered.
+            reply = self.reply
+            at = self.messages.index(reply) if reply in self.messages else -1
+            position = layout.indexOf(self.messages[at - 1]) if at > 0 else layout.count() - 1
+        divider = self._divider(summary)
+        layout.insertWidget(max(position, 0), divider)
+        return divider
+
+    @property
+    def streaming(self) -> bool:
+        return self.reply is not None
+
+    def is_empty(self) -> bool:
+        return not self.messages
+
+    # -- building ----------------------------------------------------------------------
+
+    def _insert(self, widget: QWidget) -> None:
+        self.column_layout.insertWidget(self.column_layout.count() - 1, widget)
+
+    def _insert_notice(self, notice: Notice) -> None:
+        """Notices belong to the reply above them: indent them to its text."""
+        holder = QWidget(self.column)
+        row = QHBoxLayout(holder)
+        row.setContentsMargins(REPLY_INDENT, 0, 0, 0)
+        row.addWidget(notice)
+        self._insert(holder)
+
+    def _add_message(
+        self,
+        role: str,
+        content: str,
+        created_at: datetime,
+        *,
+        message_id: str | None = None,
+        recall: RecallRecord | None = None,
+    ) -> MessageWidget:
+        widget = MessageWidget(
+            "user" if role == "user" else "assistant",
+            content,
+            created_at,
+            message_id=message_id,
+            recall=recall,
+            parent=self.column,
+        )
+        widget.message_copied.connect(self.message_copied)
+        widget.code_copied.connect(self.message_copied)
+        if widget.role == "assistant":
+            widget.regenerate_requested.connect(self.regenerate_requested)
+            widget.recall_requested.connect(self.recall_requested)
+        self._insert(widget)
+        self.messages.append(widget)
+        return widget
+
+    def add_user_message(self, text: str, created_at: datetime | None = None) -> MessageWidget:
+        self._stick = True
+        widget = self._add_message("user", text, created_at or utc_now())
+        self._refresh_regenerable()
+        return widget
+
+    # -- the streaming reply -----------------------------------------------------------
+
+    def begin_reply(self, created_at: datetime | None = None) -> MessageWidget:
+        if self.reply is not None:
+            self.end_reply()
+        self._stick = True
+        self.reply = self._add_message("assistant", "", created_at or utc_now())
+        self.reply.start_streaming()
+        self._reply_text = ""
+        self._pending = ""
+        self.flushes = 0
+        self.flush_timer.setInterval(self.MIN_FLUSH_MS)
+        self.flush_timer.start()
+        self._refresh_regenerable()
+        return self.reply
+
+    def append_text(self, text: str) -> None:
+        """Queue streamed text; it is painted at the next timer tick."""
+        if self.reply is None:
+            self.begin_reply()
+        self._pending += text
+
+    def show_activity(self, text: str) -> None:
+        if self.reply is not None:
+            self.reply.show_activity(text)
+
+    def flush(self) -> None:
+        if self.reply is None or not self._pending:
+            return
+        started = time.perf_counter()
+        self._reply_text += self._pending
+        self._pending = ""
+        self.reply.set_content(self._reply_text)
+        self.flushes += 1
+        spent_ms = (time.perf_counter() - started) * 1000
+        # Keep repainting under a fifth of the GUI thread's time however long the reply gets.
+        interval = int(min(self.MAX_FLUSH_MS, max(self.MIN_FLUSH_MS, spent_ms * 5)))
+        if interval != self.flush_timer.interval():
+            self.flush_timer.setInterval(interval)
+
+    def end_reply(self, note: str | None = None, *, error: bool = False) -> MessageWidget | None:
+        """The reply is over: paint what is left, show why it ended if it did not end well."""
+        reply = self.reply
+        if reply is None:
+            return None
+        self.flush()
+        self.flush_timer.stop()
+        self.reply = None
+        if not self._reply_text and not note:
+            note = "No reply arrived."
+        reply.finish_streaming(note, error=error)
+        self._refresh_regenerable()
+        return reply
+
+    def set_reply_recall(self, recall: RecallRecord | None) -> None:
+        target = self.reply or self.last_assistant()
+        if target is not None:
+            target.set_recall(recall)
+
+    def last_assistant(self) -> MessageWidget | None:
+        for widget in reversed(self.messages):
+            if widget.role == "assistant":
+                return widget
+        return None
+
+    def remove_last_reply(self) -> None:
+        """Take away the last reply and the notices under it (before regenerating it: the
+        engine replaces that reply and its tool steps)."""
+        last = self.last_assistant()
+        if last is None or last is not self.messages[-1]:
+            return
+        layout = self.column_layout
+        position = layout.indexOf(last)
+        gone: list[QWidget] = [last]
+        for index in range(position + 1, layout.count()):
+            item = layout.itemAt(index)
+            widget = item.widget() if item is not None else None
+            if widget is not None and not isinstance(widget, MessageWidget | SummaryDivider):
+                gone.append(widget)
+        for memory_id, notice in list(self.notices.items()):
+            if any(notice is holder or holder.isAncestorOf(notice) for holder in gone):
+                del self.notices[memory_id]
+        self.messages.remove(last)
+        for widget in gone:
+            layout.removeWidget(widget)
+            widget.deleteLater()
+        self._refresh_regenerable()
+
+    def _refresh_regenerable(self) -> None:
+        last = self.last_assistant()
+        for widget in self.messages:
+            if widget.role == "assistant":
+                widget.set_regenerable(
+                    widget is last and self.reply is None and widget is self.messages[-1]
+                )
+
+    # -- memory notices ----------------------------------------------------------------
+
+    def _add_notice_for(self, memory: Memory, *, undoable: bool) -> Notice:
+        staged = memory.status is MemoryStatus.STAGED
+        label = "Saved for your review" if staged else "Remembered"
+        text = f"<b>{label}:</b> {html.escape(_short(memory.content))}"
+        action = "Undo" if undoable else None
+        notice = Notice(text, icon="memory", action=action, parent=self.column)
+        notice.action_clicked.connect(lambda: self._undo(memory, notice))
+        self._insert_notice(notice)
+        self.notices[memory.id] = notice
+        return notice
+
+    def show_memory_saved(self, memory: Memory) -> Notice:
+        """A "Remembered: ... [Undo]" notice for a fact the `remember` tool saved."""
+        return self._add_notice_for(memory, undoable=True)
+
+    def _undo(self, memory: Memory, notice: Notice) -> None:
+        notice.action_button.setEnabled(False)
+        self.memory_undo_requested.emit(memory)
+
+    def mark_memory_forgotten(self, memory_id: str) -> None:
+        notice = self.notices.get(memory_id)
+        if notice is not None:
+            text = notice.text_label.text().replace("Remembered:", "Forgotten:", 1)
+            text = text.replace("Saved for your review:", "Forgotten:", 1)
+            notice.set_text(f"<s>{text}</s>")
+            notice.set_action(None)
+
+    def mark_undo_failed(self, memory_id: str) -> None:
+        notice = self.notices.get(memory_id)
+        if notice is not None:
+            notice.action_button.setEnabled(True)
+
+    def show_facts_staged(self, count: int) -> Notice:
+        """A badge-like notice: extraction proposed facts that wait for the owner."""
+        noun = "fact" if count == 1 else "facts"
+        notice = Notice(
+            f"{count} new {noun} to confirm", icon="sparkle", action="Review", parent=self.column
+        )
+        notice.action_clicked.connect(self.staged_review_requested)
+        self._insert_notice(notice)
+        return notice
+
+    def add_info(self, text: str) -> QLabel:
+        label = QLabel(text, self.column)
+        label.setProperty("muted", True)
+        label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        label.setWordWrap(True)
+        self._insert(label)
+        return label
+
+    # -- following the reply -----------------------------------------------------------
+
+    def _remember_position(self, value: int) -> None:
+        bar = self.verticalScrollBar()
+        self._stick = value >= bar.maximum() - STICK_MARGIN
+
+    def _follow(self, _minimum: int, maximum: int) -> None:
+        if self._stick:
+            self.verticalScrollBar().setValue(maximum)
+
+    def scroll_to_bottom(self) -> None:
+        self._stick = True
+        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())

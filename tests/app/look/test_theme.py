@@ -1,0 +1,42 @@
+"""Dark mode follows the palette: colours, the style sheet and already-made icons change with it."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QIcon
+from PySide6.QtWidgets import QApplication
+
+from app.look import icons, theme
+
+
+def opaque_pixels(icon: QIcon) -> set[str]:
+    """The colours of the fully opaque pixels of `icon` painted now, at 32 px."""
+    image = icon.pixmap(32, 32).toImage()
+    return {
+        image.pixelColor(x, y).name()
+        for x in range(32)
+        for y in range(32)
+        if image.pixelColor(x, y).alpha() == 255
+    }
+
+
+def test_switching_to_dark_changes_colours_style_and_icons(qapp: QApplication) -> None:
+    theme.apply(qapp, scheme=Qt.ColorScheme.Light)
+    light = theme.colours()
+    made_in_light = icons.icon("copy", "text")
+    assert not light.dark
+    # In the light palette the icon paints in the light text colour, and only in it.
+    assert opaque_pixels(made_in_light) == {light.text.name()}
+    theme.apply(qapp, scheme=Qt.ColorScheme.Dark)
+    dark = theme.colours()
+    assert dark.dark and dark.base != light.base and dark.text != light.text
+    assert dark.base.name() in qapp.styleSheet()
+    # The icon made before the switch now paints in the dark palette's text colour.
+    assert opaque_pixels(made_in_light) == {dark.text.name()}
+    theme.apply(qapp, scheme=Qt.ColorScheme.Light)
+    assert opaque_pixels(icons.icon("copy", "text")) == {light.text.name()}
+
+
+def test_blend_mixes_two_colours() -> None:
+    mixed = theme.blend(QColor("#ffffff"), QColor("#000000"), 0.25)
+    assert mixed.name() == "#404040"

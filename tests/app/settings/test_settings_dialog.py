@@ -1,0 +1,236 @@
+"""Settings persist in the config folder; the API key lands in the keyring and in no file;
+"Test connection" runs the providers' own checks on a worker, against the fake OpenAI server,
+with the key as typed, and reports plainly."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+import keyring
+import pytest
+from keyring.backends import fail
+from PySide6.QtWidgets import QDoubleSpinBox
+from pytestqt.qtbot import QtBot
+
+from app.jobs.workers import Workers
+from app.settings.settings_dialog import SettingsDialog
+from app.settings.settings_section_form import SettingsSectionForm, is_basic
+from tests.app.conftest import settle
+from tests.fakes.openai_server import OpenAIServer
+from timothy import secrets
+from timothy.secrets import OPENAI_API_KEY
+from timothy.settings import OpenAISettings, Settings, load_settings, settings_path
+from timothy.store import MemoryType
+
+SECRET = "sk-test-9f8e7d6c5b4a-DO-NOT-LEAK"
+
+
+@pytest.fixture
+def dialog(qtbot: QtBot, workers: Workers) -> Iterator[SettingsDialog]:
+    widget = SettingsDialog(Settings(), workers)
+    qtbot.addWidget(widget)
+    widget.show()
+    settle(qtbot, workers)
+    yield widget
+
+
+def choose_openai(dialog: SettingsDialog, base_url: str = "", model: str = "gpt-4o-mini") -> None:
+    dialog.provider_combo.setCurrentIndex(dialog.provider_combo.findData("openai"))
+    dialog.base_url_edit.setText(base_url)
+    dialog.openai_model.setCurrentText(model)
+
+
+def files_under(folder: Path) -> Iterator[Path]:
+    return (path for path in folder.rglob("*") if path.is_file())
+
+
+def test_settings_persist_and_the_key_goes_only_to_the_keyring(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers, isolated_env: Path
+) -> None:
+    choose_openai(dialog, "http://127.0.0.1:11434/v1", "llama3.2")
+    dialog.key_edit.setText(SECRET)
+    dialog.openai_memories.setChecked(False)
+    dialog.ask_before_saving.setChecked(True)
+    dialog.embedder_buttons["local"].setChecked(True)
+    with qtbot.waitSignal(dialog.settings_saved, timeout=5000) as saved:
+        dialog.buttons.button(dialog.buttons.StandardButton.Save).click()
+    settle(qtbot, workers)
+    expected = saved.args[0]
+    loaded = load_settings()
+    assert loaded == expected
+    assert loaded.chat_provider == "openai"
+    assert loaded.openai.base_url == "http://127.0.0.1:11434/v1"
+    assert loaded.openai.chat_model == "llama3.2"
+    assert loaded.openai.use_memories is False
+    assert loaded.memory.ask_before_saving is True
+    assert loaded.embedding_provider == "local"
+    assert settings_path().parent == isolated_env / "config"
+    # The key is in the (test) OS keyring ...
+    assert secrets.get_secret(OPENAI_API_KEY) == SECRET
+    keyring_file = isolated_env / "keyring.json"
+    assert SECRET in keyring_file.read_text(encoding="utf-8")
+    # ... and in no file Timothy writes: settings, window state, database, logs, cache.
+    checked = 0
+    for folder in ("config", "data", "cache", "logs"):
+        for path in files_under(isolated_env / folder):
+            checked += 1
+            assert SECRET.encode() not in path.read_bytes(), f"the key leaked into {path}"
+    assert checked >= 1
+    assert "api_key" not in json.loads(settings_path().read_text(encoding="utf-8"))["openai"]
+    assert not dialog.isVisible()
+
+
+def test_a_saved_key_is_never_shown_again(qtbot: QtBot, workers: Workers) -> None:
+    secrets.set_secret(OPENAI_API_KEY, SECRET)
+    widget = SettingsDialog(Settings(chat_provider="openai"), workers)
+    qtbot.addWidget(widget)
+    settle(qtbot, workers)
+    assert widget.key_edit.text() == ""
+    assert "(saved)" in widget.key_edit.placeholderText()
+    assert "A key is saved" in widget.key_state.text()
+    assert not widget.forget_key_button.isHidden()
+    widget.forget_key_button.click()
+    settle(qtbot, workers)
+    assert secrets.get_secret(OPENAI_API_KEY) is None
+    assert "never in a file" in widget.key_state.text()
+
+
+def test_without_a_keyring_nothing_is_saved_and_the_dialog_says_why(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers
+) -> None:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    try:
+        choose_openai(dialog)
+        dialog.key_edit.setText(SECRET)
+        dialog.buttons.button(dialog.buttons.StandardButton.Save).click()
+        settle(qtbot, workers)
+    finally:
+        keyring.set_keyring(previous)
+    assert not dialog.error_label.isHidden()
+    assert "keyring" in dialog.error_label.text()
+    assert dialog.isVisible()
+    assert not settings_path().exists()
+
+
+def test_test_connection_tries_the_typed_key_and_reports_success(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers, openai_server: OpenAIServer
+) -> None:
+    openai_server.api_key = SECRET
+    secrets.set_secret(OPENAI_API_KEY, "sk-test-an-older-saved-key")
+    choose_openai(dialog, openai_server.base_url, "llama3.2")
+    dialog.key_edit.setText(SECRET)
+    dialog.test_button.click()
+    assert dialog.test_result.text() == "Testing…"
+    assert not dialog.test_button.isEnabled()
+    settle(qtbot, workers)
+    assert dialog.test_result.text().startswith("✓ Connected: llama3.2 answered in ")
+    assert dialog.test_button.isEnabled()
+    [request] = openai_server.chat_requests
+    assert request["model"] == "llama3.2"
+    assert openai_server.requests[-1].headers["authorization"] == f"Bearer {SECRET}"
+    # Testing saved nothing: the keyring still holds the older key.
+    assert secrets.get_secret(OPENAI_API_KEY) == "sk-test-an-older-saved-key"
+
+
+def test_test_connection_names_an_unknown_model(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers, openai_server: OpenAIServer
+) -> None:
+    openai_server.fail(404)
+    choose_openai(dialog, openai_server.base_url, "gpt-none")
+    dialog.test_button.click()
+    settle(qtbot, workers)
+    text = dialog.test_result.text()
+    assert text.startswith("✗ ") and "gpt-none" in text and "Traceback" not in text
+
+
+def test_test_connection_explains_a_refused_key_and_a_dead_server(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers, openai_server: OpenAIServer
+) -> None:
+    openai_server.api_key = "the-right-key"
+    choose_openai(dialog, openai_server.base_url, "m")
+    dialog.key_edit.setText("the-wrong-key")
+    dialog.test_button.click()
+    settle(qtbot, workers)
+    refused = dialog.test_result.text()
+    assert refused.startswith("✗ ") and "key" in refused.lower()
+    base_url = openai_server.base_url
+    openai_server.stop()
+    dialog.test_button.click()  # the server is gone now
+    settle(qtbot, workers)
+    gone = dialog.test_result.text()
+    assert gone.startswith("✗ ") and gone != refused and "Traceback" not in gone
+    assert base_url in gone or "reach" in gone.lower()
+
+
+def test_test_embeddings_embeds_one_query(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers, openai_server: OpenAIServer
+) -> None:
+    choose_openai(dialog, openai_server.base_url)
+    dialog.embedder_buttons["openai"].setChecked(True)
+    dialog.embedding_test_button.click()
+    settle(qtbot, workers)
+    assert dialog.embedding_test_result.text().startswith(
+        "✓ Connected: openai/text-embedding-3-small (1536-d) answered in "
+    )
+    assert len(openai_server.embedding_requests) == 1
+
+
+def test_bedrock_fields_round_trip(qtbot: QtBot, dialog: SettingsDialog, workers: Workers) -> None:
+    dialog.provider_combo.setCurrentIndex(dialog.provider_combo.findData("bedrock"))
+    assert dialog.openai_box.isHidden() and not dialog.bedrock_box.isHidden()
+    dialog.region_edit.setText("eu-west-1")
+    dialog.profile_edit.setText("work")
+    dialog.bedrock_model.setCurrentText("us.amazon.nova-pro-v1:0")
+    with qtbot.waitSignal(dialog.settings_saved, timeout=5000):
+        dialog.buttons.button(dialog.buttons.StandardButton.Save).click()
+    loaded = load_settings()
+    assert (loaded.chat_provider, loaded.bedrock.region, loaded.bedrock.profile) == (
+        "bedrock",
+        "eu-west-1",
+        "work",
+    )
+    assert loaded.bedrock.chat_model == "us.amazon.nova-pro-v1:0"
+    assert loaded.openai == OpenAISettings()
+
+
+@dataclass(frozen=True)
+class SampleRecallSettings:
+    """Shaped like recall's own settings: per-type read-only maps keyed by MemoryType."""
+
+    token_budget: int = 1500
+    time_bound_seconds: float = 10.0
+    half_life_days: Mapping[MemoryType, float] = field(
+        default_factory=lambda: MappingProxyType({t: 90.0 for t in MemoryType})
+    )
+    min_score: float = 0.005
+    type_weights: Mapping[MemoryType, float] = field(
+        default_factory=lambda: MappingProxyType(
+            {MemoryType.SEMANTIC: 1.0, MemoryType.EPISODIC: 0.8}
+        )
+    )
+    label: str = "x"
+
+
+def test_a_settings_section_form_edits_whatever_fields_a_feature_defines(qtbot: QtBot) -> None:
+    section = SampleRecallSettings()
+    basic = SettingsSectionForm(section, include=is_basic)
+    advanced = SettingsSectionForm(section, include=lambda name: not is_basic(name))
+    qtbot.addWidget(basic)
+    qtbot.addWidget(advanced)
+    assert set(basic.editors) == {"token_budget", "time_bound_seconds"}
+    assert set(advanced.editors) == {"half_life_days", "min_score", "type_weights", "label"}
+    basic.editors["token_budget"].setValue(2000)  # type: ignore[attr-defined]
+    edited = basic.value()
+    assert edited.token_budget == 2000 and edited.half_life_days == section.half_life_days
+    spins = advanced.editors["type_weights"].findChildren(QDoubleSpinBox)
+    spins[1].setValue(0.5)
+    assert advanced.value().type_weights == {MemoryType.SEMANTIC: 1.0, MemoryType.EPISODIC: 0.5}
+    half_lives = advanced.editors["half_life_days"].findChildren(QDoubleSpinBox)
+    assert len(half_lives) == len(MemoryType)
+    half_lives[2].setValue(30.0)
+    assert advanced.value().half_life_days[list(MemoryType)[2]] == 30.0
