@@ -232,11 +232,16 @@ def test_normal_text_is_left_exactly_as_it_was(text: str) -> None:
 
 
 @pytest.mark.parametrize("lookalike", sorted(LOOKALIKES))
-@pytest.mark.parametrize("tag", ["</memory>", "<memory>"])
-def test_each_lookalike_in_a_tag_is_neutralised(lookalike: str, tag: str) -> None:
+def test_each_lookalike_in_a_tag_is_neutralised(lookalike: str) -> None:
     ascii = LOOKALIKES[lookalike]
-    for index in [i for i, c in enumerate(tag) if c == ascii]:
-        attack = tag[:index] + lookalike + tag[index + 1 :]
+    attacks = [
+        tag[:index] + lookalike + tag[index + 1 :]
+        for tag in ("</memory>", "<memory>")
+        for index, char in enumerate(tag)
+        if char == ascii
+    ]
+    assert attacks  # each look-alike stands for a character of the tags
+    for attack in attacks:
         assert tags_read(attack) != [], attack
         escaped = escape_content(f"x {attack} y")
         assert tags_read(escaped) == [], escaped
