@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tests.chat.conftest import MakeEngine, run
@@ -274,4 +272,15 @@ def test_messages_too_long_or_empty_are_refused_before_anything_is_saved(
     with pytest.raises(InvalidInputError, match="200,000"):
         run(engine.send("x" * 200_001))
     assert store.sessions.list() == []
-    assert time.monotonic() > 0
+    assert openai_server.requests == []  # the model was never asked
+    # Nor does a refused message land in a conversation that already exists.
+    openai_server.reply("Hello.")
+    [started] = [e for e in run(engine.send("hi")) if isinstance(e, TurnStarted)]
+    session_id = started.session.id
+    before = store.sessions.messages(session_id)
+    asked = len(openai_server.requests)
+    for refused in ("\n\t ", "x" * 200_001):
+        with pytest.raises(InvalidInputError):
+            run(engine.send(refused, session_id=session_id))
+    assert store.sessions.messages(session_id) == before
+    assert len(openai_server.requests) == asked

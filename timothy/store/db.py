@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import apsw
 import sqlite_vec
 
 from timothy.errors import DatabaseLockedError, StoreError
-from timothy.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from timothy.store.migrations import MIGRATIONS, Migration, apply_migration
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +56,25 @@ def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
 class Database:
     """The memory database: a connection per thread, write transactions, migrations."""
 
-    def __init__(self, path: Path | str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        migrations: Sequence[Migration] = MIGRATIONS,
+    ) -> None:
         self.path = Path(path)
         self.busy_timeout_ms = busy_timeout_ms
+        self.migrations = tuple(migrations)
         self._local = threading.local()
         self._connections: list[apsw.Connection] = []
         self._connections_lock = threading.Lock()
         self._check_header()
-        self._migrate(self.connection())
+        try:
+            self._migrate(self.connection())
+        except BaseException:
+            self.close()
+            raise
 
     # -- connections -------------------------------------------------------------------
 
@@ -178,20 +189,34 @@ class Database:
             return int(scalar(conn, "PRAGMA user_version"))
 
     def _migrate(self, conn: apsw.Connection) -> None:
+        """Run the migrations the file has not had yet, in order, each in its own write
+        transaction with its user_version bump: a migration that fails leaves the file as
+        the one before it left it."""
+        latest = len(self.migrations)
         version = self.schema_version()
-        if version > SCHEMA_VERSION:
+        if version > latest:
             raise StoreError(
                 f"{self.path} was written by a newer Timothy (schema {version}; this version "
-                f"reads up to {SCHEMA_VERSION}). Update Timothy to open it; the file was left "
+                f"reads up to {latest}). Update Timothy to open it; the file was left "
                 "untouched."
             )
-        while version < SCHEMA_VERSION:
-            with self.write():
-                # Another process may have migrated while we waited for the lock.
-                version = int(scalar(conn, "PRAGMA user_version"))
-                if version >= SCHEMA_VERSION:
-                    break
-                conn.execute(MIGRATIONS[version])
-                conn.execute(f"PRAGMA user_version = {version + 1}")
+        while version < latest:
+            try:
+                with self.write():
+                    # Another process may have migrated while we waited for the lock.
+                    version = int(scalar(conn, "PRAGMA user_version"))
+                    if version >= latest:
+                        break
+                    apply_migration(conn, self.migrations[version])
+                    if not conn.in_transaction:
+                        raise RuntimeError("the migration ended the transaction it runs in")
+                    conn.execute(f"PRAGMA user_version = {version + 1}")
+            except StoreError:
+                raise
+            except Exception as exc:
+                raise StoreError(
+                    f"Upgrading {self.path} to schema {version + 1} failed ({exc}); the file "
+                    f"was left at schema {version}. Please report this."
+                ) from exc
             log.info("migrated %s to schema %d", self.path, version + 1)
             version += 1

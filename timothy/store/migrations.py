@@ -1,9 +1,30 @@
-"""The schema, as numbered migrations; `PRAGMA user_version` holds how many have run."""
+"""The schema, as numbered migrations; `PRAGMA user_version` holds how many have run.
+
+A migration is SQL (a script of statements) or, when data must be rewritten in ways SQL says
+badly, a Python function given the connection, named for its number like llm's:
+
+    def m006_split_names(conn: apsw.Connection) -> None:
+        for seq, name in conn.execute("SELECT seq, name FROM ...").fetchall():
+            conn.execute("UPDATE ... SET ... WHERE seq = ?", (..., seq))
+
+    MIGRATIONS = [..., m006_split_names]
+
+Migration N is MIGRATIONS[N - 1]. Each runs in its own write transaction together with the
+user_version bump (`Database._migrate`), so it applies whole or not at all. A function must
+leave that transaction open: no COMMIT, ROLLBACK or BEGIN (a `with conn:` savepoint is fine),
+and no `PRAGMA foreign_keys`, which SQLite ignores inside a transaction.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import apsw
+
+Migration = str | Callable[[apsw.Connection], None]
+
 # Never edit a migration that has shipped: add a new one at the end.
-MIGRATIONS: list[str] = [
+MIGRATIONS: list[Migration] = [
     # 1: memories, their entities, full text, embedding models, key-value meta.
     """
     CREATE TABLE memories (
@@ -197,3 +218,11 @@ MIGRATIONS: list[str] = [
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def apply_migration(conn: apsw.Connection, migration: Migration) -> None:
+    """Run one migration on `conn`, inside the transaction the caller holds."""
+    if isinstance(migration, str):
+        conn.execute(migration)
+    else:
+        migration(conn)

@@ -1,4 +1,5 @@
-"""`timothy --self-check` from source: one line per part, honours the data folder, fails loudly."""
+"""`timothy doctor` finds every part working; `timothy --self-check` from source: one line per
+part, honours the data folder, fails loudly."""
 
 from __future__ import annotations
 
@@ -28,6 +29,13 @@ def lines_by_check(stdout: str) -> dict[str, str]:
         if status in ("ok", "FAIL") and name:
             found[name] = status
     return found
+
+
+def test_doctor_reports_every_check_ok() -> None:
+    result = run_timothy("doctor")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for name in ("sqlite-vec", "FTS5", "token encoding", "data folder", "database", "keyring"):
+        assert any(line.startswith("ok") and name in line for line in result.stdout.splitlines())
 
 
 def test_self_check_passes_with_one_line_per_part(data_dir: Path) -> None:

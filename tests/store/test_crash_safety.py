@@ -16,7 +16,7 @@ from timothy.store import Store
 
 def test_sigkill_mid_write_loses_no_acknowledged_memory(data_dir: Path) -> None:
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.crash_writer", str(data_dir)],
+        [sys.executable, "-m", "tests.store.crash_writer", str(data_dir)],
         stdout=subprocess.PIPE,
         text=True,
         cwd=REPO,

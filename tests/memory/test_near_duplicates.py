@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import numpy.typing as npt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from timothy.memory import near_duplicates
 from timothy.memory.near_duplicates import (
     UnionFind,
     near_duplicate_groups,
@@ -46,16 +49,20 @@ def _reference_groups(matrix: npt.NDArray[np.float32], threshold: float) -> list
 
 
 def _clustered(
-    seed: int, clusters: int, size: int, dim: int, noise: float
+    seed: int, clusters: int, size: int, dim: int, noise: float, rank: int | None = None
 ) -> npt.NDArray[np.float32]:
+    """Clusters and loners; with `rank`, all in a random subspace of that many dimensions."""
     rng = np.random.default_rng(seed)
+    inner = dim if rank is None else rank
     rows = []
     for _ in range(clusters):
-        centre = rng.standard_normal(dim)
-        rows += [centre + noise * rng.standard_normal(dim) for _ in range(size)]
-    rows += list(rng.standard_normal((clusters * 2, dim)))  # loners
-    matrix = np.array(rows, dtype=np.float32).reshape(-1, dim)
-    return matrix[rng.permutation(len(matrix))]
+        centre = rng.standard_normal(inner)
+        rows += [centre + noise * rng.standard_normal(inner) for _ in range(size)]
+    rows += list(rng.standard_normal((clusters * 2, inner)))  # loners
+    matrix = np.array(rows, dtype=np.float64).reshape(-1, inner)
+    if rank is not None:
+        matrix = matrix @ np.linalg.qr(rng.standard_normal((dim, rank)))[0].T
+    return matrix.astype(np.float32)[rng.permutation(len(matrix))]
 
 
 @settings(max_examples=60, deadline=None)
@@ -68,6 +75,11 @@ def _clustered(
     row_block=st.sampled_from([1, 3, 8, 1_024]),
     column_block=st.sampled_from([1, 5, 16, 8_192]),
     projected=st.sampled_from([0, 2, 4, 12]),  # 0: every pair in full; else filter first
+    # (24 dimensions: each of 2, 4, 12 is at most half, so the filter runs)
+    dense_tile=st.sampled_from([near_duplicates.DENSE_TILE, 1.0]),  # 1.0: always verify one by one
+    # In a subspace no wider than the projection, projected distances equal full ones, so a
+    # filter a hair too strict drops pairs just above the threshold.
+    rank=st.sampled_from([None, 2, 4, 12]),
 )
 def test_groups_match_brute_force(
     seed: int,
@@ -78,9 +90,14 @@ def test_groups_match_brute_force(
     row_block: int,
     column_block: int,
     projected: int,
+    dense_tile: float,
+    rank: int | None,
 ) -> None:
-    matrix = _clustered(seed, clusters, size, 24, noise)
-    found = near_duplicate_groups(matrix, threshold, row_block=row_block, column_block=column_block)
+    matrix = _clustered(seed, clusters, size, 24, noise, rank)
+    with mock.patch.object(near_duplicates, "DENSE_TILE", dense_tile):
+        found = near_duplicate_groups(
+            matrix, threshold, row_block=row_block, column_block=column_block, projected=projected
+        )
     assert sorted(group.tolist() for group in found) == _reference_groups(matrix, threshold)
 
 
