@@ -12,7 +12,6 @@ import pytest
 
 from timothy.memory.consolidation import (
     ConsolidationReport,
-    ConsolidationSettings,
     LeftAlone,
     Step,
     consolidate,
@@ -21,6 +20,7 @@ from timothy.memory.consolidation import (
     last_run,
     stale_periods,
 )
+from timothy.memory.settings import ConsolidationSettings
 from timothy.providers.base import CancelToken
 from timothy.store import Store
 from timothy.store.records import Memory, MemoryStatus, MemoryType

@@ -14,11 +14,11 @@ import pytest
 from tests.fakes.openai_server import OpenAIServer
 from timothy.memory.consolidation import (
     MERGE_INSTRUCTIONS,
-    ConsolidationSettings,
     LeftAlone,
     consolidate,
     last_run,
 )
+from timothy.memory.settings import ConsolidationSettings
 from timothy.providers.base import ChatProvider
 from timothy.providers.factory import chat_provider
 from timothy.settings import Settings
