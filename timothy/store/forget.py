@@ -270,8 +270,9 @@ def _relink(conn: apsw.Connection, forgotten: Mapping[str, Memory]) -> list[str]
 
 
 def _remove_vectors(conn: apsw.Connection, seqs: Sequence[int]) -> int:
-    """Each vector overwritten with zeros, then deleted, in every model's table: vec0 keeps a
-    deleted row's bytes in its chunk blob. The change is noted so an in-memory copy of the
+    """Each vector overwritten with zeros, then deleted, in every model's table: vec0 keeps
+    a deleted row's slot in its chunk blob (sqlite-vec 0.1.9 clears it on delete; older ones
+    did not, and the layout is theirs to change). The change is noted so an in-memory copy of the
     vectors (vector_index.py) reads the row again, finds it gone and zeroes it too."""
     removed = 0
     models = conn.execute("SELECT id, dimension FROM embedding_models ORDER BY id").fetchall()
