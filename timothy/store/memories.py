@@ -546,6 +546,28 @@ class MemoryRepository:
         self._notify("archived", memory)
         return memory
 
+    def restore(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Undo a rejection or an archival: rejected -> staged (the owner decides again),
+        archived -> active. Its confirmation time is left as it was."""
+        with self.db.write() as conn:
+            rows = conn.execute(
+                "UPDATE memories SET status = CASE status WHEN 'rejected' THEN 'staged' "
+                "ELSE 'active' END WHERE id = ? AND status IN ('rejected', 'archived') "
+                "RETURNING id",
+                (memory_id,),
+            ).fetchall()
+            if not rows:
+                current = scalar(conn, "SELECT status FROM memories WHERE id = ?", (memory_id,))
+                if current is None:
+                    raise NotFoundError(f"No memory has the id {memory_id!r}.")
+                raise IllegalTransitionError(
+                    f"Memory {memory_id} is {current}; only a rejected or archived memory "
+                    "can be restored."
+                )
+        memory = self.get(memory_id)
+        self._notify("restored", memory)
+        return memory
+
     def supersede(
         self,
         memory_id: str,
