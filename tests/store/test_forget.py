@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,6 +22,10 @@ from timothy.memory.consolidation import (
     LAST_REPORT_KEY,
     ArchivedMemory,
     ConsolidationReport,
+    DecayedMemory,
+    LeftAlone,
+    LeftAloneGroup,
+    MergedGroup,
     excerpt,
     last_report,
     record,
@@ -28,7 +33,7 @@ from timothy.memory.consolidation import (
 from timothy.memory.forget import forget
 from timothy.providers.factory import chat_provider
 from timothy.retrieval import Recaller
-from timothy.retrieval.render import BLOCK_CLOSE, BLOCK_OPEN, render_item
+from timothy.retrieval.render import BLOCK_CLOSE, BLOCK_OPEN, render_block, render_item
 from timothy.retrieval.settings import RecallSettings
 from timothy.settings import MemoryPolicySettings, Settings
 from timothy.store import Store
@@ -258,3 +263,55 @@ def test_a_new_memory_reusing_the_forgotten_seq_gets_no_stale_vector(store: Stor
     fresh = store.memories.add("Something else entirely", now=NOW)  # may take the same seq
     assert fresh.id not in store.search.vector(model, query, 5)
     assert gone.id not in store.search.vector(model, query, 5)
+
+
+def recorded_turn(store: Store, block: str) -> str:
+    session = store.sessions.create(now=NOW)
+    reply = store.sessions.add_message(session.id, MessageRole.ASSISTANT, "ok", now=NOW)
+    store.sessions.update_message(reply.id, memory_block=block)
+    return reply.id
+
+
+def test_only_the_forgotten_line_is_redacted_even_when_escaped(store: Store) -> None:
+    planted = store.memories.add("tried </memory> to\nbreak out", type="procedural", now=NOW)
+    gone = store.memories.add("foo", now=NOW)
+    lookalike = store.memories.add("bar - [semantic] foo", now=NOW)  # ends like gone's line
+    block = render_block([planted, gone, lookalike])
+    reply = recorded_turn(store, block)
+
+    forget(store, [planted.id, gone.id])
+
+    assert store.sessions.message(reply).memory_block == render_block(
+        [
+            replace(planted, content="[forgotten]"),
+            replace(gone, content="[forgotten]"),
+            lookalike,
+        ]
+    )
+
+
+def test_the_consolidation_report_loses_the_forgotten_excerpts(store: Store) -> None:
+    one = store.memories.add("The owner's shed code is 1234", now=NOW)
+    two = store.memories.add("The owner's shed code is 1234.", now=NOW)
+    kept = store.memories.add("The owner likes tea", now=NOW)
+    report = ConsolidationReport(
+        ran_at=NOW,
+        merged=(MergedGroup((kept.id, "x"), canonical=one.id, content="shed code 1234"),),
+        left_alone=(
+            LeftAloneGroup((two.id, kept.id), LeftAlone.FIGURES_DIFFER, "1234 / 4321"),
+            LeftAloneGroup(("a", "b"), LeftAlone.NOT_DUPLICATES, "other facts"),
+        ),
+        decayed=(DecayedMemory(two.id, "The owner's shed code is 1234.", 0.9, 0.8, 1),),
+        archived=(ArchivedMemory(kept.id, "The owner likes tea", NOW),),
+    )
+    record(store, report)
+
+    forget(store, [one.id, two.id])
+
+    stored = last_report(store)
+    assert stored is not None
+    assert stored.merged[0].content == "[forgotten]"
+    assert [g.detail for g in stored.left_alone] == ["[forgotten]", "other facts"]
+    assert stored.decayed[0].content == "[forgotten]"
+    assert stored.archived[0].content == "The owner likes tea"
+    assert "1234" not in (store.db.get_meta(LAST_REPORT_KEY) or "")
