@@ -315,3 +315,28 @@ def test_the_consolidation_report_loses_the_forgotten_excerpts(store: Store) -> 
     assert stored.decayed[0].content == "[forgotten]"
     assert stored.archived[0].content == "The owner likes tea"
     assert "1234" not in (store.db.get_meta(LAST_REPORT_KEY) or "")
+
+
+def test_forget_inside_a_transaction_still_forgets_and_says_the_file_was_not_rebuilt(
+    store: Store,
+) -> None:
+    memory = store.memories.add(LOCKER, now=NOW)
+    with store.db.write():
+        report = forget(store, [memory.id])
+    assert report.forgotten == (memory.id,)
+    assert report.compacted is False
+    assert store.memories.get_many([memory.id]) == {}
+
+
+def test_a_reader_holding_the_wal_is_reported(store: Store) -> None:
+    memory = store.memories.add(LOCKER, now=NOW)
+    reader = store.db.connect()
+    reader.set_busy_timeout(0)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM memories").fetchall()
+    try:
+        report = forget(store, [memory.id])
+    finally:
+        reader.execute("COMMIT")
+    assert report.compacted is False
+    assert store.memories.get_many([memory.id]) == {}

@@ -376,12 +376,14 @@ def compact(db: Database) -> bool:
     disk is full, another connection kept reading): the text may then linger in free space."""
     try:
         with db.read() as conn:
+            if conn.in_transaction:  # called inside the caller's transaction: it cannot be
+                log.warning("not rebuilding %s inside a transaction", db.path)
+                return False
             conn.execute("VACUUM")
-    except StoreError as exc:
+            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
+    except (StoreError, apsw.Error) as exc:
         log.warning("could not rebuild %s after forgetting: %s", db.path, exc)
         return False
-    with db.read() as conn:
-        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
     if int(str(busy)):
         log.warning("could not truncate the WAL of %s after forgetting", db.path)
         return False
