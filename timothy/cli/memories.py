@@ -12,8 +12,11 @@ from typing import Any
 
 from timothy.cli.context import Context, add_json, add_now
 from timothy.errors import InvalidInputError, StoreError, TimothyError
+from timothy.memory.consolidation import LAST_REPORT_KEY
+from timothy.memory.forget import forget
 from timothy.retrieval.fading import fading
 from timothy.settings import load_settings
+from timothy.store.forget import ForgetReport
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
 from timothy.store.transfer import export_memories, import_memories
 
@@ -52,12 +55,27 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         ("confirm", cmd_confirm, "promote staged memories (or re-confirm active ones)"),
         ("reject", cmd_reject, "reject staged (or active) memories"),
         ("archive", cmd_archive, "archive active memories"),
+        ("restore", cmd_restore, "restore rejected (to staged) or archived (to active) memories"),
     ):
         p = msub.add_parser(name, parents=[common], help=text)
         p.add_argument("ids", nargs="+", metavar="ID")
         add_json(p)
         add_now(p)
         p.set_defaults(handler=handler)
+
+    p = msub.add_parser(
+        "forget",
+        parents=[common],
+        help="remove memories for good, with every copy of their text in the store",
+        description="Remove memories for good: the memory, its entities, text index rows, "
+        "vectors and decay records, and its text wherever the store copied it (the memory "
+        "blocks of past turns keep their shape, the line says [forgotten]). All or nothing: "
+        "an unknown id forgets nothing. Older backups are separate files and still hold it.",
+    )
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("--chain", action="store_true", help="every version of each memory's chain")
+    add_json(p)
+    p.set_defaults(handler=cmd_forget)
 
     p = msub.add_parser("edit", parents=[common], help="supersede a memory with a new version")
     p.add_argument("id")
@@ -219,6 +237,51 @@ def cmd_reject(ctx: Context) -> int:
 def cmd_archive(ctx: Context) -> int:
     repo, now = ctx.store().memories, ctx.now()
     return _each(ctx, "Archived", lambda i: repo.archive(i, now=now))
+
+
+def cmd_restore(ctx: Context) -> int:
+    repo, now = ctx.store().memories, ctx.now()
+    return _each(ctx, "Restored", lambda i: repo.restore(i, now=now))
+
+
+def _count(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def forget_summary(report: ForgetReport) -> str:
+    """What went, in one plain sentence, and that older backups may still hold it."""
+    line = f"Forgot {_count(report.count, 'memory', 'memories')} for good"
+    if report.chains:
+        line += f" ({_count(report.chains, 'version chain', 'version chains')})"
+    erased = report.erased
+    redacted = []
+    if erased.turns_redacted:
+        redacted.append(
+            _count(erased.turns_redacted, "past turn's memory block", "past turns' memory blocks")
+        )
+    if erased.tool_messages_redacted:
+        redacted.append(
+            _count(erased.tool_messages_redacted, "remember tool message", "remember tool messages")
+        )
+    if LAST_REPORT_KEY in erased.meta_redacted:
+        redacted.append("the last consolidation report")
+    if redacted:
+        line += "; " + ", ".join(redacted) + " redacted"
+    return line + ". Older backups may still hold this text."
+
+
+def cmd_forget(ctx: Context) -> int:
+    report = forget(ctx.store(), ctx.args.ids, chain=ctx.args.chain)
+    if ctx.json:
+        ctx.print_json(report.to_json())
+    else:
+        ctx.print(forget_summary(report))
+    if not report.compacted:
+        ctx.fail(
+            "the database file could not be rebuilt afterwards (another program may have it "
+            "open); freed space in it may still hold the text until the next forget."
+        )
+    return 0
 
 
 def cmd_edit(ctx: Context) -> int:

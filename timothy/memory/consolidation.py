@@ -24,7 +24,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -45,6 +45,7 @@ from timothy.memory.near_duplicates import near_duplicate_groups
 from timothy.memory.settings import ConsolidationSettings
 from timothy.providers.base import CancelToken, ChatMessage, ChatProvider, SystemBlock
 from timothy.store import Store
+from timothy.store.forget import FORGOTTEN
 from timothy.store.memories import ConfidenceDecay
 from timothy.store.records import MAX_CONTENT_CHARS, Memory, MemoryType, format_time, parse_time
 from timothy.store.vector_index import single_threaded_blas
@@ -745,6 +746,37 @@ def last_run(store: Store) -> datetime | None:
     except ValueError:
         log.warning("unreadable %s in meta: %r", LAST_RUN_KEY, value)
         return None
+
+
+def redact_report(stored: str, forgotten: Mapping[str, Memory]) -> str | None:
+    """A stored report (JSON text) without the words of the `forgotten` memories: the
+    excerpt of an archived, lowered or canonical memory forgotten, and the detail of a group
+    left alone that held one (it can quote their figures or a model's answer), become
+    FORGOTTEN. None when the report names none of them."""
+    try:
+        data = json.loads(stored)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    changed = False
+
+    def redact(entry: Any, key: str) -> None:
+        nonlocal changed
+        if isinstance(entry, dict) and entry.get(key) != FORGOTTEN:
+            entry[key] = FORGOTTEN
+            changed = True
+
+    for entry in [*data.get("archived", ()), *data.get("decayed", ())]:
+        if isinstance(entry, dict) and entry.get("id") in forgotten:
+            redact(entry, "content")
+    for group in data.get("merged", ()):
+        if isinstance(group, dict) and group.get("canonical") in forgotten:
+            redact(group, "content")
+    for group in data.get("left_alone", ()):
+        if isinstance(group, dict) and set(group.get("members") or ()) & set(forgotten):
+            redact(group, "detail")
+    return json.dumps(data, ensure_ascii=False) if changed else None
 
 
 def last_report(store: Store) -> ConsolidationReport | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from timothy.errors import ErrorKind, NotFoundError, ProviderError, StoreError
 from timothy.providers.base import CancelToken, EmbeddingProvider
 from timothy.store import Store
-from timothy.store.records import Memory
+from timothy.store.records import Memory, MemoryStatus
 from timothy.store.vectors import EmbeddingModel
 
 log = logging.getLogger(__name__)
@@ -209,7 +209,10 @@ class EmbeddingQueue:
             return self._idle.wait_for(lambda: self._busy == 0, timeout)
 
     def _on_memory(self, event: str, memory: Memory) -> None:
-        if event in EMBED_EVENTS:
+        if event in EMBED_EVENTS or (
+            # An archived memory restored to active may never have had a vector.
+            event == "restored" and memory.status is MemoryStatus.ACTIVE
+        ):
             self.submit(memory)
 
     def _work(self) -> None:

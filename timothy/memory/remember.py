@@ -7,6 +7,7 @@ The seed's narrow promotion policy: such a fact is stored active at once (source
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from timothy.errors import InvalidInputError
 from timothy.providers.base import ToolSpec
 from timothy.store import Store
+from timothy.store.forget import FORGOTTEN
 from timothy.store.records import Memory, MemorySource, MemoryType
 
 REMEMBER_TOOL = ToolSpec(
@@ -118,3 +120,32 @@ def saved_memory_id(result: str) -> str | None:
     if isinstance(data, dict) and data.get("saved") and isinstance(data.get("id"), str):
         return str(data["id"])
     return None
+
+
+def redact_remember_result(result: str, forgotten: Mapping[str, Memory]) -> str | None:
+    """A `remember` result that saved one of the `forgotten` memories, with the fact's text
+    replaced by FORGOTTEN (the id stays, naming a memory that no longer exists); None for
+    any other tool result."""
+    memory_id = saved_memory_id(result)
+    if memory_id is None or memory_id not in forgotten:
+        return None
+    data = json.loads(result)
+    data["content"] = FORGOTTEN
+    return json.dumps(data, ensure_ascii=False)
+
+
+def redact_remember_call(name: str, arguments: str) -> str:
+    """The arguments of the `remember` call whose memory was forgotten, without the fact:
+    its content becomes FORGOTTEN and its entities go (other tools' calls are left alone)."""
+    if name != REMEMBER_TOOL.name:
+        return arguments
+    try:
+        args: Any = json.loads(arguments or "{}")
+    except ValueError:
+        return json.dumps({"content": FORGOTTEN})  # unreadable: nothing of it is kept
+    if not isinstance(args, dict):
+        return json.dumps({"content": FORGOTTEN})
+    args["content"] = FORGOTTEN
+    if "entities" in args:
+        args["entities"] = []
+    return json.dumps(args, ensure_ascii=False)

@@ -16,6 +16,7 @@ import apsw
 
 from timothy.errors import IllegalTransitionError, InvalidInputError, NotFoundError
 from timothy.store.db import Database, scalar
+from timothy.store.forget import ForgetReport, Redaction, compact, erase, secure_deletion
 from timothy.store.ids import new_id
 from timothy.store.records import (
     MAX_CONTENT_CHARS,
@@ -47,6 +48,24 @@ MemoryListener = Callable[[str, Memory], None]
 # The moment a memory's staleness counts from: its last confirmation, or its creation.
 _CONFIRMED_OR_CREATED = "coalesce(m.last_confirmed_at, m.created_at)"
 _RETRIEVED_OR_CREATED = "coalesce(m.last_retrieved_at, m.created_at)"
+
+# Every version of the chain of the memory `?`, as the CTE `versions (id)`: follow
+# `superseded_by` to the newest version, then gather every version that led to it.
+_VERSIONS = """
+WITH RECURSIVE
+forward (id, next) AS (
+    SELECT id, superseded_by FROM memories WHERE id = ?
+    UNION
+    SELECT m.id, m.superseded_by FROM memories m JOIN forward f ON m.id = f.next
+),
+head (id) AS (SELECT id FROM forward WHERE next IS NULL
+              OR next NOT IN (SELECT id FROM memories)),
+versions (id) AS (
+    SELECT id FROM head
+    UNION
+    SELECT m.id FROM memories m JOIN versions v ON m.superseded_by = v.id
+)
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,23 +328,8 @@ class MemoryRepository:
         self.get(memory_id)  # raises NotFoundError
         with self.db.read() as conn:
             rows = conn.execute(
-                f"""
-                WITH RECURSIVE
-                forward (id, next) AS (
-                    SELECT id, superseded_by FROM memories WHERE id = ?
-                    UNION
-                    SELECT m.id, m.superseded_by FROM memories m JOIN forward f ON m.id = f.next
-                ),
-                head (id) AS (SELECT id FROM forward WHERE next IS NULL
-                              OR next NOT IN (SELECT id FROM memories)),
-                versions (id) AS (
-                    SELECT id FROM head
-                    UNION
-                    SELECT m.id FROM memories m JOIN versions v ON m.superseded_by = v.id
-                )
-                SELECT {COLUMNS} FROM memories m JOIN versions v ON v.id = m.id
-                ORDER BY m.created_at, m.seq
-                """,
+                f"{_VERSIONS} SELECT {COLUMNS} FROM memories m JOIN versions v ON v.id = m.id "
+                "ORDER BY m.created_at, m.seq",
                 (memory_id,),
             ).fetchall()
             return rows_to_memories(conn, rows)
@@ -540,6 +544,28 @@ class MemoryRepository:
         )
         memory = self.get(memory_id)
         self._notify("archived", memory)
+        return memory
+
+    def restore(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Undo a rejection or an archival: rejected -> staged (the owner decides again),
+        archived -> active. Its confirmation time is left as it was."""
+        with self.db.write() as conn:
+            rows = conn.execute(
+                "UPDATE memories SET status = CASE status WHEN 'rejected' THEN 'staged' "
+                "ELSE 'active' END WHERE id = ? AND status IN ('rejected', 'archived') "
+                "RETURNING id",
+                (memory_id,),
+            ).fetchall()
+            if not rows:
+                current = scalar(conn, "SELECT status FROM memories WHERE id = ?", (memory_id,))
+                if current is None:
+                    raise NotFoundError(f"No memory has the id {memory_id!r}.")
+                raise IllegalTransitionError(
+                    f"Memory {memory_id} is {current}; only a rejected or archived memory "
+                    "can be restored."
+                )
+        memory = self.get(memory_id)
+        self._notify("restored", memory)
         return memory
 
     def supersede(
@@ -775,3 +801,64 @@ class MemoryRepository:
         for memory in result:
             self._notify("decayed", memory)
         return result
+
+    # -- forgetting for good -------------------------------------------------------------
+
+    def forget(
+        self,
+        memory_ids: Iterable[str],
+        *,
+        chain: bool = False,
+        redaction: Redaction | None = None,
+    ) -> ForgetReport:
+        """Remove memories for good (with `chain`, every version of each one's chain), with
+        every copy of their text the store holds (see `timothy.store.forget`; without a
+        `redaction`, the memory blocks and tool messages of past turns keep theirs: use
+        `timothy.memory.forget.forget`, which passes the house's). All or nothing: an
+        unknown id raises NotFoundError and changes nothing. Listeners hear "forgotten" for
+        each memory removed, with its record as it was."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            raise InvalidInputError("Name at least one memory to forget.")
+        with secure_deletion(self.db), self.db.write() as conn:
+            wanted: builtins.list[str] = []
+            chains = 0
+            for memory_id in ids:
+                if scalar(conn, "SELECT 1 FROM memories WHERE id = ?", (memory_id,)) is None:
+                    raise NotFoundError(f"No memory has the id {memory_id!r}.")
+                if not chain:
+                    wanted.append(memory_id)
+                    continue
+                versions = [
+                    str(row[0])
+                    for row in conn.execute(f"{_VERSIONS} SELECT id FROM versions", (memory_id,))
+                ]
+                if len(versions) > 1 and not set(versions) <= set(wanted):
+                    chains += 1
+                wanted += versions
+            rows = conn.execute(
+                f"SELECT {COLUMNS} FROM memories m WHERE m.id IN "
+                "(SELECT value FROM json_each(?)) ORDER BY m.created_at, m.seq",
+                (json.dumps(list(dict.fromkeys(wanted))),),
+            ).fetchall()
+            memories = rows_to_memories(conn, rows)
+            forgotten = {memory.id: memory for memory in memories}
+            erased = erase(
+                conn, forgotten, [int(str(row[0])) for row in rows], redaction or Redaction()
+            )
+        report = ForgetReport(
+            forgotten=tuple(forgotten),
+            chains=chains,
+            erased=erased,
+            compacted=compact(self.db),
+        )
+        log.info(
+            "forgot %d memories (%d chains); %d turns and %d tool messages redacted",
+            report.count,
+            chains,
+            erased.turns_redacted,
+            erased.tool_messages_redacted,
+        )
+        for memory in memories:
+            self._notify("forgotten", memory)
+        return report
