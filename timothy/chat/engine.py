@@ -8,13 +8,14 @@ the owner's message is still kept and a retry (`regenerate`) works.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_futures
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
 from timothy.chat.events import (
@@ -36,6 +37,7 @@ from timothy.chat.events import (
 from timothy.chat.prompt import STABLE_PREFIX, context_section, system_blocks
 from timothy.chat.settings import ChatSettings
 from timothy.errors import ErrorKind, InvalidInputError, ProviderError, RecallError
+from timothy.memory.dates import local_date
 from timothy.memory.extraction import extract, format_exchange
 from timothy.memory.remember import REMEMBER_TOOL, apply_remember
 from timothy.memory.settings import MemoryPolicySettings
@@ -118,11 +120,15 @@ class ChatEngine:
         policy: MemoryPolicySettings | None = None,
         use_memories: bool = True,
         recaller: Recaller | None = None,
+        tz: tzinfo | None = None,
     ) -> None:
         """Each part gets its own section of the owner's settings; `timothy.assistant` builds
         an engine from the whole file. `use_memories` is the owner's switch for `chat`'s
-        provider: "use my memories with this provider" (recall and extraction)."""
+        provider: "use my memories with this provider" (recall and extraction). `tz` is the
+        owner's time zone (default: this machine's), for every date the owner sees or that
+        is stored from their words."""
         self.store = store
+        self.tz = tz
         self.chat = chat
         self.recall_settings = recall_settings or RecallSettings()
         self.chat_settings = chat_settings or ChatSettings()
@@ -224,7 +230,7 @@ class ChatEngine:
             stored = self.store.sessions.messages(session.id, include_compacted=False)
         recall = self._recall(user_message.content, now)
         yield recall
-        context = context_section(now, summary_of(stored))
+        context = context_section(now, summary_of(stored), self.tz)
         system = system_blocks(STABLE_PREFIX, context, recall.block)
         history = history_of(stored)
         final: Message | None = None
@@ -396,6 +402,7 @@ class ChatEngine:
             session_id=session_id,
             now=now,
             timeout=self.chat_settings.extraction_timeout_seconds,
+            tz=self.tz,
         )
         if staged:
             self._notify(FactsProposed(session_id, tuple(staged)))
@@ -497,25 +504,41 @@ class ChatEngine:
         now: datetime,
         budget: float,
     ) -> None:
+        """Extract from the turns about to be compacted, a chunk at a time. A chunk holds one
+        local day's turns, so their relative dates ("tomorrow") count from the day they were
+        said, not from today: re-extracting an old turn gives the same fact it gave then."""
         deadline = time.monotonic() + budget
         chunk: list[ChatMessage] = []
         size = 0
-        chunks: list[list[ChatMessage]] = []
+        chunks: list[tuple[datetime, list[ChatMessage]]] = []
+        said_at = turns[0].created_at if turns else now
         for message in turns:
+            if chunk and local_date(message.created_at, self.tz) != local_date(said_at, self.tz):
+                chunks.append((said_at, chunk))
+                chunk, size = [], 0
+            if not chunk:
+                said_at = message.created_at
             chunk.append(ChatMessage(message.role.value, message.content))  # type: ignore[arg-type]
             size += len(message.content)
             if size > 12_000:
-                chunks.append(chunk)
+                chunks.append((said_at, chunk))
                 chunk, size = [], 0
         if chunk:
-            chunks.append(chunk)
-        for part in chunks:
+            chunks.append((said_at, chunk))
+        for said, part in chunks:
             remaining = deadline - time.monotonic()
             if remaining <= 1:
                 log.warning("pre-compaction extraction ran out of its time budget")
                 return
             staged = extract(
-                self.store, chat, part, session_id=session_id, now=now, timeout=remaining
+                self.store,
+                chat,
+                part,
+                session_id=session_id,
+                now=now,
+                timeout=remaining,
+                said_at=said,
+                tz=self.tz,
             )
             if staged:
                 self._notify(FactsProposed(session_id, tuple(staged)))
