@@ -73,6 +73,10 @@ log = logging.getLogger(__name__)
 RoundResult = tuple[str, list[ToolCall], Usage | None, bool]
 
 MAX_MESSAGE_CHARS = 200_000
+# A tool call's arguments longer than this are refused unread and never stored or sent back:
+# the longest memory is 20,000 characters, so no honest `remember` call comes near it.
+MAX_TOOL_ARGUMENT_CHARS = 64_000
+MAX_TOOL_NAME_CHARS = 64
 
 TITLE_PROMPT = (
     "Write a title for this conversation: at most six words, no quotes, no final full "
@@ -260,6 +264,16 @@ class ChatEngine:
                 )
                 yield TurnFinished(final)
                 return
+            if not text and not calls and round_number == 0:
+                # nothing at all came back (no text, no tool call): a broken reply
+                yield self._failed(
+                    assistant,
+                    "",
+                    "The provider sent an empty reply; try again.",
+                    ErrorKind.SERVER,
+                )
+                return
+            calls = [_bounded(call) for call in calls]
             if calls and may_use_tools:
                 self.store.sessions.update_message(
                     assistant.id,
@@ -325,10 +339,13 @@ class ChatEngine:
                     stop = event.reason
         except ProviderError as exc:
             return self._failed(assistant, "".join(parts), str(exc), exc.kind)
-        except Exception as exc:  # a provider bug must not lose the turn's record
+        except Exception:  # a provider bug must not lose the turn's record
             log.exception("chat stream failed unexpectedly")
             return self._failed(
-                assistant, "".join(parts), f"The reply failed: {exc}", ErrorKind.UNKNOWN
+                assistant,
+                "".join(parts),
+                "The reply broke off unexpectedly (details are in the log); try again.",
+                ErrorKind.UNKNOWN,
             )
         cancelled = stop == "cancelled" or (cancel is not None and cancel.cancelled)
         return "".join(parts), [] if cancelled else calls, usage, cancelled
@@ -585,6 +602,22 @@ class ChatEngine:
         self._background.close()
         if self._owns_recaller:
             self.recaller.close()
+
+
+# What an oversized tool call's arguments are replaced with, in the transcript and in what
+# goes back to the model.
+_OMITTED = '{"omitted": "the arguments were too long"}'
+
+
+def _bounded(call: ToolCall) -> ToolCall:
+    """A model's tool call with a sane name and arguments: a megabyte of arguments is not
+    kept, nor sent back to the model on every later round."""
+    name = call.name[:MAX_TOOL_NAME_CHARS]
+    arguments = call.arguments
+    if len(arguments) > MAX_TOOL_ARGUMENT_CHARS:
+        log.warning("a %s call had %d characters of arguments; refused", name, len(arguments))
+        arguments = _OMITTED
+    return ToolCall(call.id[: MAX_TOOL_NAME_CHARS * 2], name, arguments)
 
 
 def _usage_fields(usage: Usage | None) -> dict[str, Any]:
