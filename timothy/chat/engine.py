@@ -285,7 +285,7 @@ class ChatEngine:
                 history.append(ChatMessage("assistant", text, tool_calls=tuple(calls)))
                 for call in calls:
                     yield ToolStarted(call.id, call.name, call.arguments)
-                    result, saved = self._run_tool(call, session.id, now)
+                    result, saved = self._run_tool(call, session.id, user_message, now)
                     if saved is not None:
                         yield saved
                     self.store.sessions.add_message(
@@ -361,18 +361,24 @@ class ChatEngine:
         return TurnFailed(error, str(kind), kept)
 
     def _run_tool(
-        self, call: ToolCall, session_id: str, now: datetime
+        self, call: ToolCall, session_id: str, user_message: Message, now: datetime
     ) -> tuple[str, MemorySaved | None]:
         if call.name != REMEMBER_TOOL.name:
-            return f'{{"error": "there is no tool named {call.name!r}"}}', None
+            return json.dumps({"error": f"there is no tool named {call.name!r}"}), None
+        if call.arguments == _OMITTED:
+            return json.dumps({"saved": False, "error": "the arguments were too long"}), None
         outcome = apply_remember(
             self.store,
             call.arguments,
             session_id=session_id,
             ask_before_saving=self.policy.ask_before_saving,
             now=now,
+            owner_message=user_message.content,
+            tz=self.tz,
         )
-        saved = None if outcome.memory is None else MemorySaved(outcome.memory, outcome.staged)
+        if outcome.memory is None:
+            return outcome.result, None
+        saved = MemorySaved(outcome.memory, outcome.staged, outcome.staged_because)
         return outcome.result, saved
 
     # -- recall ------------------------------------------------------------------------
