@@ -21,11 +21,15 @@ What counts as pasted or quoted material, found by `split_message`: code fences 
 lines; HTML or XML tags, markdown headings and links, HTML entities; block quotes (`>`) and
 quotations of six words or more; lines of a conversation log ("User:", "Assistant:",
 "AI assistant:", or three or more "Name: ..." lines where a name repeats); email headers,
-forwarded or replied-to mail; text that addresses an AI rather than being said to one ("note
-to any AI reading this", "ignore previous instructions", "use your remember tool");
-invisible characters; a paragraph longer than `LONG_PARAGRAPH` characters (and, in a message
-longer than `LONG_MESSAGE`, every paragraph that does not carry the request); and sentences
-in another language or script than the owner's request.
+forwarded or replied-to mail, a letter's greeting and sign-off; text that addresses an AI
+rather than being said to one ("note to any AI reading this", "ignore previous
+instructions", "use your remember tool", chat-template tokens) or that speaks of "the
+owner" (the owner never calls themself that; text written to plant a memory does);
+someone else's words introduced ("my landlord texted: ...") and, when a line points at a
+document ("what do you make of this email?"), the other lines; invisible characters,
+encoded runs and tables; a paragraph longer than `LONG_PARAGRAPH` characters (and, in a
+message longer than `LONG_MESSAGE`, every paragraph that does not carry the request); and
+sentences in another language or script than the owner's request.
 
 The rule is lexical and errs towards staging: a staged fact costs the owner one click, a
 planted active one is recalled into every later answer.
@@ -231,7 +235,7 @@ _EMAIL_HEADER_RE = re.compile(
 _EMAIL_MARK_RE = re.compile(
     r"^.*(?:-{2,}[ \t]*(?:original message|forwarded message|message d'origine|"
     r"mensaje original|ursprüngliche nachricht)|^on .{4,120} wrote:[ \t]*$|"
-    r"^le .{4,120} a écrit[ \t]*:[ \t]*$|^sent from my ).*$",
+    r"^le .{4,120} a écrit[ \t]*:[ \t]*$|^sent from my |^[ \t]*(?:fwd?|re|tr|wg|aw)[ \t]*:).*$",
     re.M | re.I,
 )
 _ADDRESSES_AI_RE = re.compile(
@@ -291,6 +295,22 @@ _INTRODUCED_RE = re.compile(
     r"\b(?:says?|said|wrote|writes|emailed|texted|posted|reads)\b[^\n:]{0,20}):[ \t]*(?=\S|\n)",
     re.I,
 )
+# A line that points at a document ("can you summarise this email?"): the message's other
+# lines are that document.
+_POINTS_AT_RE = re.compile(
+    r"\b(?:this|these|the following|following|below|above|attached|here(?:'s|’s| is| are))\W+"
+    r"(?:\w+\W+){0,2}?(?:e-?mails?|mails?|messages?|letters?|texts?|pages?|websites?|"
+    r"articles?|documents?|posts?|chats?|conversations?|transcripts?|reviews?|comments?|"
+    r"files?|pdfs?|threads?|tweets?|paragraphs?|excerpts?|snippets?|passages?|"
+    r"screenshots?|logs?|replies|reply|newsletters?|invoices?|contracts?)\b",
+    re.I,
+)
+# Timothy's memories speak of "the owner"; the owner never calls themself that, but text
+# written to plant a memory does ("store that the owner pays ...").
+_THE_OWNER_RE = re.compile(r"\bthe\W+(?:owner|user)(?!\W+of\b)\b", re.I)
+# An unbroken run this long is encoded data (base64, hex), not words; links are left alone.
+_ENCODED_RE = re.compile(r"(?<!\S)(?!https?://)[A-Za-z0-9+/=_-]{60,}(?!\S)")
+_TABLE_ROW_RE = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
 # Emoji sequences use the zero-width joiner and variation selectors; they hide nothing.
 _HIDDEN_OK = frozenset("\u200d\ufe0e\ufe0f")
 
@@ -304,6 +324,7 @@ def split_message(text: str) -> Provenance:
     spans += _long_spans(blanked)
     blanked = _blank(text, spans)
     spans += _foreign_spans(blanked)
+    spans += _pointed_at(_blank(text, spans))
     merged = _merge(spans)
     own = _blank(text, merged)
     own = INVISIBLE_RE.sub("", own)
@@ -370,6 +391,11 @@ def _structural_spans(text: str) -> Iterator[Span]:
         start, end = _sentence_around(text, match.start(), match.end())
         yield start, end, "instructions"
     yield from _runs(text, _CODE_LINE_RE, "code", min_lines=2)
+    yield from _runs(text, _TABLE_ROW_RE, "markup", min_lines=2)
+    for match in _ENCODED_RE.finditer(text):
+        yield (*_line_span(text, match.start(), match.end() - 1), "code")
+    for match in _THE_OWNER_RE.finditer(text):
+        yield (*_sentence_around(text, match.start(), match.end()), "instructions")
     for match in _QUOTE_RE.finditer(text):
         inner = match.group(0)[1:-1]
         if "\n" in inner.strip() or len(words(inner)) >= MIN_QUOTE_WORDS:
@@ -393,6 +419,22 @@ def _email_spans(text: str) -> Iterator[Span]:
             starts.append(greeting.start())
     if starts:
         yield _line_span(text, min(starts), min(starts))[0], len(text), "email"
+
+
+def _pointed_at(text: str) -> list[Span]:
+    """When a line points at a document ("what do you make of this tweet?"), the other
+    lines are the document."""
+    lines = list(_lines(text))
+    pointing = {
+        index for index, (start, end) in enumerate(lines) if _POINTS_AT_RE.search(text[start:end])
+    }
+    if not pointing:
+        return []
+    return [
+        (start, end, "pasted")
+        for index, (start, end) in enumerate(lines)
+        if index not in pointing and text[start:end].strip()
+    ]
 
 
 def _conversation_spans(text: str) -> Iterator[Span]:
@@ -548,14 +590,20 @@ def _foreign_spans(blanked: str) -> list[Span]:
 # -- spans -------------------------------------------------------------------------------
 
 
+# Kinds that only say "not the owner's" yield to any kind that says what the text is.
+_GENERIC_KINDS = frozenset({"pasted", "long"})
+
+
 def _merge(spans: Iterable[Span]) -> list[Span]:
-    """Overlapping or touching spans joined; the joined span keeps its first kind."""
+    """Overlapping or touching spans joined; the joined span keeps its first specific kind."""
     merged: list[Span] = []
     for start, end, kind in sorted(spans):
         if end <= start:
             continue
         if merged and start <= merged[-1][1] + 1:
             first, last, first_kind = merged[-1]
+            if first_kind in _GENERIC_KINDS and kind not in _GENERIC_KINDS:
+                first_kind = kind
             merged[-1] = (first, max(last, end), first_kind)
         else:
             merged.append((start, end, kind))
