@@ -50,6 +50,10 @@ MIN_QUOTE_WORDS = 6  # a quotation this long is someone else's text; shorter is 
 MIN_SUPPORT = 2 / 3
 MIN_IDENTIFIER_CHARS = 5  # a word this long holding a digit is a number or code
 MIN_SENTENCE_WORDS = 4  # fewer words say nothing reliable about their language
+MAX_SENTENCE = 1_000  # characters searched either side for a sentence's ends
+# A message longer than this is pasted material as a whole (nobody types it in one go), and
+# judging it piece by piece would hold up the turn.
+MAX_JUDGED_CHARS = 20_000
 
 # Words every restatement of the owner's words adds ("the owner", in a few languages): they
 # are no evidence either way.
@@ -310,6 +314,7 @@ _POINTS_AT_RE = re.compile(
 _THE_OWNER_RE = re.compile(r"\bthe\W+(?:owner|user)(?!\W+of\b)\b", re.I)
 # An unbroken run this long is encoded data (base64, hex), not words; links are left alone.
 _ENCODED_RE = re.compile(r"(?<!\S)(?!https?://)[A-Za-z0-9+/=_-]{60,}(?!\S)")
+_REST_RE = re.compile(r"[ \t]*\n?(?:[ \t]*\n)*(?:[^\n]+(?:\n|$))+")
 _TABLE_ROW_RE = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
 # Emoji sequences use the zero-width joiner and variation selectors; they hide nothing.
 _HIDDEN_OK = frozenset("\u200d\ufe0e\ufe0f")
@@ -319,6 +324,8 @@ def split_message(text: str) -> Provenance:
     """The owner's message as their own words and the passages that are not (see the module
     docstring for what counts). Errs towards calling text pasted."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if len(text) > MAX_JUDGED_CHARS:
+        return Provenance("", (Passage("long", text),))
     spans = list(_structural_spans(text))
     blanked = _blank(text, spans)
     spans += _long_spans(blanked)
@@ -382,20 +389,21 @@ def _structural_spans(text: str) -> Iterator[Span]:
         yield (*_line_span(text, match.start(), match.end() - 1), "instructions")
     for match in _JSON_LINE_RE.finditer(text):
         yield match.start(), match.end(), "code"
+    covered = 0
     for match in _INTRODUCED_RE.finditer(text):
+        if match.end() < covered:
+            continue
         # the introduced text runs to the end of its paragraph, or all of the next one
-        rest = re.match(r"[ \t]*\n?(?:[ \t]*\n)*(?:[^\n]+(?:\n|$))+", text[match.end() :])
+        rest = _REST_RE.match(text, match.end())
         if rest and rest.group(0).strip():
-            yield match.end(), match.end() + len(rest.group(0).rstrip()), "pasted"
-    for match in _ADDRESSES_AI_RE.finditer(text):
-        start, end = _sentence_around(text, match.start(), match.end())
-        yield start, end, "instructions"
+            covered = match.end() + len(rest.group(0).rstrip())
+            yield match.end(), covered, "pasted"
+    yield from _sentences_with(text, _ADDRESSES_AI_RE, "instructions")
     yield from _runs(text, _CODE_LINE_RE, "code", min_lines=2)
     yield from _runs(text, _TABLE_ROW_RE, "markup", min_lines=2)
     for match in _ENCODED_RE.finditer(text):
         yield (*_line_span(text, match.start(), match.end() - 1), "code")
-    for match in _THE_OWNER_RE.finditer(text):
-        yield (*_sentence_around(text, match.start(), match.end()), "instructions")
+    yield from _sentences_with(text, _THE_OWNER_RE, "instructions")
     for match in _QUOTE_RE.finditer(text):
         inner = match.group(0)[1:-1]
         if "\n" in inner.strip() or len(words(inner)) >= MIN_QUOTE_WORDS:
@@ -452,10 +460,20 @@ def _conversation_spans(text: str) -> Iterator[Span]:
 
 
 def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
-    """The sentence holding text[start:end], to the end of its line or sentence."""
-    before = max(text.rfind(mark, 0, start) for mark in (".", "!", "?", "\n"))
-    after = [i for i in (text.find(mark, end) for mark in (".", "!", "?", "\n")) if i != -1]
-    return before + 1, (min(after) + 1 if after else len(text))
+    """The sentence holding text[start:end] (at most MAX_SENTENCE characters either side)."""
+    low, high = max(0, start - MAX_SENTENCE), min(len(text), end + MAX_SENTENCE)
+    before = max(text.rfind(mark, low, start) for mark in (".", "!", "?", "\n"))
+    after = [i for i in (text.find(mark, end, high) for mark in (".", "!", "?", "\n")) if i != -1]
+    return (before + 1 if before != -1 else low), (min(after) + 1 if after else high)
+
+
+def _sentences_with(text: str, pattern: re.Pattern[str], kind: str) -> Iterator[Span]:
+    covered = 0
+    for match in pattern.finditer(text):
+        if match.start() < covered:
+            continue
+        start, covered = _sentence_around(text, match.start(), match.end())
+        yield start, covered, kind
 
 
 def _runs(text: str, pattern: re.Pattern[str], kind: str, *, min_lines: int) -> Iterator[Span]:
