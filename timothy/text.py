@@ -52,6 +52,45 @@ def words(text: str) -> list[str]:
     return _WORD_RE.findall(fold(text))
 
 
+_ORDINAL_RE = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+_DOUBLED_RE = re.compile(r"([^aeiouylsz\d])\1$")
+
+
+def stem(word: str) -> str:
+    """A light stem of one folded word, so that two wordings of a fact match: "likes" and
+    "liked" ~ "like", "seats" ~ "seat", "parties" ~ "party", "planned" ~ "plan", "3rd" ~ "3".
+
+    Deliberately crude (plural and verb endings, a final e); it only has to make the same
+    word in two forms compare equal, never to be a word itself.
+    """
+    ordinal = _ORDINAL_RE.match(word)
+    if ordinal:
+        return ordinal.group(1)
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for ending in ("ing", "ed"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            word = word[: -len(ending)]
+            if _DOUBLED_RE.search(word):
+                word = word[:-1]
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+def content_words(text: str, *, ignore: Collection[str] = ()) -> set[str]:
+    """The stems of the words of `text` that carry meaning: English stop words and the
+    words in `ignore` (folded) dropped. How two wordings of a fact are compared."""
+    return {stem(w) for w in words(text) if w not in STOP_WORDS and w not in ignore}
+
+
 def query_terms(text: str) -> list[str]:
     """Distinct word terms of a query with English stop words dropped, in first-seen order."""
     seen: dict[str, None] = {}

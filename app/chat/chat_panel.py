@@ -304,9 +304,9 @@ class ChatPanel(QWidget):
                 )
             case ToolFinished():
                 transcript.show_activity("Thinking")
-            case MemorySaved(memory=memory):
+            case MemorySaved(memory=memory, staged_because=why):
                 transcript.flush()
-                transcript.show_memory_saved(memory)
+                transcript.show_memory_saved(memory, why)
                 self.memory_saved.emit(memory)
             case TurnFinished(message=message):
                 self._name_last("assistant", message.id)

@@ -299,10 +299,12 @@ class TranscriptView(QScrollArea):
 
     # -- memory notices ----------------------------------------------------------------
 
-    def _add_notice_for(self, memory: Memory, *, undoable: bool) -> Notice:
+    def _add_notice_for(self, memory: Memory, *, undoable: bool, why: str | None = None) -> Notice:
         staged = memory.status is MemoryStatus.STAGED
         label = "Saved for your review" if staged else "Remembered"
         text = f"<b>{label}:</b> {html.escape(_short(memory.content))}"
+        if staged and why:  # why it was not saved at once ("it came from text you pasted")
+            text += f" <i>({html.escape(why)})</i>"
         action = "Undo" if undoable else None
         notice = Notice(text, icon="memory", action=action, parent=self.column)
         notice.action_clicked.connect(lambda: self._undo(memory, notice))
@@ -310,9 +312,10 @@ class TranscriptView(QScrollArea):
         self.notices[memory.id] = notice
         return notice
 
-    def show_memory_saved(self, memory: Memory) -> Notice:
-        """A "Remembered: ... [Undo]" notice for a fact the `remember` tool saved."""
-        return self._add_notice_for(memory, undoable=True)
+    def show_memory_saved(self, memory: Memory, why: str | None = None) -> Notice:
+        """A "Remembered: ... [Undo]" notice for a fact the `remember` tool saved, or "Saved
+        for your review: ... (why)" for one it staged."""
+        return self._add_notice_for(memory, undoable=True, why=why)
 
     def _undo(self, memory: Memory, notice: Notice) -> None:
         notice.action_button.setEnabled(False)

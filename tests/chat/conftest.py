@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import tzinfo
 from typing import Any
 
 import pytest
@@ -32,6 +33,7 @@ def make_engine(store: Store) -> Iterator[MakeEngine]:
         recall_bound: float = 5.0,
         chat_settings: ChatSettings | None = None,
         embedder: Any = None,
+        tz: tzinfo | None = None,
     ) -> ChatEngine:
         if isinstance(server, OpenAIServer):
             settings = Settings(
@@ -52,6 +54,7 @@ def make_engine(store: Store) -> Iterator[MakeEngine]:
             chat_settings=chat_settings or ChatSettings(),
             policy=MemoryPolicySettings(ask_before_saving=ask_before_saving),
             use_memories=use_memories,
+            tz=tz,
         )
         engines.append(engine)
         return engine

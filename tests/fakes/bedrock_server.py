@@ -274,6 +274,12 @@ class BedrockServer(FakeServer, Scriptable):
                     "contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": piece}}
                 )
             )
+            if number == 0:
+                for garbage in step.garbage:
+                    send(garbage)
+        if not pieces:
+            for garbage in step.garbage:
+                send(garbage)
         if step.stall_after is not None:
             exchange.wait_for_disconnect(self.stopping)
             return
@@ -307,6 +313,12 @@ class BedrockServer(FakeServer, Scriptable):
                 )
             send(eventstream.event("contentBlockStop", {"contentBlockIndex": index}))
             index += 1
+        if step.ending == "eof":
+            exchange.end_stream()
+            return
+        if step.ending == "hangup":
+            exchange.hang_up()
+            return
         send(eventstream.event("messageStop", {"stopReason": self._stop_reason(step)}))
         send(
             eventstream.event(

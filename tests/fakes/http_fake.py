@@ -87,6 +87,15 @@ class Exchange:
     def end_stream(self) -> None:
         self._write(b"0\r\n\r\n")
 
+    def hang_up(self) -> None:
+        """Drop the connection in the middle of the body (no final chunk): a network cut."""
+        self._handler.close_connection = True
+        try:
+            self._handler.wfile.flush()
+            self._handler.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
     # -- waiting -----------------------------------------------------------------------
 
     def wait_for_disconnect(self, stop: threading.Event) -> None:

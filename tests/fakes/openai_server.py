@@ -245,12 +245,17 @@ class OpenAIServer(FakeServer, Scriptable):
         created = int(time.time())
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            choices = (
+                []
+                if step.empty_choices
+                else [{"index": 0, "delta": delta, "finish_reason": finish}]
+            )
             value = {
                 "id": completion_id,
                 "object": "chat.completion.chunk",
                 "created": created,
                 "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                "choices": choices,
             }
             return f"data: {json.dumps(value)}\n\n".encode()
 
@@ -263,6 +268,12 @@ class OpenAIServer(FakeServer, Scriptable):
             if step.interval and number:
                 exchange.pause(step.interval, self.stopping)
             exchange.write_chunk(chunk({"content": piece}))
+            if number == 0:
+                for garbage in step.garbage:
+                    exchange.write_chunk(garbage)
+        if not step.text_chunks():
+            for garbage in step.garbage:
+                exchange.write_chunk(garbage)
         if step.stall_after is not None:
             exchange.wait_for_disconnect(self.stopping)
             return
@@ -300,6 +311,12 @@ class OpenAIServer(FakeServer, Scriptable):
                 exchange.write_chunk(
                     chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
                 )
+        if step.ending == "eof":
+            exchange.end_stream()
+            return
+        if step.ending == "hangup":
+            exchange.hang_up()
+            return
         exchange.write_chunk(chunk({}, self._finish_reason(step)))
         if include_usage:
             value = {

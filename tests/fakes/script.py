@@ -21,6 +21,10 @@ import numpy as np
 import numpy.typing as npt
 
 Channel = Literal["chat", "embeddings"]
+# How a stream ends: "done" as the vendor ends it (OpenAI: a finish reason, usage, `[DONE]`;
+# Bedrock: messageStop, metadata); "eof": the body just ends after the content, with none of
+# that; "hangup": the connection drops in the middle of the body.
+Ending = Literal["done", "eof", "hangup"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,10 @@ class Step:
     error_message: str | None = None
     retry_after: float | None = None
     stream_error: str | None = None  # stream: fail mid-stream with this vendor error
+    # Hostile streams (tests of what a broken or malicious server can send):
+    garbage: tuple[bytes, ...] = ()  # raw bytes written as they are, after the first delta
+    ending: Ending = "done"
+    empty_choices: bool = False  # OpenAI: every chunk carries `"choices": []`
 
     @property
     def is_error(self) -> bool:
@@ -177,6 +185,28 @@ class Scriptable:
     def hang(self, *, on: Channel = "chat", times: int | None = 1) -> None:
         """Accept the next request(s) and never answer, until the client gives up."""
         self.script.push(Step(hang=True), on=on, times=times)
+
+    def misbehave(
+        self,
+        text: str = "",
+        *,
+        tool_calls: Sequence[ToolUse] = (),
+        garbage: Sequence[bytes] = (),
+        ending: Ending = "done",
+        empty_choices: bool = False,
+    ) -> None:
+        """Stream a reply the way a broken or hostile server would: `garbage` bytes after the
+        first delta (malformed SSE lines, damaged event-stream frames), an early `ending`,
+        chunks with no choices."""
+        self.script.push(
+            Step(
+                text=text,
+                tool_calls=tuple(tool_calls),
+                garbage=tuple(garbage),
+                ending=ending,
+                empty_choices=empty_choices,
+            )
+        )
 
     def fail_midstream(self, error: str, *, text: str = "", message: str = "It broke.") -> None:
         """Start streaming `text`, then fail with the vendor's mid-stream error."""

@@ -8,13 +8,14 @@ the owner's message is still kept and a retry (`regenerate`) works.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_futures
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
 from timothy.chat.events import (
@@ -36,6 +37,7 @@ from timothy.chat.events import (
 from timothy.chat.prompt import STABLE_PREFIX, context_section, system_blocks
 from timothy.chat.settings import ChatSettings
 from timothy.errors import ErrorKind, InvalidInputError, ProviderError, RecallError
+from timothy.memory.dates import local_date
 from timothy.memory.extraction import extract, format_exchange
 from timothy.memory.remember import REMEMBER_TOOL, apply_remember
 from timothy.memory.settings import MemoryPolicySettings
@@ -71,6 +73,10 @@ log = logging.getLogger(__name__)
 RoundResult = tuple[str, list[ToolCall], Usage | None, bool]
 
 MAX_MESSAGE_CHARS = 200_000
+# A tool call's arguments longer than this are refused unread and never stored or sent back:
+# the longest memory is 20,000 characters, so no honest `remember` call comes near it.
+MAX_TOOL_ARGUMENT_CHARS = 64_000
+MAX_TOOL_NAME_CHARS = 64
 
 TITLE_PROMPT = (
     "Write a title for this conversation: at most six words, no quotes, no final full "
@@ -118,11 +124,15 @@ class ChatEngine:
         policy: MemoryPolicySettings | None = None,
         use_memories: bool = True,
         recaller: Recaller | None = None,
+        tz: tzinfo | None = None,
     ) -> None:
         """Each part gets its own section of the owner's settings; `timothy.assistant` builds
         an engine from the whole file. `use_memories` is the owner's switch for `chat`'s
-        provider: "use my memories with this provider" (recall and extraction)."""
+        provider: "use my memories with this provider" (recall and extraction). `tz` is the
+        owner's time zone (default: this machine's), for every date the owner sees or that
+        is stored from their words."""
         self.store = store
+        self.tz = tz
         self.chat = chat
         self.recall_settings = recall_settings or RecallSettings()
         self.chat_settings = chat_settings or ChatSettings()
@@ -224,7 +234,7 @@ class ChatEngine:
             stored = self.store.sessions.messages(session.id, include_compacted=False)
         recall = self._recall(user_message.content, now)
         yield recall
-        context = context_section(now, summary_of(stored))
+        context = context_section(now, summary_of(stored), self.tz)
         system = system_blocks(STABLE_PREFIX, context, recall.block)
         history = history_of(stored)
         final: Message | None = None
@@ -254,6 +264,16 @@ class ChatEngine:
                 )
                 yield TurnFinished(final)
                 return
+            if not text and not calls and round_number == 0:
+                # nothing at all came back (no text, no tool call): a broken reply
+                yield self._failed(
+                    assistant,
+                    "",
+                    "The provider sent an empty reply; try again.",
+                    ErrorKind.SERVER,
+                )
+                return
+            calls = [_bounded(call) for call in calls]
             if calls and may_use_tools:
                 self.store.sessions.update_message(
                     assistant.id,
@@ -265,7 +285,7 @@ class ChatEngine:
                 history.append(ChatMessage("assistant", text, tool_calls=tuple(calls)))
                 for call in calls:
                     yield ToolStarted(call.id, call.name, call.arguments)
-                    result, saved = self._run_tool(call, session.id, now)
+                    result, saved = self._run_tool(call, session.id, user_message, now)
                     if saved is not None:
                         yield saved
                     self.store.sessions.add_message(
@@ -319,10 +339,13 @@ class ChatEngine:
                     stop = event.reason
         except ProviderError as exc:
             return self._failed(assistant, "".join(parts), str(exc), exc.kind)
-        except Exception as exc:  # a provider bug must not lose the turn's record
+        except Exception:  # a provider bug must not lose the turn's record
             log.exception("chat stream failed unexpectedly")
             return self._failed(
-                assistant, "".join(parts), f"The reply failed: {exc}", ErrorKind.UNKNOWN
+                assistant,
+                "".join(parts),
+                "The reply broke off unexpectedly (details are in the log); try again.",
+                ErrorKind.UNKNOWN,
             )
         cancelled = stop == "cancelled" or (cancel is not None and cancel.cancelled)
         return "".join(parts), [] if cancelled else calls, usage, cancelled
@@ -338,18 +361,24 @@ class ChatEngine:
         return TurnFailed(error, str(kind), kept)
 
     def _run_tool(
-        self, call: ToolCall, session_id: str, now: datetime
+        self, call: ToolCall, session_id: str, user_message: Message, now: datetime
     ) -> tuple[str, MemorySaved | None]:
         if call.name != REMEMBER_TOOL.name:
-            return f'{{"error": "there is no tool named {call.name!r}"}}', None
+            return json.dumps({"error": f"there is no tool named {call.name!r}"}), None
+        if call.arguments == _OMITTED:
+            return json.dumps({"saved": False, "error": "the arguments were too long"}), None
         outcome = apply_remember(
             self.store,
             call.arguments,
             session_id=session_id,
             ask_before_saving=self.policy.ask_before_saving,
             now=now,
+            owner_message=user_message.content,
+            tz=self.tz,
         )
-        saved = None if outcome.memory is None else MemorySaved(outcome.memory, outcome.staged)
+        if outcome.memory is None:
+            return outcome.result, None
+        saved = MemorySaved(outcome.memory, outcome.staged, outcome.staged_because)
         return outcome.result, saved
 
     # -- recall ------------------------------------------------------------------------
@@ -396,6 +425,7 @@ class ChatEngine:
             session_id=session_id,
             now=now,
             timeout=self.chat_settings.extraction_timeout_seconds,
+            tz=self.tz,
         )
         if staged:
             self._notify(FactsProposed(session_id, tuple(staged)))
@@ -497,25 +527,41 @@ class ChatEngine:
         now: datetime,
         budget: float,
     ) -> None:
+        """Extract from the turns about to be compacted, a chunk at a time. A chunk holds one
+        local day's turns, so their relative dates ("tomorrow") count from the day they were
+        said, not from today: re-extracting an old turn gives the same fact it gave then."""
         deadline = time.monotonic() + budget
         chunk: list[ChatMessage] = []
         size = 0
-        chunks: list[list[ChatMessage]] = []
+        chunks: list[tuple[datetime, list[ChatMessage]]] = []
+        said_at = turns[0].created_at if turns else now
         for message in turns:
+            if chunk and local_date(message.created_at, self.tz) != local_date(said_at, self.tz):
+                chunks.append((said_at, chunk))
+                chunk, size = [], 0
+            if not chunk:
+                said_at = message.created_at
             chunk.append(ChatMessage(message.role.value, message.content))  # type: ignore[arg-type]
             size += len(message.content)
             if size > 12_000:
-                chunks.append(chunk)
+                chunks.append((said_at, chunk))
                 chunk, size = [], 0
         if chunk:
-            chunks.append(chunk)
-        for part in chunks:
+            chunks.append((said_at, chunk))
+        for said, part in chunks:
             remaining = deadline - time.monotonic()
             if remaining <= 1:
                 log.warning("pre-compaction extraction ran out of its time budget")
                 return
             staged = extract(
-                self.store, chat, part, session_id=session_id, now=now, timeout=remaining
+                self.store,
+                chat,
+                part,
+                session_id=session_id,
+                now=now,
+                timeout=remaining,
+                said_at=said,
+                tz=self.tz,
             )
             if staged:
                 self._notify(FactsProposed(session_id, tuple(staged)))
@@ -562,6 +608,22 @@ class ChatEngine:
         self._background.close()
         if self._owns_recaller:
             self.recaller.close()
+
+
+# What an oversized tool call's arguments are replaced with, in the transcript and in what
+# goes back to the model.
+_OMITTED = '{"omitted": "the arguments were too long"}'
+
+
+def _bounded(call: ToolCall) -> ToolCall:
+    """A model's tool call with a sane name and arguments: a megabyte of arguments is not
+    kept, nor sent back to the model on every later round."""
+    name = call.name[:MAX_TOOL_NAME_CHARS]
+    arguments = call.arguments
+    if len(arguments) > MAX_TOOL_ARGUMENT_CHARS:
+        log.warning("a %s call had %d characters of arguments; refused", name, len(arguments))
+        arguments = _OMITTED
+    return ToolCall(call.id[: MAX_TOOL_NAME_CHARS * 2], name, arguments)
 
 
 def _usage_fields(usage: Usage | None) -> dict[str, Any]:

@@ -43,10 +43,13 @@ class ToolFinished:
 
 @dataclass(frozen=True, slots=True)
 class MemorySaved:
-    """The `remember` tool saved (or, with "ask before saving", staged) a fact; undoable."""
+    """The `remember` tool saved a fact, or staged it for the owner's review; undoable."""
 
     memory: Memory
     staged: bool
+    # Why it was staged, to follow "Saved for your review: " ("it came from text you
+    # pasted", "you asked to review every fact before it is saved"); None when saved.
+    staged_because: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

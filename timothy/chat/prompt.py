@@ -6,8 +6,9 @@ compaction summary, the memory block) goes after it, and the memory block is the
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, tzinfo
 
+from timothy.memory.dates import local_time
 from timothy.providers.base import SystemBlock
 
 STABLE_PREFIX = """\
@@ -30,9 +31,10 @@ absolute dates. Never call it for things the owner did not ask you to keep.
 Be concise: answer directly, without filler, in as few words as the question needs."""
 
 
-def context_section(now: datetime, summary: str | None) -> str:
-    """What varies between turns, except the memory block: the date and a summary."""
-    local = now.astimezone()
+def context_section(now: datetime, summary: str | None, tz: tzinfo | None = None) -> str:
+    """What varies between turns, except the memory block: the owner's local date and time
+    (in `tz`, default this machine's zone) and a summary."""
+    local = local_time(now, tz)
     parts = [f"Current date and time: {local:%A, %d %B %Y, %H:%M} ({local:%Z})."]
     if summary:
         parts.append("Summary of the earlier part of this conversation:\n" + summary)

@@ -67,11 +67,19 @@ def cmd_chat(ctx: Context) -> int:
                 ctx.out.write(event.text)
                 ctx.out.flush()
             elif isinstance(event, MemorySaved):
-                verb = "Staged for confirmation" if event.staged else "Remembered"
-                ctx.err.write(
-                    f"\n{verb}: {event.memory.content} "
-                    f"(undo: timothy memories reject {event.memory.id})\n"
-                )
+                memory = event.memory
+                if event.staged:
+                    why = event.staged_because or "it waits for your confirmation"
+                    ctx.err.write(
+                        f"\nSaved for your review: {why}.\n  {memory.content}\n"
+                        f"  (keep it: timothy memories confirm {memory.id}; "
+                        f"drop it: timothy memories reject {memory.id})\n"
+                    )
+                else:
+                    ctx.err.write(
+                        f"\nRemembered: {memory.content} "
+                        f"(undo: timothy memories reject {memory.id})\n"
+                    )
             elif isinstance(event, TurnFinished):
                 ctx.out.write("\n")
                 if event.message.status.value == "cancelled":

@@ -1,4 +1,11 @@
-"""Relative dates made absolute ("next Friday" on 30 Nov 2026 -> "on Friday, 4 December 2026").
+"""The owner's calendar: their local date, and relative dates made absolute ("next Friday"
+on 30 Nov 2026 -> "on Friday, 4 December 2026").
+
+Every date the owner sees, or that is stored from their words, is a date in their own time
+zone: at 03:00 UTC on 1 December it is still the evening of 30 November five hours west, and
+"tomorrow" said then means 1 December. `local_time` is the one place that turns a moment
+into the owner's clock; the zone is this machine's (the TZ environment variable or the
+system setting) unless a caller passes one.
 
 Extracted facts outlive the conversation they came from: "my exam is next Friday" means
 nothing a month later. The model is asked to write absolute dates; this pass catches what it
@@ -10,7 +17,7 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Callable
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta, tzinfo
 
 WEEKDAYS = [d.lower() for d in calendar.day_name]  # monday .. sunday
 _WEEKDAY = "|".join(WEEKDAYS)
@@ -29,6 +36,16 @@ _NUMBERS = {
     "nine": 9,
     "ten": 10,
 }
+
+
+def local_time(now: datetime, tz: tzinfo | None = None) -> datetime:
+    """`now` on the owner's clock: in `tz`, or in this machine's zone when `tz` is None."""
+    return now.astimezone(tz)
+
+
+def local_date(now: datetime, tz: tzinfo | None = None) -> date:
+    """The owner's date at `now` (what "today" means in their words)."""
+    return local_time(now, tz).date()
 
 
 def _day(moment: date) -> str:

@@ -3,8 +3,9 @@
 Proposals are only ever staged; the owner confirms them. The hygiene peers get wrong: the
 model sees neither the system prompt nor the memory block (recalled memories must not come
 back as new ones), the assistant's words are context and never a source of facts, relative
-dates are made absolute, restatements of what is already stored are dropped, and anything
-malformed is logged and ignored.
+dates are made absolute from the owner's local date on the day the words were said,
+restatements of what is already stored are dropped, a fact the owner rejected is never
+proposed again, and anything malformed is logged and ignored.
 """
 
 from __future__ import annotations
@@ -14,15 +15,15 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
 from timothy.errors import InvalidInputError, ProviderError
-from timothy.memory.dates import absolutise
+from timothy.memory.dates import absolutise, local_date
 from timothy.providers.base import ChatMessage, ChatProvider, SystemBlock
 from timothy.store import Store
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
-from timothy.text import STOP_WORDS, words
+from timothy.text import content_words
 
 log = logging.getLogger(__name__)
 
@@ -106,13 +107,16 @@ def parse_proposals(answer: str) -> list[Proposal]:
     return proposals
 
 
-def _content_words(text: str) -> set[str]:
-    return {w for w in words(text) if w not in STOP_WORDS and w != "owner"}
+# Every fact is about "the owner": the word tells two facts apart no more than "the" does.
+_SUBJECT_WORDS = frozenset({"owner"})
 
 
 def restates(proposal: str, existing: str) -> bool:
-    """Whether a proposal adds nothing to an existing memory (same words, or fewer)."""
-    new, old = _content_words(proposal), _content_words(existing)
+    """Whether a proposal adds nothing to an existing memory (same words, or fewer).
+
+    Words are compared as light stems ("likes" ~ "liked"), folded, stop words dropped."""
+    new = content_words(proposal, ignore=_SUBJECT_WORDS)
+    old = content_words(existing, ignore=_SUBJECT_WORDS)
     if not new:
         return True
     if new <= old:
@@ -126,6 +130,16 @@ def already_known(store: Store, proposal: str, also: Sequence[str] = ()) -> bool
         return True
     candidates = store.memories.list(
         status=(MemoryStatus.ACTIVE, MemoryStatus.STAGED), text=proposal, match_any=True, limit=25
+    )
+    return any(restates(proposal, memory.content) for memory in candidates)
+
+
+def rejected_before(store: Store, proposal: str) -> bool:
+    """Whether the owner already rejected this fact: a rejected memory says it, in the same
+    words or more (the same test as a restatement). Compaction re-reads older turns, so
+    without this a fact the owner said no to would come back with every compaction."""
+    candidates = store.memories.list(
+        status=MemoryStatus.REJECTED, text=proposal, match_any=True, limit=25
     )
     return any(restates(proposal, memory.content) for memory in candidates)
 
@@ -150,12 +164,18 @@ def extract(
     session_id: str | None,
     now: datetime,
     timeout: float,
+    said_at: datetime | None = None,
+    tz: tzinfo | None = None,
 ) -> list[Memory]:
-    """Stage the facts the model proposes from `exchange`; never raises for model trouble."""
+    """Stage the facts the model proposes from `exchange`; never raises for model trouble.
+
+    Relative dates count from the owner's local date (`tz`, default this machine's zone) on
+    the day the exchange was said (`said_at`, default `now`): compaction extracts from turns
+    that may be days old."""
     transcript = format_exchange(exchange)
     if not transcript.strip():
         return []
-    today = now.date()
+    today = local_date(said_at or now, tz)
     system = [SystemBlock(EXTRACTION_PROMPT.format(today=f"{today:%A, %d %B %Y}"))]
     try:
         answer = chat.complete(
@@ -179,6 +199,9 @@ def extract(
         content = absolutise(proposal.content, today)
         if already_known(store, content, also=[m.content for m in staged]):
             log.info("extraction dropped a restatement of a stored memory")
+            continue
+        if rejected_before(store, content):
+            log.info("extraction dropped a fact the owner rejected before")
             continue
         try:
             staged.append(

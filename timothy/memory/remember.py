@@ -1,7 +1,11 @@
 """The `remember` tool: the model saves a fact the owner explicitly asked it to keep.
 
 The seed's narrow promotion policy: such a fact is stored active at once (source
-`remember`), undoable by rejecting it; with "ask before saving" it is staged instead.
+`remember`), undoable by rejecting it; with "ask before saving" it is staged instead. It is
+also staged, with the reason, when the turn's message does not show that the owner asked
+for it in their own words: pasted or quoted material, or a fact the owner's words do not
+support (`timothy.memory.provenance`). Relative dates left in the fact are made absolute
+from the owner's local date.
 """
 
 from __future__ import annotations
@@ -9,10 +13,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
 from timothy.errors import InvalidInputError
+from timothy.memory.dates import absolutise, local_date
+from timothy.memory.provenance import staging_reason
 from timothy.providers.base import ToolSpec
 from timothy.store import Store
 from timothy.store.forget import FORGOTTEN
@@ -53,6 +59,12 @@ class RememberOutcome:
     memory: Memory | None  # None when the call was refused
     staged: bool
     result: str  # the tool result the model receives (JSON text)
+    # Why the fact waits for the owner's review instead of being saved at once, in words
+    # that follow "Saved for your review: "; None when saved at once (or refused).
+    staged_because: str | None = None
+
+
+ASKED_TO_REVIEW = "you asked to review every fact before it is saved"
 
 
 def _refuse(reason: str) -> RememberOutcome:
@@ -66,8 +78,14 @@ def apply_remember(
     session_id: str | None,
     ask_before_saving: bool,
     now: datetime,
+    owner_message: str | None = None,
+    tz: tzinfo | None = None,
 ) -> RememberOutcome:
-    """Store what a `remember` call asks for; bad arguments become an error the model sees."""
+    """Store what a `remember` call asks for; bad arguments become an error the model sees.
+
+    `owner_message` is the turn's message from the owner: the fact is saved at once only
+    when it shows the owner asked for it in their own words (`provenance.staging_reason`).
+    Without one (no turn to judge by) the fact is staged."""
     try:
         args: Any = json.loads(arguments or "{}")
     except json.JSONDecodeError:
@@ -83,8 +101,15 @@ def apply_remember(
         entities = []
     if kind not in {t.value for t in MemoryType}:
         kind = MemoryType.SEMANTIC.value
+    content = absolutise(content, local_date(now, tz))
+    if ask_before_saving:
+        reason: str | None = ASKED_TO_REVIEW
+    elif owner_message is None:
+        reason = "there was no message of yours to check it against"
+    else:
+        reason = staging_reason(content, owner_message)
     try:
-        if ask_before_saving:
+        if reason is not None:
             memory = store.memories.stage(
                 content,
                 type=kind,
@@ -105,9 +130,15 @@ def apply_remember(
             )
     except InvalidInputError as exc:
         return _refuse(str(exc))
-    status = "staged for the owner to confirm" if ask_before_saving else "saved"
-    result = {"saved": True, "status": status, "id": memory.id, "content": memory.content}
-    return RememberOutcome(memory, ask_before_saving, json.dumps(result, ensure_ascii=False))
+    result: dict[str, Any] = {"saved": True, "id": memory.id, "content": memory.content}
+    if reason is None:
+        result["status"] = "saved"
+    else:
+        result["status"] = "staged for the owner to confirm"
+        result["why"] = reason
+    return RememberOutcome(
+        memory, reason is not None, json.dumps(result, ensure_ascii=False), reason
+    )
 
 
 def saved_memory_id(result: str) -> str | None:

@@ -14,6 +14,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import botocore.eventstream
+import botocore.exceptions
+import urllib3.exceptions
+
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.backoff import Backoff
 from timothy.providers.base import (
@@ -29,6 +33,7 @@ from timothy.providers.base import (
     Usage,
 )
 from timothy.providers.bedrock_client import make_client, region_of, translate
+from timothy.providers.broken import broke_off, cut_off, damaged
 from timothy.providers.hangup import hang_up, socket_of_urllib3, start_or_abandon
 from timothy.providers.settings import BedrockSettings
 
@@ -175,6 +180,20 @@ class BedrockChat:
     def _fail(self, exc: Exception) -> ProviderError:
         return translate(exc, model=self.model, region=self.region, what="chat")
 
+    def _midstream(self, exc: Exception) -> ProviderError:
+        """What a failure in the middle of a streamed reply means to the owner: a damaged
+        reply (a frame that fails its checksum, an event of the wrong shape), a connection
+        that broke off, or whatever Bedrock itself reported (a throttling exception, ...)."""
+        if isinstance(exc, botocore.eventstream.ParserError | AttributeError | TypeError):
+            return damaged("Bedrock", exc)
+        if isinstance(exc, ValueError | KeyError):
+            return damaged("Bedrock", exc)
+        timeouts = botocore.exceptions.ReadTimeoutError | urllib3.exceptions.ReadTimeoutError
+        connection = urllib3.exceptions.ProtocolError | botocore.exceptions.ConnectionError
+        if isinstance(exc, connection) and not isinstance(exc, timeouts):
+            return broke_off("Bedrock", exc)
+        return self._fail(exc)
+
     def request(
         self,
         system: Sequence[SystemBlock],
@@ -270,7 +289,7 @@ class BedrockChat:
                     usage = to_usage(event["metadata"].get("usage", {}))
         except Exception as exc:
             if cancel is None or not cancel.cancelled:
-                raise self._fail(exc) from exc
+                raise self._midstream(exc) from exc
         finally:
             if unregister is not None:
                 unregister()
@@ -281,6 +300,10 @@ class BedrockChat:
         if cancel is not None and cancel.cancelled:
             yield Stop("cancelled")
             return
+        if stop_reason is None:
+            # every complete reply ends with messageStop; without it the reply was cut off,
+            # and its tool calls may be half-written
+            raise cut_off("Bedrock")
         for number, call in enumerate(calls):
             yield ToolCallEvent(
                 ToolCall(

@@ -28,6 +28,7 @@ from timothy.providers.base import (
     ToolSpec,
     Usage,
 )
+from timothy.providers.broken import broke_off, cut_off, damaged
 from timothy.providers.hangup import hang_up, socket_of_httpx, start_or_abandon
 from timothy.providers.openai_client import is_official, make_client, make_timeout, translate
 from timothy.providers.settings import OpenAISettings
@@ -133,6 +134,10 @@ class OpenAIChat:
         self._client = make_client(settings, api_key)
         self._backoff = backoff or Backoff(total_seconds=settings.retry_seconds)
 
+    @property
+    def server_name(self) -> str:
+        return "OpenAI" if is_official(self.settings) else "The server"
+
     def _fail(self, exc: Exception) -> ProviderError:
         return translate(exc, self.settings, self.model, self._key, what="chat")
 
@@ -227,17 +232,32 @@ class OpenAIChat:
                             partial.arguments += function.arguments or ""
                     if choice.finish_reason:
                         finish = choice.finish_reason
+        except openai.APIConnectionError as exc:
+            if cancel is None or not cancel.cancelled:
+                if isinstance(exc, openai.APITimeoutError):
+                    raise self._fail(exc) from exc
+                raise broke_off(self.server_name, exc) from exc
         except openai.OpenAIError as exc:
             if cancel is None or not cancel.cancelled:
                 raise self._fail(exc) from exc
+        except Exception as exc:  # a line the SDK could not parse, a chunk of the wrong shape
+            if cancel is None or not cancel.cancelled:
+                raise damaged(self.server_name, exc) from exc
         finally:
             if unregister is not None:
                 unregister()
-            stream.close()
+            try:
+                stream.close()
+            except Exception:
+                log.debug("closing the stream failed", exc_info=True)
         if cancel is not None and cancel.cancelled:
             # what arrived was already yielded; a half-streamed tool call is not safe to run
             yield Stop("cancelled")
             return
+        if finish is None:
+            # every complete reply ends with a finish reason; a stream that stops before one
+            # was cut off, and its tool calls may be half-written
+            raise cut_off(self.server_name)
         for index in sorted(calls):
             partial = calls[index]
             yield ToolCallEvent(

@@ -1,0 +1,264 @@
+"""Hostile provider replies: a server that sends garbage on the wire. Each turn ends with a
+plain message (a failure in one sentence, or a completed turn where that is right), the
+owner's message and any partial reply are kept, and nothing is staged or saved from garbage.
+
+The fakes are real HTTP servers writing the bytes (SSE for OpenAI, event-stream frames for
+Bedrock), so the real `openai` and `boto3` clients parse them.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.chat.conftest import MakeEngine, run
+from tests.conftest import run_timothy
+from tests.fakes import eventstream
+from tests.fakes.bedrock_server import BedrockServer
+from tests.fakes.openai_server import OpenAIServer
+from tests.fakes.script import call
+from timothy.chat.engine import MAX_TOOL_ARGUMENT_CHARS
+from timothy.chat.events import MemorySaved, TurnEvent, TurnFailed, TurnFinished
+from timothy.settings import Settings, save_settings
+from timothy.store import Store
+from timothy.store.records import MessageRole, MessageStatus
+
+OWNER = "I live in Porto and my cat is called Miso. Tell me a story."
+PARTIAL = "Once upon a time in Porto"
+# Words a parser or an SDK would say; the owner must never see them.
+TECHNICAL = ("Traceback", "JSONDecodeError", "Expecting", "AttributeError", "object has no")
+TECHNICAL += ("Checksum", "codec", "None", "0x", "Error:")
+
+
+def plain(sentence: str) -> bool:
+    return sentence.endswith(".") and not any(word in sentence for word in TECHNICAL)
+
+
+def nothing_kept_from_garbage(store: Store) -> None:
+    assert store.memories.list() == []  # nothing saved, nothing staged
+
+
+def failed_turn(events: list[TurnEvent]) -> TurnFailed:
+    [failed] = [e for e in events if isinstance(e, TurnFailed)]
+    assert plain(failed.error), failed.error
+    assert not [e for e in events if isinstance(e, TurnFinished)]
+    return failed
+
+
+def session_of(events: list[TurnEvent]) -> str:
+    return events[0].session.id  # type: ignore[union-attr]
+
+
+OPENAI_GARBAGE = {
+    "a line that is not JSON": b"data: {not json at all\n\n",
+    "a chunk of the wrong shape": b'data: {"choices": "everything"}\n\n',
+    "a delta of the wrong shape": b'data: {"choices": [{"index": 0, "delta": 42}]}\n\n',
+    "a JSON list instead of a chunk": b"data: [1, 2, 3]\n\n",
+    "bytes that are not UTF-8": b"data: \xff\xfe\xfd\n\n",
+}
+
+
+@pytest.mark.parametrize("name", list(OPENAI_GARBAGE))
+def test_malformed_sse_keeps_the_partial_reply_and_fails_plainly(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine, name: str
+) -> None:
+    engine = make_engine(openai_server)
+    openai_server.misbehave(PARTIAL, garbage=[OPENAI_GARBAGE[name]])
+    events = run(engine.send(OWNER))
+    failed = failed_turn(events)
+    assert failed.error == "The server sent a damaged reply; try again."
+    assert failed.message is not None and failed.message.status is MessageStatus.FAILED
+    assert failed.message.content == "Once "  # what arrived before the garbage
+    kept = store.sessions.messages(session_of(events))
+    assert [(m.role, m.content) for m in kept] == [
+        (MessageRole.USER, OWNER),
+        (MessageRole.ASSISTANT, "Once "),
+    ]
+    assert engine.wait_idle(10)
+    nothing_kept_from_garbage(store)
+
+
+@pytest.mark.parametrize(
+    ("ending", "error"),
+    [
+        ("eof", "The server stopped before the reply was complete; try again."),
+        ("hangup", "The connection to the server broke off in the middle of the reply; try again."),
+    ],
+)
+def test_a_stream_that_stops_early_is_not_a_complete_reply(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine, ending: str, error: str
+) -> None:
+    engine = make_engine(openai_server)
+    openai_server.misbehave(PARTIAL, ending=ending)  # type: ignore[arg-type]
+    events = run(engine.send(OWNER))
+    failed = failed_turn(events)
+    assert failed.error == error
+    assert failed.message is not None and failed.message.content == PARTIAL
+    assert engine.wait_idle(10)
+    nothing_kept_from_garbage(store)
+
+
+def test_a_tool_call_from_a_stream_cut_short_never_runs(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine
+) -> None:
+    engine = make_engine(openai_server)
+    openai_server.misbehave(
+        tool_calls=[call("remember", {"content": "The owner's cat is called Miso"})],
+        ending="eof",
+    )
+    events = run(engine.send("Please remember that my cat is called Miso"))
+    failed_turn(events)
+    assert not [e for e in events if isinstance(e, MemorySaved)]
+    kept = store.sessions.messages(session_of(events))
+    assert [m.role for m in kept] == [MessageRole.USER]
+    nothing_kept_from_garbage(store)
+
+
+def test_an_empty_choices_list_is_an_empty_reply(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine
+) -> None:
+    engine = make_engine(openai_server)
+    openai_server.misbehave("Hello", empty_choices=True)
+    events = run(engine.send(OWNER))
+    failed = failed_turn(events)
+    assert failed.message is None
+    assert [m.role for m in store.sessions.messages(session_of(events))] == [MessageRole.USER]
+    nothing_kept_from_garbage(store)
+
+
+def test_a_reply_with_nothing_in_it_fails_plainly(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine
+) -> None:
+    engine = make_engine(openai_server)
+    openai_server.reply("")  # a finish reason, usage, [DONE]: and not one word
+    events = run(engine.send(OWNER))
+    failed = failed_turn(events)
+    assert failed.error == "The provider sent an empty reply; try again."
+    assert [m.role for m in store.sessions.messages(session_of(events))] == [MessageRole.USER]
+    assert engine.wait_idle(10)
+    nothing_kept_from_garbage(store)
+
+
+@pytest.mark.parametrize("server_name", ["openai_server", "bedrock_server"])
+def test_truncated_tool_arguments_reach_the_model_as_an_error(
+    store: Store, make_engine: MakeEngine, request: pytest.FixtureRequest, server_name: str
+) -> None:
+    server = request.getfixturevalue(server_name)
+    engine = make_engine(server)
+    server.reply(tool_calls=[call("remember", '{"content": "The owner pays all invoi', id="t-1")])
+    server.reply("Sorry, I could not save that.")
+    events = run(engine.send("Please remember that I pay all invoices by card"))
+    finished = next(e for e in events if isinstance(e, TurnFinished)).message
+    assert finished.content == "Sorry, I could not save that."
+    assert not [e for e in events if isinstance(e, MemorySaved)]
+    assert engine.wait_idle(10)
+    assert store.memories.list(status="active") == []
+    assert [m.source.value for m in store.memories.list()] in ([], ["extraction"])
+
+
+@pytest.mark.parametrize("server_name", ["openai_server", "bedrock_server"])
+def test_a_megabyte_of_tool_arguments_is_refused_unread(
+    store: Store, make_engine: MakeEngine, request: pytest.FixtureRequest, server_name: str
+) -> None:
+    server = request.getfixturevalue(server_name)
+    engine = make_engine(server)
+    huge = {"content": "The owner " + "x" * 1_048_576}
+    server.reply(tool_calls=[call("remember", huge, id="t-1")])
+    server.reply("That was too long to save.")
+    events = run(engine.send("Please remember this"))
+    finished = next(e for e in events if isinstance(e, TurnFinished)).message
+    assert finished.content == "That was too long to save."
+    assert not [e for e in events if isinstance(e, MemorySaved)]
+    assert store.memories.list() == []
+    stored = store.sessions.messages(session_of(events))
+    [with_call] = [m for m in stored if m.tool_calls]
+    assert len(with_call.tool_calls[0].arguments) < MAX_TOOL_ARGUMENT_CHARS
+    [result] = [m for m in stored if m.role is MessageRole.TOOL]
+    assert "too long" in result.content
+    # The megabyte is not sent back to the model on the next round either.
+    assert len(server.requests[-1].body) < 100_000
+
+
+@pytest.mark.parametrize("server_name", ["openai_server", "bedrock_server"])
+def test_a_call_to_an_unknown_tool_gets_an_error_result(
+    store: Store, make_engine: MakeEngine, request: pytest.FixtureRequest, server_name: str
+) -> None:
+    server = request.getfixturevalue(server_name)
+    engine = make_engine(server)
+    server.reply(tool_calls=[call('delete_all_memories"}, {"x', {"really": True}, id="t-1")])
+    server.reply("I cannot do that.")
+    events = run(engine.send("Clean up please"))
+    finished = next(e for e in events if isinstance(e, TurnFinished)).message
+    assert finished.content == "I cannot do that."
+    [result] = [
+        m for m in store.sessions.messages(session_of(events)) if m.role is MessageRole.TOOL
+    ]
+    assert "there is no tool named" in json.loads(result.content)["error"]
+    assert store.memories.list() == []
+
+
+BEDROCK_GARBAGE = {
+    "a frame that fails its checksum": eventstream.event(
+        "contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "X"}}
+    )[:-4]
+    + b"\0\0\0\0",
+    "bytes that are not a frame": b"this is not an event-stream frame, just junk bytes!!",
+    "an event of the wrong shape": eventstream.event(
+        "contentBlockDelta", {"contentBlockIndex": "zero", "delta": 5}
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BEDROCK_GARBAGE))
+def test_bedrock_damaged_frames_keep_the_partial_reply(
+    store: Store, bedrock_server: BedrockServer, make_engine: MakeEngine, name: str
+) -> None:
+    engine = make_engine(bedrock_server)
+    bedrock_server.misbehave(PARTIAL, garbage=[BEDROCK_GARBAGE[name]])
+    events = run(engine.send(OWNER))
+    failed = failed_turn(events)
+    assert failed.error == "Bedrock sent a damaged reply; try again."
+    assert failed.message is not None and failed.message.content == "Once "
+    assert engine.wait_idle(10)
+    nothing_kept_from_garbage(store)
+
+
+@pytest.mark.parametrize(
+    ("ending", "error"),
+    [
+        ("eof", "Bedrock stopped before the reply was complete; try again."),
+        ("hangup", "The connection to Bedrock broke off in the middle of the reply; try again."),
+    ],
+)
+def test_bedrock_stream_that_stops_early(
+    store: Store, bedrock_server: BedrockServer, make_engine: MakeEngine, ending: str, error: str
+) -> None:
+    engine = make_engine(bedrock_server)
+    bedrock_server.misbehave(
+        PARTIAL,
+        tool_calls=[call("remember", {"content": "The owner lives in Porto"})],
+        ending=ending,  # type: ignore[arg-type]
+    )
+    events = run(engine.send(OWNER))
+    failed = failed_turn(events)
+    assert failed.error == error
+    assert failed.message is not None and failed.message.content == PARTIAL
+    assert engine.wait_idle(10)
+    nothing_kept_from_garbage(store)
+
+
+def test_timothy_chat_says_it_plainly_and_keeps_the_message(
+    store: Store, openai_server: OpenAIServer
+) -> None:
+    save_settings(Settings(chat_provider="openai", openai=openai_server.settings()))
+    openai_server.misbehave(PARTIAL, garbage=[b"data: {not json\n\n"])
+    result = run_timothy("chat", "--new", OWNER)
+    assert result.returncode == 1
+    assert result.stdout == "Once \n"
+    assert "The server sent a damaged reply; try again." in result.stderr
+    assert "message was kept" in result.stderr
+    assert not any(word in result.stderr for word in TECHNICAL[:5])
+    [session] = store.sessions.list()
+    assert [m.content for m in store.sessions.messages(session.id)] == [OWNER, "Once "]
+    assert store.memories.list() == []
