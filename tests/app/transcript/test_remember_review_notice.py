@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
-from app.transcript_view import TranscriptView
+from app.transcript.transcript_view import TranscriptView
 from timothy.store import Store
 
 
