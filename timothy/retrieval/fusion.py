@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
+from timothy.retrieval.floor import LegVerdict
 from timothy.retrieval.settings import RecallSettings
 from timothy.store.records import Memory, format_time
 
@@ -43,6 +45,8 @@ class Candidate:
     memory: Memory
     explanation: Explanation
     rank: int = 0  # its place in the fused list, from 1 (0: not yet placed)
+    # Each leg that found it: the floor it cleared or missed (legs that missed add no rank).
+    floors: Mapping[str, LegVerdict] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def score(self) -> float:
@@ -61,6 +65,7 @@ class Candidate:
             if memory.last_confirmed_at is None
             else format_time(memory.last_confirmed_at),
             **self.explanation.to_json(),
+            "floors": {leg: verdict.to_json() for leg, verdict in self.floors.items()},
         }
 
 

@@ -13,12 +13,26 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from timothy.errors import InvalidInputError, RecallError, TimothyError
 from timothy.providers.base import EmbeddingProvider
+from timothy.retrieval.floor import (
+    Background,
+    BelowFloor,
+    LegVerdict,
+    background_for,
+    entity_verdicts,
+    second_opinion,
+    speaks_of_owner,
+    text_verdicts,
+    vector_verdicts,
+    vouch_for_named,
+    word_ranks,
+)
 from timothy.retrieval.fusion import LEGS, Candidate, fuse
 from timothy.retrieval.pack import PackedItem, pack
 from timothy.retrieval.settings import RecallSettings
@@ -39,6 +53,9 @@ MAX_QUERY_CHARS = 20_000
 # Threads for legs: three per recall, more only while a hung leg still holds one.
 LEG_THREADS = 8
 
+# One leg's hits, best first: memory id -> how the hit fared against the leg's floor.
+Verdicts = dict[str, LegVerdict]
+
 
 @dataclass(frozen=True, slots=True)
 class RecallResult:
@@ -48,9 +65,11 @@ class RecallResult:
     tokens: int
     budget: int
     items: tuple[PackedItem, ...]  # packed, in block order (best, 3rd, ..., 2nd)
-    ranked: tuple[Candidate, ...]  # every candidate above the minimum score, best first
+    ranked: tuple[Candidate, ...]  # every candidate above the floor and minimum score, best first
     legs: Mapping[str, str]  # leg -> "ok" | "off" | "failed: why"
     elapsed_ms: float
+    # Found by some leg, admitted by none (the relevance floor): listed, never packed.
+    below_floor: tuple[BelowFloor, ...] = ()
 
     @property
     def packed_ids(self) -> list[str]:
@@ -63,6 +82,7 @@ class RecallResult:
             "budget": self.budget,
             "items": [item.to_json() for item in self.items],
             "ranked": [candidate.to_json() for candidate in self.ranked],
+            "below_floor": [candidate.to_json() for candidate in self.below_floor],
             "legs": {leg: self.legs.get(leg, LEG_OFF) for leg in LEGS},
             "elapsed_ms": round(self.elapsed_ms, 2),
         }
@@ -113,11 +133,14 @@ class Recaller:
     # -- lifecycle ----------------------------------------------------------------------
 
     def prepare(self) -> Future[None]:
-        """Warm up in the background: the token encoding and the in-memory vectors."""
+        """Warm up in the background: the token encoding, the in-memory vectors and the
+        English word ranks of the text floor. (The vector floor's background sentences are
+        embedded at the first recall that needs them: preparing calls no provider.)"""
 
         def warm() -> None:
             encoding()
             self.search.prepare()
+            word_ranks()
 
         return self._legs.submit(warm)
 
@@ -144,13 +167,14 @@ class Recaller:
 
     def _vector_leg(
         self, query: str, query_vector: Vector | None, limit: int, deadline: float
-    ) -> list[str] | None:
-        """The vector leg's ids, or None when it is off (no model, no vectors, no provider)."""
+    ) -> Verdicts | None:
+        """The vector leg's hits judged by its floor, or None when it is off (no model, no
+        vectors, no provider)."""
         model = self.search.vector_model()
         if model is None:
             return None
+        embedder = self.embedder
         if query_vector is None:
-            embedder = self.embedder
             if embedder is None:
                 return None
             if embedder.model_id != model.name:
@@ -163,11 +187,28 @@ class Recaller:
             if not self.search.has_vectors(model):
                 return None
             if not query_terms(query):
-                return []
+                return {}
             query_vector = embedder.embed_query(vector_text(query, self._names(query, deadline)))
         elif not self.search.has_vectors(model):
             return None
-        return self.search.vector(model, query_vector, limit, deadline=deadline)
+        hits = self.search.vector_hits(model, query_vector, limit, deadline=deadline)
+        background: Background | None = None
+        # The background must be embedded by the model of the stored vectors.
+        if (
+            hits
+            and self.settings.relevance_floor
+            and embedder is not None
+            and embedder.model_id == model.name
+        ):
+            background = background_for(embedder)
+        return vector_verdicts(hits, query_vector, background, self.settings)
+
+    def _text_leg(self, query: str, limit: int, deadline: float) -> Verdicts:
+        hits = self.search.text_hits(query, limit, deadline=deadline)
+        return text_verdicts(hits, self.settings, personal=speaks_of_owner(query))
+
+    def _entity_leg(self, query: str, limit: int, deadline: float) -> Verdicts:
+        return entity_verdicts(self.search.entity(query, limit, deadline=deadline))
 
     def _names(self, query: str, deadline: float) -> list[str]:
         """The entity names the query names; none when they cannot be read (the vector leg
@@ -190,17 +231,18 @@ class Recaller:
 
     def _run_legs(
         self, query: str, query_vector: Vector | None, deadline: float, memories: dict[str, Memory]
-    ) -> tuple[dict[str, list[str]], dict[str, str]]:
-        """Each leg's ids and status; the memories of the ids are read into `memories`."""
+    ) -> tuple[dict[str, Verdicts], dict[str, str]]:
+        """Each leg's hits (judged by its floor) and status; the memories of the hits are
+        read into `memories`."""
         limit = self.settings.per_leg_limit
-        calls: dict[str, Callable[[], list[str] | None]] = {
+        calls: dict[str, Callable[[], Verdicts | None]] = {
             "vector": lambda: self._vector_leg(query, query_vector, limit, deadline),
-            "text": lambda: self.search.text(query, limit, deadline=deadline),
-            "entity": lambda: self.search.entity(query, limit, deadline=deadline),
+            "text": lambda: self._text_leg(query, limit, deadline),
+            "entity": lambda: self._entity_leg(query, limit, deadline),
         }
         futures = {leg: self._legs.submit(call) for leg, call in calls.items()}
         # Each leg's memories are read as soon as it is done, while the slower legs run on.
-        pending: set[Future[list[str] | None]] = set(futures.values())
+        pending: set[Future[Verdicts | None]] = set(futures.values())
         while pending:
             done, pending = wait(
                 pending,
@@ -212,7 +254,7 @@ class Recaller:
             for future in done:
                 if future.exception() is None:
                     self._read_memories(future.result() or (), memories)
-        found: dict[str, list[str]] = {}
+        found: dict[str, Verdicts] = {}
         status: dict[str, str] = {}
         for leg, future in futures.items():
             if not future.done():
@@ -281,7 +323,31 @@ class Recaller:
         self._read_memories(ids, memories)  # a leg done just as the time bound came
         # A memory archived or superseded since its leg ran is not recalled.
         active = {i: m for i, m in memories.items() if m.status is MemoryStatus.ACTIVE}
-        ranked = fuse(found, active, self.settings, moment, decay=decay)
+        if self.settings.relevance_floor:
+            if "text" in found:
+                found["text"] = second_opinion(found["text"], found.get("vector"), self.settings)
+            names = self._names(text, deadline) if "entity" in found else []
+            found = {
+                leg: vouch_for_named(verdicts, active, names) for leg, verdicts in found.items()
+            }
+        # Only hits that cleared their leg's floor enter fusion, ranked among themselves.
+        admitted = {
+            leg: [i for i, verdict in verdicts.items() if verdict.cleared]
+            for leg, verdicts in found.items()
+        }
+        floors: dict[str, dict[str, LegVerdict]] = {}
+        for leg in LEGS:
+            for memory_id, verdict in found.get(leg, {}).items():
+                floors.setdefault(memory_id, {})[leg] = verdict
+        ranked = [
+            replace(c, floors=MappingProxyType(floors.get(c.memory.id, {})))
+            for c in fuse(admitted, active, self.settings, moment, decay=decay)
+        ]
+        below = tuple(
+            BelowFloor(active[i], MappingProxyType(floors[i]))
+            for i in ids
+            if i in active and not any(v.cleared for v in floors[i].values())
+        )
         packed = pack(ranked, budget)
         result = RecallResult(
             block=packed.block,
@@ -291,6 +357,7 @@ class Recaller:
             ranked=tuple(ranked),
             legs=status,
             elapsed_ms=(time.monotonic() - started) * 1000.0,
+            below_floor=below,
         )
         if mark and result.items:
             self._mark_retrieved(result.packed_ids, moment)
