@@ -231,3 +231,15 @@ def test_recall_json_shows_the_floors(data_dir: Path) -> None:
     assert below["floors"]["text"]["cleared"] is False
     assert below["floors"]["text"]["value"] < below["floors"]["text"]["floor"]
     assert "term evidence" in below["reason"]
+
+
+def test_a_question_about_the_owner_needs_less_text_evidence(store: Store) -> None:
+    car = store.memories.add("The owner's car is a 2012 Volvo", now=NOW)
+    with Recaller(store) as recaller:
+        # "car" is a common English word: enough when the owner asks about themself...
+        assert recaller.recall("What car do I drive?", now=NOW).packed_ids == [car.id]
+        # ...not in a general question.
+        general = recaller.recall("Is a car faster than a train?", now=NOW)
+        assert general.items == ()
+        [below] = general.below_floor
+        assert below.memory.id == car.id

@@ -31,7 +31,6 @@ in `RecallResult.below_floor` with the reasons, and never packed.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import math
 import threading
@@ -54,13 +53,10 @@ from timothy.text import normalise_name, words
 
 log = logging.getLogger(__name__)
 
-# The English vocabulary whose order gives a word's commonness: the WordPiece vocabulary of
-# BERT (uncased), shipped for the local embedder. Its whole-word entries from this index on
-# are in order of frequency in English books and Wikipedia ("the", "of", "and", ...); the
-# entries before it are special tokens and single characters.
-VOCABULARY_FILE = "all-MiniLM-L6-v2-tokenizer.json"
-FIRST_WORD_INDEX = 1996
-RANK_BATCH = 500
+# English word families by commonness (index form -> rank), made at build time by
+# tools/english_word_ranks.py from the frequency-ordered WordPiece vocabulary of BERT
+# (uncased), which is shipped for the local embedder.
+WORD_RANKS_FILE = "english-word-ranks.txt"
 
 _EMPTY: Mapping[str, float] = MappingProxyType({})
 
@@ -208,27 +204,19 @@ def vector_verdicts(
 def word_ranks() -> Mapping[str, int]:
     """English commonness by index form (as the full-text index stems a word): the best
     rank, from 0 ("the"), of the vocabulary's words of that form, so "checking" is as common
-    as "check"; single characters and special tokens rank -1 (no weight). Empty when the
-    vocabulary cannot be read (then only the store's own idf weighs terms)."""
-    path = paths.resources_dir() / VOCABULARY_FILE
+    as "check"; single characters rank -1 (no weight). Empty when the file cannot be read
+    (then only the store's own idf weighs terms)."""
+    path = paths.resources_dir() / WORD_RANKS_FILE
     try:
-        vocabulary = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
         log.warning("recall: the English word ranks could not be read from %s: %s", path, exc)
         return MappingProxyType({})
     ranks: dict[str, int] = {}
-    words = {
-        word: index - FIRST_WORD_INDEX if index >= FIRST_WORD_INDEX else -1
-        for word, index in vocabulary.items()
-        if isinstance(word, str) and isinstance(index, int) and not word.startswith("##")
-    }
-    listed = list(words)
-    # A few hundred words per call: each call holds the GIL, and a GUI may be drawing.
-    for start in range(0, len(listed), RANK_BATCH):
-        for word, form in index_forms(listed[start : start + RANK_BATCH]).items():
-            rank = words[word]
-            if form not in ranks or rank < ranks[form]:
-                ranks[form] = rank
+    for line in text.splitlines():
+        form, _, rank = line.partition("\t")
+        if form and not form.startswith("#") and rank.lstrip("-").isdigit():
+            ranks[form] = int(rank)
     return MappingProxyType(ranks)
 
 
