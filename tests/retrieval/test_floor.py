@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,11 +12,13 @@ import numpy as np
 import pytest
 
 from tests.conftest import run_timothy
+from tests.fakes.embedder import HashingEmbedder
 from timothy.errors import InvalidInputError
 from timothy.memory.embedding import backfill
 from timothy.providers.base import EmbeddingProvider
 from timothy.providers.local import LocalEmbedder
 from timothy.retrieval import Recaller, RecallResult, RecallSettings
+from timothy.retrieval.background import BACKGROUND
 from timothy.retrieval.floor import english_weight, store_weight, term_weight
 from timothy.store import Store
 
@@ -243,3 +246,34 @@ def test_a_question_about_the_owner_needs_less_text_evidence(store: Store) -> No
         assert general.items == ()
         [below] = general.below_floor
         assert below.memory.id == car.id
+
+
+class GatedEmbedder(HashingEmbedder):
+    """Embeds the background sentences only once `gate` is set (memories at once)."""
+
+    def __init__(self) -> None:
+        super().__init__(model_id="test/gated-background")
+        self.gate = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if set(texts) <= set(BACKGROUND):
+            self.gate.wait()
+        return super().embed(texts)
+
+
+def test_a_turn_does_not_wait_for_the_background_sentences(store: Store) -> None:
+    embedder = GatedEmbedder()
+    tea = store.memories.add("green tea in the morning", now=NOW)
+    assert backfill(store, embedder).complete
+    with Recaller(store, embedder=embedder, wait_for_background=False) as recaller:
+        first = recaller.recall("morning green tea", now=NOW, mark=False)
+        assert first.legs["vector"] == "ok"
+        verdict = first.ranked[0].floors["vector"]  # the text leg admitted the memory
+        assert not verdict.cleared and "still being embedded" in verdict.why
+        embedder.gate.set()
+        for thread in threading.enumerate():
+            if thread.name == "recall-background":
+                thread.join(timeout=30)
+        second = recaller.recall("morning green tea", now=NOW, mark=False)
+        assert second.ranked[0].memory.id == tea.id
+        assert second.ranked[0].floors["vector"].cleared

@@ -135,7 +135,11 @@ class Background:
 
 
 _backgrounds: dict[str, Background] = {}
+_embedding: set[str] = set()  # models whose background is being embedded off the turn's path
 _backgrounds_lock = threading.Lock()
+# Sentences per embedding request: small answers, so parsing one never holds the GIL long
+# while a window is drawing.
+BACKGROUND_BATCH = 8
 
 
 def unit_matrix(vectors: Sequence[Sequence[float]]) -> FloatMatrix:
@@ -146,19 +150,47 @@ def unit_matrix(vectors: Sequence[Sequence[float]]) -> FloatMatrix:
     return unit
 
 
-def background_for(embedder: EmbeddingProvider) -> Background:
-    """The background sentences embedded by `embedder` (once per model and process).
+def embed_background(embedder: EmbeddingProvider) -> Background:
+    """The background sentences embedded by `embedder`, kept for the process (per model).
 
     Embedded as memories are (`embed`, not `embed_query`): they stand in for memories that
     are about nothing of the owner's. Raises what the provider raises.
     """
     with _backgrounds_lock:
         found = _backgrounds.get(embedder.model_id)
-        if found is None:
-            vectors = embedder.embed(list(BACKGROUND))
-            found = Background(embedder.model_id, BACKGROUND, unit_matrix(vectors))
-            _backgrounds[embedder.model_id] = found
+    if found is not None:
         return found
+    sentences = list(BACKGROUND)
+    vectors: list[list[float]] = []
+    for start in range(0, len(sentences), BACKGROUND_BATCH):
+        vectors.extend(embedder.embed(sentences[start : start + BACKGROUND_BATCH]))
+    made = Background(embedder.model_id, BACKGROUND, unit_matrix(vectors))
+    with _backgrounds_lock:
+        return _backgrounds.setdefault(embedder.model_id, made)
+
+
+def background_for(embedder: EmbeddingProvider, *, wait: bool = True) -> Background | None:
+    """The model's background: embedded now if need be (`wait`), or else None while it is
+    embedded on a thread of its own (a chat turn does not wait for ~60 embeddings)."""
+    if wait:
+        return embed_background(embedder)
+    with _backgrounds_lock:
+        found = _backgrounds.get(embedder.model_id)
+        if found is not None or embedder.model_id in _embedding:
+            return found
+        _embedding.add(embedder.model_id)
+
+    def embed() -> None:
+        try:
+            embed_background(embedder)
+        except Exception as exc:  # the next recall tries again
+            log.warning("recall: the background sentences were not embedded: %s", exc)
+        finally:
+            with _backgrounds_lock:
+                _embedding.discard(embedder.model_id)
+
+    threading.Thread(target=embed, name="recall-background", daemon=True).start()
+    return None
 
 
 def vector_verdicts(
@@ -166,14 +198,22 @@ def vector_verdicts(
     query: Vector,
     background: Background | None,
     settings: RecallSettings,
+    *,
+    pending: bool = False,
 ) -> dict[str, LegVerdict]:
     """The vector leg's hits (id, similarity; best first), each judged against the best
     similarity of the query to a background sentence. Without a background (a query vector
     given with no provider to embed the sentences) the floor cannot be drawn and every hit
-    passes, saying so."""
+    passes, saying so; while the background is being embedded (`pending`), none does."""
     if not settings.relevance_floor:
         return {
             memory_id: LegVerdict("vector", rank, True, similarity, None, "floor off")
+            for rank, (memory_id, similarity) in enumerate(hits, start=1)
+        }
+    if background is None and pending:
+        why = "the background sentences are still being embedded: no similarity counts yet"
+        return {
+            memory_id: LegVerdict("vector", rank, False, similarity, None, why)
             for rank, (memory_id, similarity) in enumerate(hits, start=1)
         }
     if background is None:

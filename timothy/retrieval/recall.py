@@ -120,8 +120,13 @@ class Recaller:
         embedder: EmbeddingProvider | None = None,
         *,
         search: MemorySearch | None = None,
+        wait_for_background: bool = True,
     ) -> None:
         self.store = store
+        # False: a recall does not wait for the vector floor's background sentences to be
+        # embedded (the first time per model and process); its vector matches count from
+        # the recall after (a chat turn, whose time bound is tight).
+        self.wait_for_background = wait_for_background
         self.settings = settings or RecallSettings()
         self.embedder = embedder
         self.search: MemorySearch = search if search is not None else store.search
@@ -193,6 +198,7 @@ class Recaller:
             return None
         hits = self.search.vector_hits(model, query_vector, limit, deadline=deadline)
         background: Background | None = None
+        pending = False
         # The background must be embedded by the model of the stored vectors.
         if (
             hits
@@ -200,8 +206,9 @@ class Recaller:
             and embedder is not None
             and embedder.model_id == model.name
         ):
-            background = background_for(embedder)
-        return vector_verdicts(hits, query_vector, background, self.settings)
+            background = background_for(embedder, wait=self.wait_for_background)
+            pending = background is None
+        return vector_verdicts(hits, query_vector, background, self.settings, pending=pending)
 
     def _text_leg(self, query: str, limit: int, deadline: float) -> Verdicts:
         hits = self.search.text_hits(query, limit, deadline=deadline)
