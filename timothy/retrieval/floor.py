@@ -404,11 +404,9 @@ def vouch_for_named(
         return dict(verdicts)
     judged: dict[str, LegVerdict] = {}
     for memory_id, verdict in verdicts.items():
-        memory = memories.get(memory_id)
-        about = (
-            [e for e in memory.entities if normalise_name(e) in named] if memory is not None else []
-        )
-        if verdict.cleared or not about:
+        memory = None if verdict.cleared else memories.get(memory_id)
+        about = [] if memory is None else [e for e in memory.entities if normalise_name(e) in named]
+        if not about:
             judged[memory_id] = verdict
             continue
         judged[memory_id] = replace(

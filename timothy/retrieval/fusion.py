@@ -13,6 +13,7 @@ from timothy.retrieval.settings import RecallSettings
 from timothy.store.records import Memory, format_time
 
 LEGS = ("vector", "text", "entity")
+_NO_FLOORS: Mapping[str, LegVerdict] = MappingProxyType({})
 SECONDS_PER_DAY = 86_400.0
 
 
@@ -96,8 +97,10 @@ def fuse(
     now: datetime,
     *,
     decay: bool = True,
+    floors: Mapping[str, Mapping[str, LegVerdict]] | None = None,
 ) -> list[Candidate]:
-    """Merge the legs' ranked ids into scored candidates, best first, above the minimum.
+    """Merge the legs' ranked ids into scored candidates, best first, above the minimum;
+    `floors` (memory id -> leg -> verdict) is carried on each candidate.
 
     A memory found by several legs carries each rank; ids with no memory (deleted meanwhile)
     are skipped. Ties: higher RRF sum, then more recently confirmed, then id.
@@ -129,6 +132,7 @@ def fuse(
                     score=score,
                     days_unconfirmed=days_unconfirmed(memory, now),
                 ),
+                floors=MappingProxyType(dict(floors.get(memory_id, {}))) if floors else _NO_FLOORS,
             )
         )
     scored.sort(
@@ -140,5 +144,6 @@ def fuse(
         )
     )
     return [
-        Candidate(c.memory, c.explanation, rank=place) for place, c in enumerate(scored, start=1)
+        Candidate(c.memory, c.explanation, rank=place, floors=c.floors)
+        for place, c in enumerate(scored, start=1)
     ]

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any
@@ -346,10 +346,7 @@ class Recaller:
         for leg in LEGS:
             for memory_id, verdict in found.get(leg, {}).items():
                 floors.setdefault(memory_id, {})[leg] = verdict
-        ranked = [
-            replace(c, floors=MappingProxyType(floors.get(c.memory.id, {})))
-            for c in fuse(admitted, active, self.settings, moment, decay=decay)
-        ]
+        ranked = fuse(admitted, active, self.settings, moment, decay=decay, floors=floors)
         below = tuple(
             BelowFloor(active[i], MappingProxyType(floors[i]))
             for i in ids
