@@ -54,6 +54,7 @@ check-bundle:
 bench: $(STAMP)
 	$(BIN)/python bench/locomo.py
 	$(BIN)/python bench/locomo.py --embedder local
+	$(BIN)/python bench/relevance.py
 	$(BIN)/python bench/recall.py
 	$(BIN)/python bench/local_embedder.py
 	$(BIN)/python bench/consolidation.py

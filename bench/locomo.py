@@ -154,7 +154,9 @@ class Tally:
         return 100.0 * sum(values) / len(values) if values else 0.0
 
 
-def run(data: Path, embedder_name: str | None) -> dict[str, Any]:
+def run(
+    data: Path, embedder_name: str | None, settings: RecallSettings | None = None
+) -> dict[str, Any]:
     embedder = EMBEDDERS[embedder_name]() if embedder_name else None
     samples = load_samples(data)
     by_category = {c: Tally() for c in CATEGORIES}
@@ -170,7 +172,7 @@ def run(data: Path, embedder_name: str | None) -> dict[str, Any]:
             try:
                 if embedder is not None:
                     embed_store(store, embedder)
-                with Recaller(store, RecallSettings(), embedder=embedder) as recaller:
+                with Recaller(store, settings or RecallSettings(), embedder=embedder) as recaller:
                     recaller.prepare().result()
                     for qa in sample["qa"]:
                         category = int(qa.get("category", 0))
@@ -259,13 +261,29 @@ def main(argv: list[str] | None = None) -> int:
         f"available: {', '.join(sorted(EMBEDDERS)) or 'none yet'}",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--no-floor", action="store_true", help="recall without the floor")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a numeric recall setting (e.g. text_min_evidence=3.5); repeatable",
+    )
     args = parser.parse_args(argv)
+    overrides: dict[str, float] = {}
+    for item in args.set:
+        name, _, value = item.partition("=")
+        try:
+            overrides[name.strip()] = float(value)
+        except ValueError:
+            parser.error(f"--set {item}: the value must be a number")
+    settings = RecallSettings(relevance_floor=not args.no_floor, **overrides)
     if args.embedder is not None and args.embedder not in EMBEDDERS:
         parser.error(
             f"unknown embedder {args.embedder!r}; available: "
             f"{', '.join(sorted(EMBEDDERS)) or 'none yet'}"
         )
-    report = run(args.data or default_data(), args.embedder)
+    report = run(args.data or default_data(), args.embedder, settings)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

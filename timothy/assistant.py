@@ -16,6 +16,7 @@ from timothy.memory.embedding import model_for
 from timothy.providers.base import ChatProvider, EmbeddingProvider
 from timothy.providers.factory import chat_provider, embedding_provider, query_embedder
 from timothy.providers.local import LocalEmbedder
+from timothy.retrieval.floor import background_for
 from timothy.settings import Settings
 from timothy.store import Store
 from timothy.tokens import encoding
@@ -129,9 +130,13 @@ def build(store: Store, settings: Settings, *, warm: bool = True) -> tuple[ChatE
         # builds its tables): do it now, not during the first turn.
         encoding()
         engine.recaller.prepare()
-        if isinstance(query, LocalEmbedder) and not query.loaded:
+        if isinstance(query, LocalEmbedder):
             try:
-                query.load()  # now, not during the first turn's recall
+                if not query.loaded:
+                    query.load()  # now, not during the first turn's recall
+                # The vector floor's background sentences, embedded off the turn's path:
+                # free with the local model (a cloud model embeds them at its first turn).
+                background_for(query, wait=False)
             except ProviderError as exc:
                 log.warning("the local embedder did not load: %s", exc.message)
     return engine, Setup(settings, chat, chat_problem, embedder, state)

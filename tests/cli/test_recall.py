@@ -38,7 +38,16 @@ def test_recall_json_explains_every_candidate(data_dir: Path) -> None:
     result = run_timothy("recall", "tea", "for", "zoë", "--json", "--now", NOW, "--no-mark")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert list(data) == ["block", "tokens", "budget", "items", "ranked", "legs", "elapsed_ms"]
+    assert list(data) == [
+        "block",
+        "tokens",
+        "budget",
+        "items",
+        "ranked",
+        "below_floor",
+        "legs",
+        "elapsed_ms",
+    ]
     assert data["legs"] == {"vector": "off", "text": "ok", "entity": "ok"}
     assert data["items"][0]["ranks"] == {"vector": None, "text": 1, "entity": 1}
     assert data["ranked"][0]["score"] == data["items"][0]["score"]

@@ -16,7 +16,7 @@ from tests.fakes.embedder import HashingEmbedder
 from timothy.errors import ProviderError, RecallError, StoreError
 from timothy.retrieval import Recaller, RecallSettings, render_block
 from timothy.store import Store
-from timothy.store.search import MemorySearch
+from timothy.store.search import MemorySearch, TextHits
 from timothy.store.vectors import EmbeddingModel, Vector
 from timothy.tokens import count_tokens
 
@@ -52,9 +52,19 @@ class ScriptedSearch:
         self._maybe("vector")
         return self.real.vector(model, query, limit, deadline=deadline)
 
+    def vector_hits(
+        self, model: EmbeddingModel, query: Vector, limit: int, *, deadline: float | None = None
+    ) -> list[tuple[str, float]]:
+        self._maybe("vector")
+        return self.real.vector_hits(model, query, limit, deadline=deadline)
+
     def text(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
         self._maybe("text")
         return self.real.text(query, limit, deadline=deadline)
+
+    def text_hits(self, query: str, limit: int, *, deadline: float | None = None) -> TextHits:
+        self._maybe("text")
+        return self.real.text_hits(query, limit, deadline=deadline)
 
     def named(self, query: str, *, deadline: float | None = None) -> list[str]:
         self._maybe("named")
@@ -351,7 +361,9 @@ def test_decay_can_be_switched_off(store: Store, recaller: Recaller) -> None:
 def test_budget_defaults_to_the_setting_and_can_be_given(store: Store) -> None:
     for i in range(40):
         store.memories.add(f"tea fact {i}: " + "long detail " * 10, now=NOW)
-    with Recaller(store, RecallSettings(token_budget=200)) as recaller:
+    # The budget is under test, not relevance: a word all 40 memories share is weak text
+    # evidence by design (the relevance floor would rightly admit none of them).
+    with Recaller(store, RecallSettings(token_budget=200, relevance_floor=False)) as recaller:
         assert recaller.recall("tea", now=NOW).tokens <= 200
         result = recaller.recall("tea", now=NOW, budget=600)
         assert 200 < result.tokens <= 600 and result.budget == 600
@@ -360,7 +372,16 @@ def test_budget_defaults_to_the_setting_and_can_be_given(store: Store) -> None:
 def test_json_shape(store: Store, recaller: Recaller) -> None:
     store.memories.add("green tea", entities=["Zoë"], now=NOW)
     data = recaller.recall("green tea Zoë", now=NOW).to_json()
-    assert list(data) == ["block", "tokens", "budget", "items", "ranked", "legs", "elapsed_ms"]
+    assert list(data) == [
+        "block",
+        "tokens",
+        "budget",
+        "items",
+        "ranked",
+        "below_floor",
+        "legs",
+        "elapsed_ms",
+    ]
     assert data["legs"] == {"vector": "off", "text": "ok", "entity": "ok"}
     (item,) = data["items"]
     assert item["ranks"] == {"vector": None, "text": 1, "entity": 1}

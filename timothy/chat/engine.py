@@ -139,7 +139,10 @@ class ChatEngine:
         self.policy = policy or MemoryPolicySettings()
         self.use_memories = use_memories
         self._owns_recaller = recaller is None
-        self.recaller = recaller or Recaller(store, self.recall_settings, embedder)
+        # A turn does not wait for the vector floor's background sentences to be embedded.
+        self.recaller = recaller or Recaller(
+            store, self.recall_settings, embedder, wait_for_background=False
+        )
         self.background_listeners: list[Callable[[BackgroundEvent], None]] = []
         # One background thread: extraction and titles run in order. A daemon thread, so
         # quitting never waits for a slow provider call to time out.

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from timothy.retrieval.settings import RecallSettings
-from timothy.store.records import RECALL_LEGS, Memory, RecalledMemory
+from timothy.store.records import RECALL_LEGS, LegVerdict, Memory, RecalledMemory
 
 LEGS = RECALL_LEGS
+_NO_FLOORS: Mapping[str, LegVerdict] = MappingProxyType({})
 SECONDS_PER_DAY = 86_400.0
 
 
@@ -33,6 +35,8 @@ class Candidate:
     memory: Memory
     explanation: Explanation
     rank: int = 0  # its place in the fused list, from 1 (0: not yet placed)
+    # Each leg that found it: the floor it cleared or missed (legs that missed add no rank).
+    floors: Mapping[str, LegVerdict] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def score(self) -> float:
@@ -56,6 +60,7 @@ class Candidate:
             score=why.score,
             days_unconfirmed=why.days_unconfirmed,
             tokens=tokens,
+            floors=self.floors,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -89,8 +94,10 @@ def fuse(
     now: datetime,
     *,
     decay: bool = True,
+    floors: Mapping[str, Mapping[str, LegVerdict]] | None = None,
 ) -> list[Candidate]:
-    """Merge the legs' ranked ids into scored candidates, best first, above the minimum.
+    """Merge the legs' ranked ids into scored candidates, best first, above the minimum;
+    `floors` (memory id -> leg -> verdict) is carried on each candidate.
 
     A memory found by several legs carries each rank; ids with no memory (deleted meanwhile)
     are skipped. Ties: higher RRF sum, then more recently confirmed, then id.
@@ -122,6 +129,7 @@ def fuse(
                     score=score,
                     days_unconfirmed=days_unconfirmed(memory, now),
                 ),
+                floors=MappingProxyType(dict(floors.get(memory_id, {}))) if floors else _NO_FLOORS,
             )
         )
     scored.sort(
@@ -133,5 +141,6 @@ def fuse(
         )
     )
     return [
-        Candidate(c.memory, c.explanation, rank=place) for place, c in enumerate(scored, start=1)
+        Candidate(c.memory, c.explanation, rank=place, floors=c.floors)
+        for place, c in enumerate(scored, start=1)
     ]

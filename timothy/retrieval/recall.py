@@ -16,16 +16,29 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from timothy.errors import InvalidInputError, RecallError, TimothyError
 from timothy.providers.base import EmbeddingProvider
+from timothy.retrieval.floor import (
+    Background,
+    BelowFloor,
+    background_for,
+    entity_verdicts,
+    second_opinion,
+    speaks_of_owner,
+    text_verdicts,
+    vector_verdicts,
+    vouch_for_named,
+    word_ranks,
+)
 from timothy.retrieval.fusion import LEGS, Candidate, fuse
 from timothy.retrieval.pack import PackedItem, pack
 from timothy.retrieval.settings import RecallSettings
 from timothy.retrieval.workers import DaemonPool
 from timothy.store import Store
-from timothy.store.records import Memory, MemoryStatus, RecallRecord, utc_now
+from timothy.store.records import LegVerdict, Memory, MemoryStatus, RecallRecord, utc_now
 from timothy.store.search import MAX_NAME_WORDS, MemorySearch
 from timothy.store.vectors import Vector
 from timothy.text import cut_names, query_terms
@@ -39,8 +52,11 @@ LEG_OFF = "off"
 MAX_QUERY_CHARS = 20_000
 # Threads for legs: three per recall, more only while a hung leg still holds one.
 LEG_THREADS = 8
-# What one leg found: its ids, best first, and their memories as read.
-LegHits = tuple[list[str], dict[str, Memory]]
+
+# One leg's hits, best first: memory id -> how the hit fared against the leg's floor.
+Verdicts = dict[str, LegVerdict]
+# What one leg found: its verdicts, and the memories of its hits as read.
+LegHits = tuple[Verdicts, dict[str, Memory]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +67,11 @@ class RecallResult:
     tokens: int
     budget: int
     items: tuple[PackedItem, ...]  # packed, in block order (best, 3rd, ..., 2nd)
-    ranked: tuple[Candidate, ...]  # every candidate above the minimum score, best first
+    ranked: tuple[Candidate, ...]  # every candidate above the floor and minimum score, best first
     legs: Mapping[str, str]  # leg -> "ok" | "off" | "failed: why"
     elapsed_ms: float
+    # Found by some leg, admitted by none (the relevance floor): listed, never packed.
+    below_floor: tuple[BelowFloor, ...] = ()
 
     @property
     def packed_ids(self) -> list[str]:
@@ -69,6 +87,7 @@ class RecallResult:
             ranked=tuple(candidate.recalled() for candidate in self.ranked),
             legs={leg: self.legs.get(leg, LEG_OFF) for leg in LEGS},
             elapsed_ms=self.elapsed_ms,
+            below_floor=tuple(candidate.recalled() for candidate in self.below_floor),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -107,8 +126,13 @@ class Recaller:
         embedder: EmbeddingProvider | None = None,
         *,
         search: MemorySearch | None = None,
+        wait_for_background: bool = True,
     ) -> None:
         self.store = store
+        # False: a recall does not wait for the vector floor's background sentences to be
+        # embedded (the first time per model and process); its vector matches count from
+        # the recall after (a chat turn, whose time bound is tight).
+        self.wait_for_background = wait_for_background
         self.settings = settings or RecallSettings()
         self.embedder = embedder
         self.search: MemorySearch = search if search is not None else store.search
@@ -120,11 +144,14 @@ class Recaller:
     # -- lifecycle ----------------------------------------------------------------------
 
     def prepare(self) -> Future[None]:
-        """Warm up in the background: the token encoding and the in-memory vectors."""
+        """Warm up in the background: the token encoding, the in-memory vectors and the
+        English word ranks of the text floor. (The vector floor's background sentences are
+        embedded at the first recall that needs them: preparing calls no provider.)"""
 
         def warm() -> None:
             encoding()
             self.search.prepare()
+            word_ranks()
 
         return self._legs.submit(warm)
 
@@ -151,13 +178,14 @@ class Recaller:
 
     def _vector_leg(
         self, query: str, query_vector: Vector | None, limit: int, deadline: float
-    ) -> list[str] | None:
-        """The vector leg's ids, or None when it is off (no model, no vectors, no provider)."""
+    ) -> Verdicts | None:
+        """The vector leg's hits judged by its floor, or None when it is off (no model, no
+        vectors, no provider)."""
         model = self.search.vector_model()
         if model is None:
             return None
+        embedder = self.embedder
         if query_vector is None:
-            embedder = self.embedder
             if embedder is None:
                 return None
             if embedder.model_id != model.name:
@@ -170,11 +198,30 @@ class Recaller:
             if not self.search.has_vectors(model):
                 return None
             if not query_terms(query):
-                return []
+                return {}
             query_vector = embedder.embed_query(vector_text(query, self._names(query, deadline)))
         elif not self.search.has_vectors(model):
             return None
-        return self.search.vector(model, query_vector, limit, deadline=deadline)
+        hits = self.search.vector_hits(model, query_vector, limit, deadline=deadline)
+        background: Background | None = None
+        pending = False
+        # The background must be embedded by the model of the stored vectors.
+        if (
+            hits
+            and self.settings.relevance_floor
+            and embedder is not None
+            and embedder.model_id == model.name
+        ):
+            background = background_for(embedder, wait=self.wait_for_background)
+            pending = background is None
+        return vector_verdicts(hits, query_vector, background, self.settings, pending=pending)
+
+    def _text_leg(self, query: str, limit: int, deadline: float) -> Verdicts:
+        hits = self.search.text_hits(query, limit, deadline=deadline)
+        return text_verdicts(hits, self.settings, personal=speaks_of_owner(query))
+
+    def _entity_leg(self, query: str, limit: int, deadline: float) -> Verdicts:
+        return entity_verdicts(self.search.entity(query, limit, deadline=deadline))
 
     def _names(self, query: str, deadline: float) -> list[str]:
         """The entity names the query names; none when they cannot be read (the vector leg
@@ -185,34 +232,35 @@ class Recaller:
             log.warning("recall: the query's names could not be read: %s", _one_line(exc))
             return []
 
-    def _with_memories(self, leg: Callable[[], list[str] | None]) -> LegHits | None:
-        """A leg's ids and their memories, both read on the leg's own thread: everything
+    def _with_memories(self, leg: Callable[[], Verdicts | None]) -> LegHits | None:
+        """A leg's hits and their memories, both read on the leg's own thread: everything
         that can block (the store, the embedding provider) stays off the caller's thread,
         so recall as a whole keeps its one deadline."""
-        ids = leg()
-        if ids is None:
+        verdicts = leg()
+        if verdicts is None:
             return None
         try:
-            return ids, self.store.memories.get_many(ids) if ids else {}
+            return verdicts, self.store.memories.get_many(list(verdicts)) if verdicts else {}
         except TimothyError as exc:
             raise RecallError(f"the memories could not be read ({exc})") from exc
 
     def _run_legs(
         self, query: str, query_vector: Vector | None, deadline: float, memories: dict[str, Memory]
-    ) -> tuple[dict[str, list[str]], dict[str, str]]:
-        """Each leg's ids and status; the memories of the ids are read into `memories`."""
+    ) -> tuple[dict[str, Verdicts], dict[str, str]]:
+        """Each leg's hits (judged by its floor) and status; the memories of the hits are
+        read into `memories`."""
         limit = self.settings.per_leg_limit
-        calls: dict[str, Callable[[], list[str] | None]] = {
+        calls: dict[str, Callable[[], Verdicts | None]] = {
             "vector": lambda: self._vector_leg(query, query_vector, limit, deadline),
-            "text": lambda: self.search.text(query, limit, deadline=deadline),
-            "entity": lambda: self.search.entity(query, limit, deadline=deadline),
+            "text": lambda: self._text_leg(query, limit, deadline),
+            "entity": lambda: self._entity_leg(query, limit, deadline),
         }
         futures = {
             leg: self._legs.submit(functools.partial(self._with_memories, call))
             for leg, call in calls.items()
         }
         wait(futures.values(), timeout=max(0.0, deadline - time.monotonic()))
-        found: dict[str, list[str]] = {}
+        found: dict[str, Verdicts] = {}
         status: dict[str, str] = {}
         for leg, future in futures.items():
             if not future.done():
@@ -281,9 +329,31 @@ class Recaller:
 
         memories: dict[str, Memory] = {}
         found, status = self._run_legs(text, query_vector, deadline, memories)
+        ids = list(dict.fromkeys(i for leg in LEGS for i in found.get(leg, ())))
         # A memory archived or superseded since its leg ran is not recalled.
         active = {i: m for i, m in memories.items() if m.status is MemoryStatus.ACTIVE}
-        ranked = fuse(found, active, self.settings, moment, decay=decay)
+        if self.settings.relevance_floor:
+            if "text" in found:
+                found["text"] = second_opinion(found["text"], found.get("vector"), self.settings)
+            names = self._names(text, deadline) if "entity" in found else []
+            found = {
+                leg: vouch_for_named(verdicts, active, names) for leg, verdicts in found.items()
+            }
+        # Only hits that cleared their leg's floor enter fusion, ranked among themselves.
+        admitted = {
+            leg: [i for i, verdict in verdicts.items() if verdict.cleared]
+            for leg, verdicts in found.items()
+        }
+        floors: dict[str, dict[str, LegVerdict]] = {}
+        for leg in LEGS:
+            for memory_id, verdict in found.get(leg, {}).items():
+                floors.setdefault(memory_id, {})[leg] = verdict
+        ranked = fuse(admitted, active, self.settings, moment, decay=decay, floors=floors)
+        below = tuple(
+            BelowFloor(active[i], MappingProxyType(floors[i]))
+            for i in ids
+            if i in active and not any(v.cleared for v in floors[i].values())
+        )
         packed = pack(ranked, budget)
         result = RecallResult(
             block=packed.block,
@@ -293,6 +363,7 @@ class Recaller:
             ranked=tuple(ranked),
             legs=status,
             elapsed_ms=(time.monotonic() - started) * 1000.0,
+            below_floor=below,
         )
         if mark and result.items:
             self._mark_retrieved(result.packed_ids, moment)

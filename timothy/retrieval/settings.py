@@ -36,7 +36,8 @@ def _frozen_per_type(
 @dataclass(frozen=True)
 class RecallSettings:
     """How recall finds, scores and packs memories (seed values: RRF k 60, half-life 90 days,
-    weights 1.0, minimum score 0.005, 30 per leg, 1,000 tokens, 10 s)."""
+    weights 1.0, minimum score 0.005, 30 per leg, 1,000 tokens, 10 s), and the relevance
+    floor each leg's hits must clear before fusion (see timothy/retrieval/floor.py)."""
 
     rrf_k: float = 60.0
     half_life_days: Mapping[MemoryType, float] = field(default_factory=lambda: _per_type(90.0))
@@ -45,6 +46,32 @@ class RecallSettings:
     per_leg_limit: int = 30
     token_budget: int = 1000
     time_bound_seconds: float = 10.0
+    # The relevance floor; False lets every hit of every leg into fusion (the seed's rules).
+    relevance_floor: bool = True
+    # Vector: a hit must be more similar to the query than the query's best background
+    # sentence, plus this many standard deviations of the query's background similarities
+    # (scale-free, so it means the same for every embedding model).
+    vector_floor_margin: float = 0.25
+    # Text: the matched query terms' weights (idf-like, ln units) must add up to this. One
+    # term found in 1 of 10 memories and uncommon in English weighs about 2.4; "today" 1.45.
+    text_min_evidence: float = 2.5
+    # Text: the same for a message in the first person ("what car do I drive?"): a question
+    # about the owner needs less to show that it concerns the owner's memory.
+    text_min_evidence_personal: float = 1.0
+    # Text: once the query's best match reaches text_min_evidence (the query is about
+    # something in the store), the other matches need only this much.
+    text_tail_evidence: float = 0.5
+    # Text: a term weighing less than this counts for nothing (English ranks below ~700:
+    # "today", "good", "work", "time"), so common words never add up to evidence.
+    text_common_weight: float = 1.0
+    # Text: what a memory's terms must weigh when the vector leg ran and did not admit it
+    # (the whole sentence reads as unrelated: a shared word is likely a coincidence).
+    text_min_evidence_unrelated: float = 4.0
+    # Text: the store is taken to hold this many more memories lacking each term, so in a
+    # small store a word in 1 of 5 memories is not taken for a rare one.
+    text_prior_memories: float = 50.0
+    # Text: a word of English rank r weighs at most ln(1 + r / this) (rank 0 = "the").
+    common_word_rank_scale: float = 200.0
 
     def __post_init__(self) -> None:
         # Accept plain dicts with string keys; store read-only maps covering every type.
@@ -62,6 +89,40 @@ class RecallSettings:
             ("rrf_k", self.rrf_k >= 0 and math.isfinite(self.rrf_k)),
             ("min_score", self.min_score >= 0 and math.isfinite(self.min_score)),
             ("per_leg_limit", 0 < self.per_leg_limit <= 1000),
+            (
+                "vector_floor_margin",
+                math.isfinite(self.vector_floor_margin) and self.vector_floor_margin >= 0,
+            ),
+            (
+                "text_min_evidence",
+                math.isfinite(self.text_min_evidence) and self.text_min_evidence >= 0,
+            ),
+            (
+                "text_min_evidence_personal",
+                math.isfinite(self.text_min_evidence_personal)
+                and self.text_min_evidence_personal >= 0,
+            ),
+            (
+                "text_min_evidence_unrelated",
+                math.isfinite(self.text_min_evidence_unrelated)
+                and self.text_min_evidence_unrelated >= 0,
+            ),
+            (
+                "text_tail_evidence",
+                math.isfinite(self.text_tail_evidence) and self.text_tail_evidence >= 0,
+            ),
+            (
+                "text_common_weight",
+                math.isfinite(self.text_common_weight) and self.text_common_weight >= 0,
+            ),
+            (
+                "text_prior_memories",
+                math.isfinite(self.text_prior_memories) and self.text_prior_memories >= 0,
+            ),
+            (
+                "common_word_rank_scale",
+                math.isfinite(self.common_word_rank_scale) and self.common_word_rank_scale > 0,
+            ),
             ("token_budget", self.token_budget >= 0),
             (
                 "time_bound_seconds",

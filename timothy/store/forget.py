@@ -111,9 +111,15 @@ def _replace_lines(text: str, lines: Sequence[tuple[str, str]]) -> str:
 
 
 def _redact_recalled(entry: Any, forgotten: Mapping[str, Memory]) -> bool:
+    """A recall record's entry for a forgotten memory keeps its place and scores; its words
+    go, and so do its floor verdicts (a text verdict names the words it matched)."""
     if isinstance(entry, dict) and entry.get("id") in forgotten:
         entry["content"] = FORGOTTEN
         entry["entities"] = []
+        if "floors" in entry:
+            entry["floors"] = {}
+        if "reason" in entry:
+            entry["reason"] = FORGOTTEN
         return True
     return False
 
@@ -153,7 +159,7 @@ def _redact_turns(
                 data = None
             if isinstance(data, dict):
                 changed = False
-                for key in ("items", "ranked"):
+                for key in ("items", "ranked", "below_floor"):
                     for entry in data.get(key) or ():
                         changed = _redact_recalled(entry, forgotten) or changed
                 if isinstance(data.get("block"), str):

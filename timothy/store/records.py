@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from types import MappingProxyType
@@ -187,6 +187,62 @@ class Message:
         }
 
 
+_NO_TERMS: Mapping[str, float] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class LegVerdict:
+    """One recall leg's judgement of one hit against its relevance floor: the measure, the
+    floor it had to clear, and why (see timothy/retrieval/floor.py)."""
+
+    leg: str
+    rank: int  # the hit's place in the leg's own list, from 1
+    cleared: bool
+    value: float | None  # vector: cosine similarity; text: term evidence; entity: None
+    floor: float | None  # what `value` had to exceed (vector) or reach (text)
+    why: str
+    terms: Mapping[str, float] = field(default_factory=lambda: _NO_TERMS)  # term -> weight
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "terms", MappingProxyType(dict(self.terms)))
+
+    def to_json(self) -> dict[str, Any]:
+        found: dict[str, Any] = {
+            "rank": self.rank,
+            "cleared": self.cleared,
+            "value": None if self.value is None else round(self.value, 4),
+            "floor": None if self.floor is None else round(self.floor, 4),
+            "why": self.why,
+        }
+        if self.terms:
+            found["terms"] = {term: round(weight, 3) for term, weight in self.terms.items()}
+        return found
+
+    @classmethod
+    def from_json(cls, leg: str, data: Mapping[str, Any]) -> LegVerdict:
+        value, floor = data.get("value"), data.get("floor")
+        return cls(
+            leg=leg,
+            rank=int(data.get("rank") or 0),
+            cleared=bool(data.get("cleared")),
+            value=None if value is None else float(value),
+            floor=None if floor is None else float(floor),
+            why=str(data.get("why") or ""),
+            terms={str(t): float(w) for t, w in (data.get("terms") or {}).items()},
+        )
+
+
+def _floors_json(floors: Mapping[str, LegVerdict]) -> dict[str, Any]:
+    return {leg: verdict.to_json() for leg, verdict in floors.items()}
+
+
+def _floors_from_json(data: Any) -> dict[str, LegVerdict]:
+    return {str(leg): LegVerdict.from_json(str(leg), v) for leg, v in (data or {}).items()}
+
+
+_NO_FLOORS: Mapping[str, LegVerdict] = MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True)
 class RecalledMemory:
     """One memory as recall found it on a turn, with why it scored what it did
@@ -207,9 +263,12 @@ class RecalledMemory:
     score: float
     days_unconfirmed: float
     tokens: int | None = None  # what its rendered line cost, for a packed memory
+    # Each leg that found it: the relevance floor it cleared or missed.
+    floors: Mapping[str, LegVerdict] = field(default_factory=lambda: _NO_FLOORS)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ranks", MappingProxyType(dict(self.ranks)))
+        object.__setattr__(self, "floors", MappingProxyType(dict(self.floors)))
 
     @property
     def legs(self) -> tuple[str, ...]:
@@ -232,6 +291,8 @@ class RecalledMemory:
             "score": self.score,
             "days_unconfirmed": round(self.days_unconfirmed, 3),
         }
+        if self.floors:
+            data["floors"] = _floors_json(self.floors)
         if self.tokens is not None:
             data["tokens"] = self.tokens
         return data
@@ -258,6 +319,46 @@ class RecalledMemory:
             score=float(data["score"]),
             days_unconfirmed=float(data.get("days_unconfirmed") or 0.0),
             tokens=None if tokens is None else int(tokens),
+            floors=_floors_from_json(data.get("floors")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class BelowFloorMemory:
+    """A memory some leg found that no leg admitted past its relevance floor: listed with
+    why, never packed."""
+
+    id: str
+    type: MemoryType
+    content: str
+    entities: tuple[str, ...]
+    floors: Mapping[str, LegVerdict]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "floors", MappingProxyType(dict(self.floors)))
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(f"{leg}: {verdict.why}" for leg, verdict in self.floors.items())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": self.type.value,
+            "content": self.content,
+            "entities": list(self.entities),
+            "reason": self.reason,
+            "floors": _floors_json(self.floors),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BelowFloorMemory:
+        return cls(
+            id=str(data["id"]),
+            type=MemoryType(data["type"]),
+            content=str(data["content"]),
+            entities=tuple(str(e) for e in data.get("entities") or ()),
+            floors=_floors_from_json(data.get("floors")),
         )
 
 
@@ -274,6 +375,8 @@ class RecallRecord:
     ranked: tuple[RecalledMemory, ...]  # every candidate above the minimum score, best first
     legs: Mapping[str, str]  # leg -> "ok" | "off" | "failed: why"
     elapsed_ms: float
+    # Found by some leg, admitted by none (the relevance floor): listed, never packed.
+    below_floor: tuple[BelowFloorMemory, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "legs", MappingProxyType(dict(self.legs)))
@@ -290,6 +393,7 @@ class RecallRecord:
             "budget": self.budget,
             "items": [item.to_json() for item in self.items],
             "ranked": [candidate.to_json() for candidate in self.ranked],
+            "below_floor": [memory.to_json() for memory in self.below_floor],
             "legs": dict(self.legs),
             "elapsed_ms": round(self.elapsed_ms, 2),
         }
@@ -305,4 +409,7 @@ class RecallRecord:
             ranked=tuple(RecalledMemory.from_json(item) for item in data.get("ranked") or ()),
             legs={str(leg): str(value) for leg, value in legs.items()},
             elapsed_ms=float(data.get("elapsed_ms") or 0.0),
+            below_floor=tuple(
+                BelowFloorMemory.from_json(item) for item in data.get("below_floor") or ()
+            ),
         )

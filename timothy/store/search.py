@@ -2,22 +2,28 @@
 
 `MemorySearch` is what recall sees; `SqliteSearch` answers it from the SQLite file (FTS5,
 the entity table, and an in-memory copy of the active model's vectors). A PostgreSQL backend
-would implement the same four methods. Every leg searches active memories only and runs on
-the calling thread's own connection, so the legs can run side by side.
+would implement the same methods. Every leg searches active memories only and runs on the
+calling thread's own connection, so the legs can run side by side.
+
+The scored forms (`vector_hits`, `text_hits`) also return what recall's relevance floor
+weighs (timothy/retrieval/floor.py): each hit's cosine similarity, and which query terms each
+text hit contains with how many memories contain each term.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 import apsw
 
-from timothy.store.db import Database
+from timothy.store.db import Database, scalar
 from timothy.store.vector_index import VectorIndex
 from timothy.store.vectors import EmbeddingModel, Vector, VectorStore
 from timothy.text import fts_query, name_candidates, pick_names, query_terms, words
@@ -26,6 +32,23 @@ from timothy.text import fts_query, name_candidates, pick_names, query_terms, wo
 MAX_NAME_WORDS = 6
 # SQLite checks the deadline every this many virtual machine steps.
 _PROGRESS_STEPS = 2_000
+# The full-text index's tokenizer (migration 5); `terms_of` splits text the same way.
+FTS_TOKENIZER = ("porter", ("unicode61", "remove_diacritics", "2"))
+
+
+@dataclass(frozen=True, slots=True)
+class TextHits:
+    """The text leg's hits with the term evidence behind each.
+
+    `matched[id]` are the query terms (as `query_terms` gives them) that the memory's text or
+    day contains, once stemmed as the index stems; `documents[term]` is how many memories of
+    the index (any status) contain the term; `total` how many memories the index holds.
+    """
+
+    ids: list[str]
+    matched: Mapping[str, tuple[str, ...]]
+    documents: Mapping[str, int]
+    total: int
 
 
 class MemorySearch(Protocol):
@@ -53,6 +76,21 @@ class MemorySearch(Protocol):
         deadline: float | None = None,
     ) -> list[str]:
         """Exact cosine nearest neighbours of `query` among `model`'s vectors."""
+        ...
+
+    def vector_hits(
+        self,
+        model: EmbeddingModel,
+        query: Vector,
+        limit: int,
+        *,
+        deadline: float | None = None,
+    ) -> list[tuple[str, float]]:
+        """`vector` with each hit's cosine similarity: (id, similarity), best first."""
+        ...
+
+    def text_hits(self, query: str, limit: int, *, deadline: float | None = None) -> TextHits:
+        """`text` with the term evidence of each hit (see TextHits)."""
         ...
 
     def text(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
@@ -84,6 +122,13 @@ LIMIT :window
 # Which of them are active, by seq ("+status": not every active row through the index).
 _ACTIVE_SQL = """
 SELECT seq, id FROM memories WHERE seq IN (SELECT value FROM json_each(?)) AND +status = 'active'
+"""
+
+# How many memories of the index contain a (quoted) term; what some say, with their day.
+_COUNT_SQL = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
+_TEXTS_SQL = """
+SELECT m.seq, m.content, d.day FROM memories m JOIN memory_days d ON d.seq = m.seq
+WHERE m.seq IN (SELECT value FROM json_each(?))
 """
 
 _NAMED_SQL = """
@@ -133,6 +178,59 @@ def active_ids(conn: apsw.Connection, seqs: list[int]) -> dict[int, str]:
     return {
         int(str(seq)): str(memory_id)
         for seq, memory_id in conn.execute(_ACTIVE_SQL, (json.dumps(seqs),))
+    }
+
+
+_forms_lock = threading.Lock()
+_forms_conn: apsw.Connection | None = None
+
+
+def _tokenize(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, index form) of each term of `text`, as the full-text index splits it."""
+    global _forms_conn
+    with _forms_lock:
+        if _forms_conn is None:
+            _forms_conn = apsw.Connection(":memory:")
+        name, args = FTS_TOKENIZER
+        tokens = _forms_conn.fts5_tokenizer(name, list(args))(
+            text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None
+        )
+    # Each token is (start, end, form, *other forms at that place); the first is indexed.
+    return [(int(t[0]), int(t[1]), str(t[2:][0])) for t in tokens if t[2:]]
+
+
+@functools.lru_cache(maxsize=16_384)
+def index_terms(text: str) -> frozenset[str]:
+    """The index terms of `text`, stemmed and folded as the full-text index stores them."""
+    return frozenset(form for _, _, form in _tokenize(text))
+
+
+def index_forms(words_: Iterable[str]) -> dict[str, str]:
+    """word -> the form the full-text index stores it under ("checking" -> "check"), for
+    words that are one index term each (others are left out). No store needed."""
+    global _forms_conn
+    wanted = [word for word in dict.fromkeys(words_) if word and not any(c.isspace() for c in word)]
+    if not wanted:
+        return {}
+    tokens = _tokenize(" ".join(wanted))
+    spans: list[tuple[int, int, str]] = []
+    offset = 0
+    for word in wanted:
+        end = offset + len(word.encode("utf-8"))
+        spans.append((offset, end, word))
+        offset = end + 1
+    forms: dict[str, list[tuple[int, int, str]]] = {}
+    place = 0
+    for first, last, form in tokens:  # in text order, as the words are
+        while place + 1 < len(spans) and spans[place + 1][0] <= first:
+            place += 1
+        forms.setdefault(spans[place][2], []).append((first, last, form))
+    # A word the tokenizer splits into several terms, or cuts short, is not one term.
+    whole = {word: (first, last) for first, last, word in spans}
+    return {
+        word: found[0][2]
+        for word, found in forms.items()
+        if len(found) == 1 and found[0][:2] == whole[word]
     }
 
 
@@ -218,8 +316,18 @@ class SqliteSearch:
         # Not stopped at the deadline: the first call loads every vector (seconds for 100k),
         # and a load cut short would start over each time. Recall stops waiting instead, and
         # the load finishes for the next one.
+        return [memory_id for memory_id, _ in self.vector_hits(model, query, limit)]
+
+    def vector_hits(
+        self,
+        model: EmbeddingModel,
+        query: Vector,
+        limit: int,
+        *,
+        deadline: float | None = None,
+    ) -> list[tuple[str, float]]:
         with self.db.read() as conn:
-            return [memory_id for memory_id, _ in self.index(model).nearest(conn, query, limit)]
+            return self.index(model).nearest(conn, query, limit)
 
     def prepare(self) -> None:
         model = self.vector_model()
@@ -233,19 +341,46 @@ class SqliteSearch:
         match = fts_query(query)
         if match is None or limit <= 0:
             return []
-        window = limit * 2 + 10
         with self._bounded(deadline) as conn:
-            while True:
-                seqs = [
-                    int(str(row[0]))
-                    for row in conn.execute(_TEXT_SQL, {"match": match, "window": window})
-                ]
-                active = active_ids(conn, seqs)
-                found = [active[seq] for seq in seqs if seq in active]
-                # Staged or archived memories took places in the window: widen it.
-                if len(found) >= limit or len(seqs) < window:
-                    return found[:limit]
-                window *= 4
+            return [memory_id for _, memory_id in self._text_seqs(conn, match, limit)]
+
+    def _text_seqs(self, conn: apsw.Connection, match: str, limit: int) -> list[tuple[int, str]]:
+        """(seq, id) of the best `limit` active matches of `match`, best first."""
+        window = limit * 2 + 10
+        while True:
+            seqs = [
+                int(str(row[0]))
+                for row in conn.execute(_TEXT_SQL, {"match": match, "window": window})
+            ]
+            active = active_ids(conn, seqs)
+            found = [(seq, active[seq]) for seq in seqs if seq in active]
+            # Staged or archived memories took places in the window: widen it.
+            if len(found) >= limit or len(seqs) < window:
+                return found[:limit]
+            window *= 4
+
+    def text_hits(self, query: str, limit: int, *, deadline: float | None = None) -> TextHits:
+        match = fts_query(query)
+        if match is None or limit <= 0:
+            return TextHits([], {}, {}, 0)
+        with self._bounded(deadline) as conn:
+            found = self._text_seqs(conn, match, limit)
+            if not found:
+                return TextHits([], {}, {}, 0)
+            terms = [term for term in query_terms(query) if index_terms(term)]
+            documents = {term: int(str(scalar(conn, _COUNT_SQL, (f'"{term}"',)))) for term in terms}
+            total = int(str(scalar(conn, "SELECT count(*) FROM memories_fts")))
+            texts = {
+                int(str(seq)): f"{content} {day}"
+                for seq, content, day in conn.execute(
+                    _TEXTS_SQL, (json.dumps([seq for seq, _ in found]),)
+                )
+            }
+        matched: dict[str, tuple[str, ...]] = {}
+        for seq, memory_id in found:
+            present = index_terms(texts.get(seq, ""))
+            matched[memory_id] = tuple(term for term in terms if index_terms(term) <= present)
+        return TextHits([memory_id for _, memory_id in found], matched, documents, total)
 
     # -- entity -------------------------------------------------------------------------
 
