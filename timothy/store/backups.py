@@ -124,17 +124,25 @@ def _copy_into(db: Database, target: Path) -> None:
     """An online backup of `db` into the new file `target`, made self-contained (no log),
     then checked with integrity_check; raises StoreError and leaves no file when it fails."""
     try:
-        source = db.connection()
-        dest = apsw.Connection(str(target))
+        # Its own connection: a caller's open transaction (and its uncommitted changes)
+        # stays out of the copy.
+        source = db.read_only_connection()
         try:
-            # One step: the whole store copied in one read transaction (WAL lets writers go
-            # on meanwhile), so the copy is one consistent moment of the store.
-            with dest.backup("main", source, "main") as copy:
-                copy.step(-1)
-            dest.execute("PRAGMA journal_mode = DELETE")
-            problems = [str(row[0]) for row in dest.execute("PRAGMA integrity_check(10)")]
+            dest = apsw.Connection(str(target))
+            try:
+                # One step: the whole store copied in one read transaction (WAL lets writers
+                # go on meanwhile), so the copy is one consistent moment of the store.
+                with dest.backup("main", source, "main") as copy:
+                    copy.step(-1)
+                try:
+                    dest.execute("PRAGMA journal_mode = DELETE")
+                    problems = [str(row[0]) for row in dest.execute("PRAGMA integrity_check(10)")]
+                except (apsw.CorruptError, apsw.NotADBError) as exc:
+                    problems = [str(exc)]
+            finally:
+                dest.close()
         finally:
-            dest.close()
+            source.close()
     except apsw.Error as exc:
         _remove_with_logs(target)
         raise StoreError(f"The backup to {target} failed: {exc}; no backup was made.") from exc

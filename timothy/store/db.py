@@ -229,7 +229,7 @@ class Database:
     def damaged_error(self) -> DamagedStoreError:
         return DamagedStoreError(damaged_message(self.path))
 
-    def _check_connection(self) -> apsw.Connection:
+    def read_only_connection(self) -> apsw.Connection:
         """A read-only connection that can never write to the file, not even on close."""
         conn = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READONLY)
         conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
@@ -242,7 +242,7 @@ class Database:
         try:
             with sqlite_errors(self.path, lambda words: self.mark_damaged(f"{pragma}: {words}")):
                 if conn is None:
-                    conn = self._check_connection()
+                    conn = self.read_only_connection()
                 rows = conn.execute(f"PRAGMA {pragma}(10)").fetchall()
         except DamagedStoreError:
             return self._damage
@@ -267,7 +267,7 @@ class Database:
         return self._run_check("integrity_check")
 
     def _start_background_check(self) -> None:
-        conn = self._check_connection()
+        conn = self.read_only_connection()
         self._check_conn = conn
 
         def run() -> None:
