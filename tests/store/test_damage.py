@@ -76,10 +76,14 @@ def test_damage_listeners_are_told(data_dir: Path) -> None:
     filled_store(data_dir)
     damage(data_dir / "timothy.db")
     heard: list[str] = []
+    late: list[str] = []
     with Store.open(data_dir, check=DamageCheck.OFF) as store:
-        store.db.damage_listeners.append(heard.append)
+        store.on_damage(heard.append)
         assert store.db.quick_check() is not None
+        assert store.db.integrity_check() is not None  # found again: told once
+        store.on_damage(late.append)  # added after the damage was found: told at once
     assert len(heard) == 1 and heard[0].startswith("quick_check: ")
+    assert late == heard
 
 
 def test_closing_a_damaged_store_never_folds_its_log_into_the_file(data_dir: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from timothy import paths
@@ -85,6 +86,10 @@ class Store:
     def damage(self) -> str | None:
         """What SQLite found wrong with the file, or None while nothing is known."""
         return self.db.damage
+
+    def on_damage(self, listener: Callable[[str], None]) -> None:
+        """Call `listener` (on any thread) once damage is found, or at once if it is known."""
+        self.db.on_damage(listener)
 
     def wait_for_check(self, timeout: float | None = None) -> str | None:
         """Wait for the open-time damage check; what it found, or None."""

@@ -152,9 +152,7 @@ class Database:
         self._checked = threading.Event()
         self._check_thread: threading.Thread | None = None
         self._check_conn: apsw.Connection | None = None
-        # Told (with SQLite's words) the moment damage is found, on whichever thread found
-        # it: the app shows its banner. One added after opening checks `damaged` too.
-        self.damage_listeners: list[Callable[[str], None]] = []
+        self._damage_listeners: list[Callable[[str], None]] = []
         try:
             self._open(DamageCheck(check), before_migration)
         except BaseException:
@@ -219,12 +217,26 @@ class Database:
             if self._damage is not None:
                 return
             self._damage = detail
+            listeners = list(self._damage_listeners)
         log.error("%s is damaged: %s; it is read only from now on", self.path, detail)
-        for listener in list(self.damage_listeners):
-            try:
-                listener(detail)
-            except Exception:  # a listener must not stop the refusal
-                log.exception("damage listener failed")
+        for listener in listeners:
+            self._tell(listener, detail)
+
+    def on_damage(self, listener: Callable[[str], None]) -> None:
+        """Call `listener` once with what is wrong, on whichever thread finds the damage (at
+        once when it is already known): the app shows its banner from here."""
+        with self._damage_lock:
+            self._damage_listeners.append(listener)
+            known = self._damage
+        if known is not None:
+            self._tell(listener, known)
+
+    @staticmethod
+    def _tell(listener: Callable[[str], None], detail: str) -> None:
+        try:
+            listener(detail)
+        except Exception:  # a listener must not stop the refusal
+            log.exception("damage listener failed")
 
     def damaged_error(self) -> DamagedStoreError:
         return DamagedStoreError(damaged_message(self.path))
