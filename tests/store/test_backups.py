@@ -272,3 +272,18 @@ def test_a_vector_store_survives_backup_and_restore(store: Store, data_dir: Path
     with Store.open(data_dir) as again:
         vector = again.vectors.get(memory.id, model)
         assert vector is not None and np.allclose(vector, 0.5)
+
+
+def test_a_damaged_store_makes_no_daily_backup_and_rotates_none_away(data_dir: Path) -> None:
+    filled_store(data_dir)
+    with Store.open(data_dir) as store:
+        for day in range(3):
+            backup_if_due(store, NOW + timedelta(days=day))
+    good = backup_files(data_dir / "backups")
+    damage(data_dir / "timothy.db")
+    with (
+        Store.open(data_dir) as store,
+        pytest.raises(DamagedStoreError, match="was not backed up"),
+    ):
+        backup_if_due(store, NOW + timedelta(days=40))
+    assert backup_files(data_dir / "backups") == good

@@ -13,6 +13,11 @@ that have one and of each of the 4 latest weeks before those; backups made by ha
 Restoring checks the backup first (a Timothy database, not damaged, not from a newer
 Timothy), copies it beside the store, and only then swaps it in; the file it replaces is kept
 aside in the data folder with its log (`-wal`), never deleted.
+
+For the app: `backup_if_due(store, now)` on a worker after start (it waits for the open-time
+damage check, and never copies a damaged store); `list_backups(data)` for Settings > Backups;
+`restore(data, file, now=...)` with the store closed, then open it again. `Store.on_damage`
+tells when the banner should offer `list_backups(data)[0]`.
 """
 
 from __future__ import annotations
