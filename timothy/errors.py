@@ -21,6 +21,13 @@ class DatabaseLockedError(StoreError):
     """Another program held the database for longer than the busy timeout."""
 
 
+class DamagedStoreError(StoreError):
+    """The database file is damaged: it is only read from, and nothing is written to it.
+
+    The message says which file and how to restore it (the latest backup, when there is one).
+    """
+
+
 class NotFoundError(StoreError, LookupError):
     """No memory (or session) has the given id."""
 

@@ -98,7 +98,9 @@ def _probe_encoding() -> str:
 
 def _probe_data_dir(folder: Path) -> Callable[[], str]:
     def probe() -> str:
-        folder.mkdir(parents=True, exist_ok=True)
+        from timothy.store.db import make_folder
+
+        make_folder(folder)
         probe_file = folder / f".write-check-{uuid.uuid4().hex}"
         probe_file.write_bytes(b"ok")
         probe_file.unlink()
@@ -109,13 +111,45 @@ def _probe_data_dir(folder: Path) -> Callable[[], str]:
 
 def _probe_database(folder: Path) -> Callable[[], str]:
     def probe() -> str:
-        from timothy.store import Store
+        from timothy.store import DamageCheck, Store
+        from timothy.store.backup_folder import restore_advice
 
-        with Store.open(folder) as store:
+        # The full integrity_check (every page, every index against its table), in place of
+        # the quick one the app runs at start.
+        with Store.open(folder, check=DamageCheck.OFF) as store:
+            damage = store.db.integrity_check()
+            if damage is not None:
+                raise RuntimeError(
+                    f"{store.path} is DAMAGED ({damage}); Timothy will only read it. To fix "
+                    f"it, close Timothy and {restore_advice(store.path)}."
+                )
             total = store.memories.count()
             active = store.memories.count(status="active")
             version = store.db.schema_version()
-        return f"{store.path} (schema {version}, {total} memories, {active} active)"
+        return (
+            f"{store.path} (schema {version}, {total} memories, {active} active, "
+            "integrity check passed)"
+        )
+
+    return probe
+
+
+def _probe_backups(folder: Path) -> Callable[[], str]:
+    def probe() -> str:
+        from timothy.store.backups import list_backups
+
+        found = list_backups(folder)
+        where = folder / "backups"
+        if not found:
+            return (
+                f"none yet in {where} (the app makes one each day; `timothy backup` makes one now)"
+            )
+        latest = found[0]
+        holds = "unreadable" if latest.memories is None else f"{latest.memories} memories"
+        return (
+            f"{len(found)} in {where}; the latest {latest.made_at:%Y-%m-%d %H:%M} UTC "
+            f"({latest.reason.value}, {holds}): `timothy restore {latest.path}`"
+        )
 
     return probe
 
@@ -270,6 +304,11 @@ def _probe_local_embedder() -> str:
         f"{MODEL_ID} ({DIMENSION} dimensions, files verified) ran offline, "
         f"related {related:.2f} > unrelated {unrelated:.2f}"
     )
+
+
+def backup_check(data: Path | None = None) -> Check:
+    """Where the backups are and the latest one, with the command that restores it."""
+    return _run("backups", _probe_backups(data if data is not None else paths.data_dir()))
 
 
 def provider_checks(settings: Settings | None = None) -> list[Check]:

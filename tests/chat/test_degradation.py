@@ -85,9 +85,12 @@ def test_the_whole_store_failing_on_recall(
     store: Store, openai_server: OpenAIServer, make_engine: MakeEngine
 ) -> None:
     store.memories.add("I prefer aisle seats on long flights", entities=["Lufthansa"])
-    # Wreck the full-text index's pages: every text and entity query now raises.
+    # Take the text and entity indexes away: every text and entity query now raises. (Wrecking
+    # their pages would be damage, which makes the whole store read only and refuses the
+    # reply's save too: tests/store/test_damage.py.)
     conn = store.db.connection()
-    conn.execute("UPDATE memories_fts_data SET block = randomblob(length(block)) WHERE id > 1")
+    conn.execute("DROP TABLE memories_fts")
+    conn.execute("DROP TABLE memory_entities")
     engine = make_engine(openai_server, recall_bound=BOUND)
     openai_server.reply("Window or aisle, your call.")
     started = time.monotonic()

@@ -12,7 +12,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from timothy import __version__
-from timothy.cli import chat, consolidate, doctor, embed, memories, providers, recall, sessions
+from timothy.cli import (
+    backups,
+    chat,
+    consolidate,
+    doctor,
+    embed,
+    memories,
+    providers,
+    recall,
+    sessions,
+)
 from timothy.cli.context import Context, common_options
 from timothy.errors import TimothyError
 from timothy.health import Check
@@ -24,7 +34,17 @@ AppLauncher = Callable[[Path | None], int]
 ExtraChecks = Callable[[], list[Check]]
 
 # Each module adds its subcommands; later features add theirs here.
-COMMAND_MODULES = (memories, recall, chat, sessions, consolidate, doctor, providers, embed)
+COMMAND_MODULES = (
+    memories,
+    recall,
+    chat,
+    sessions,
+    consolidate,
+    doctor,
+    providers,
+    embed,
+    backups,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,7 +93,8 @@ def main(
                 return 2
             return launch_app(ctx.data_override)
         code: int = handler(ctx)
-        return code
+        # A read that ran on a damaged store warned first; scripts see it in the status too.
+        return 1 if code == 0 and ctx.read_damaged else code
     except TimothyError as exc:
         ctx.fail(str(exc))
         return 1

@@ -39,7 +39,7 @@ def cmd_chat(ctx: Context) -> int:
     if not text.strip():
         raise InvalidInputError("There is nothing to send: give a message or pipe one in.")
     settings = load_settings()
-    store = ctx.store()
+    store = ctx.store(writes=True)
     session_id = args.session
     if session_id is None and not args.new:
         recent = store.sessions.list(limit=1)

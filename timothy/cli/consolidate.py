@@ -61,7 +61,7 @@ def _print_report(ctx: Context, report: ConsolidationReport) -> None:
 
 def cmd_consolidate(ctx: Context) -> int:
     args = ctx.args
-    store = ctx.store()
+    store = ctx.store(writes=not (args.last or args.dry_run))
     owner_settings = load_settings()
     settings = owner_settings.consolidation
     if args.last:

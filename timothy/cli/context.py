@@ -11,7 +11,8 @@ from typing import Any, TextIO
 
 from timothy import paths
 from timothy.errors import InvalidInputError
-from timothy.store import Store
+from timothy.store import DamageCheck, Store
+from timothy.store.backup_folder import restore_advice
 from timothy.store.records import parse_time, utc_now
 
 
@@ -50,6 +51,7 @@ class Context:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self._store: Store | None = None
+        self.read_damaged = False  # a read ran on a damaged store: the command exits 1
 
     @property
     def data_override(self) -> Path | None:
@@ -60,10 +62,24 @@ class Context:
     def data_dir(self) -> Path:
         return paths.data_dir(self.data_override)
 
-    def store(self) -> Store:
+    def store(self, *, writes: bool = False) -> Store:
+        """The store, checked for damage before it is used (quick_check: ~0.2 s at 10k
+        memories, ~1 s at 100k). A command that `writes` is refused at once on a damaged
+        store; one that reads goes on after a warning (what can still be read may help, as an
+        export does), and exits 1."""
         if self._store is None:
-            self._store = Store.open(self.data_dir)
-        return self._store
+            self._store = Store.open(self.data_dir, check=DamageCheck.NOW)
+        store = self._store
+        if store.damaged:
+            if writes:
+                raise store.db.damaged_error()
+            if not self.read_damaged:
+                self.read_damaged = True
+                self.fail(
+                    f"warning: {store.path} is damaged, so what follows may be incomplete "
+                    f"and nothing will be written to it; {restore_advice(store.path)}."
+                )
+        return store
 
     def now(self) -> datetime:
         value = getattr(self.args, "now", None)

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from timothy.cli.context import Context
-from timothy.health import Check, provider_checks, self_checks
+from timothy.health import Check, backup_check, provider_checks, self_checks
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -23,7 +23,7 @@ def report(ctx: Context, checks: list[Check]) -> int:
 
 
 def cmd_doctor(ctx: Context) -> int:
-    return report(ctx, self_checks(ctx.data_dir) + provider_checks())
+    return report(ctx, [*self_checks(ctx.data_dir), backup_check(ctx.data_dir), *provider_checks()])
 
 
 def self_check(ctx: Context, extra: list[Check]) -> int:

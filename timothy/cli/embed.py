@@ -67,6 +67,7 @@ def cmd_embed(ctx: Context) -> int:
     settings = load_settings()
     if ctx.args.status:
         return _status(ctx, settings.embedding_provider)
+    ctx.store(writes=True)  # a damaged store is refused before any model is loaded
     if ctx.args.model:
         settings = choose_embedding(settings, ctx.args.model)
     embedder = embedding_provider(settings)

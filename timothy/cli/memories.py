@@ -168,7 +168,7 @@ def _emit(ctx: Context, memory: Memory) -> None:
 
 def cmd_add(ctx: Context) -> int:
     args = ctx.args
-    repo = ctx.store().memories
+    repo = ctx.store(writes=True).memories
     kwargs: dict[str, Any] = {
         "type": args.type,
         "entities": args.entity,
@@ -225,17 +225,17 @@ def _each(ctx: Context, verb: str, action: Callable[[str], Memory]) -> int:
 
 
 def cmd_confirm(ctx: Context) -> int:
-    repo, now = ctx.store().memories, ctx.now()
+    repo, now = ctx.store(writes=True).memories, ctx.now()
     return _each(ctx, "Confirmed", lambda i: repo.confirm(i, now=now))
 
 
 def cmd_reject(ctx: Context) -> int:
-    repo, now = ctx.store().memories, ctx.now()
+    repo, now = ctx.store(writes=True).memories, ctx.now()
     return _each(ctx, "Rejected", lambda i: repo.reject(i, now=now))
 
 
 def cmd_archive(ctx: Context) -> int:
-    repo, now = ctx.store().memories, ctx.now()
+    repo, now = ctx.store(writes=True).memories, ctx.now()
     return _each(ctx, "Archived", lambda i: repo.archive(i, now=now))
 
 
@@ -286,7 +286,7 @@ def cmd_forget(ctx: Context) -> int:
 
 def cmd_edit(ctx: Context) -> int:
     args = ctx.args
-    memory = ctx.store().memories.supersede(
+    memory = ctx.store(writes=True).memories.supersede(
         args.id, _text(ctx, args.text), type=args.type, entities=args.entity, now=ctx.now()
     )
     _emit(ctx, memory)
@@ -350,7 +350,7 @@ def cmd_export(ctx: Context) -> int:
 def cmd_import(ctx: Context) -> int:
     source = ctx.args.file
     if source == "-":
-        count = import_memories(ctx.store(), sys.stdin, now=ctx.now())
+        count = import_memories(ctx.store(writes=True), sys.stdin, now=ctx.now())
     else:
         path = Path(source).expanduser()
         try:
@@ -359,7 +359,7 @@ def cmd_import(ctx: Context) -> int:
             raise InvalidInputError(f"Cannot read {path}: {exc.strerror}.") from exc
         with handle:
             try:
-                count = import_memories(ctx.store(), handle, now=ctx.now())
+                count = import_memories(ctx.store(writes=True), handle, now=ctx.now())
             except UnicodeDecodeError:
                 raise InvalidInputError(
                     f"{path} is not UTF-8 text; nothing was imported."

@@ -45,6 +45,7 @@ from timothy.memory.near_duplicates import near_duplicate_groups
 from timothy.memory.settings import ConsolidationSettings
 from timothy.providers.base import CancelToken, ChatMessage, ChatProvider, SystemBlock
 from timothy.store import Store
+from timothy.store.backups import backup_before_merge
 from timothy.store.forget import FORGOTTEN
 from timothy.store.memories import ConfidenceDecay
 from timothy.store.records import MAX_CONTENT_CHARS, Memory, MemoryType, format_time, parse_time
@@ -644,6 +645,8 @@ def _merge_near_duplicates(store: Store, chat: ChatProvider | None, run: _Run) -
     if run.dry_run:
         run.merged = [MergedGroup(tuple(m.id for m in group)) for group in mergeable]
         return
+    # Merging rewrites memories: a verified backup first (its failure fails this step).
+    backup_before_merge(store, run.now)
     _merge_groups(store, chat, run, mergeable)
 
 

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from timothy import paths
-from timothy.store.db import DEFAULT_BUSY_TIMEOUT_MS, Database
+from timothy.store import backups
+from timothy.store.db import DEFAULT_BUSY_TIMEOUT_MS, DamageCheck, Database
 from timothy.store.memories import MemoryRepository
-from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
+from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType, utc_now
 from timothy.store.search import MemorySearch, SqliteSearch
 from timothy.store.sessions import SessionRepository
 from timothy.store.vectors import EmbeddingModel, VectorStore
 
 __all__ = [
+    "DamageCheck",
     "Database",
     "EmbeddingModel",
     "Memory",
@@ -27,11 +30,31 @@ __all__ = [
 ]
 
 
-class Store:
-    """Everything kept in the database file, opened (and migrated) once."""
+def _backup_before_migration(db: Database, version: int, target: int) -> None:
+    backups.backup_before_migration(db, version, target, now=utc_now())
 
-    def __init__(self, path: Path | str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
-        self.db = Database(path, busy_timeout_ms=busy_timeout_ms)
+
+class Store:
+    """Everything kept in the database file, opened (and migrated) once.
+
+    `check` says when the open-time damage check runs (DamageCheck): on a thread by default,
+    the first write waiting for it. A store found damaged stays open for reading only
+    (`damaged`); its writes raise DamagedStoreError.
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        check: DamageCheck | str = DamageCheck.BACKGROUND,
+    ) -> None:
+        self.db = Database(
+            path,
+            busy_timeout_ms=busy_timeout_ms,
+            check=check,
+            before_migration=_backup_before_migration,
+        )
         self.memories = MemoryRepository(self.db)
         self.vectors = VectorStore(self.db)
         self.sessions = SessionRepository(self.db)
@@ -39,14 +62,38 @@ class Store:
         self.search: MemorySearch = SqliteSearch(self.db, self.vectors)
 
     @classmethod
-    def open(cls, data: Path | None = None, **kwargs: int) -> Store:
+    def open(
+        cls,
+        data: Path | None = None,
+        *,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        check: DamageCheck | str = DamageCheck.BACKGROUND,
+    ) -> Store:
         """The store in a data folder (default: the configured one)."""
         folder = data if data is not None else paths.data_dir()
-        return cls(paths.database_path(folder), **kwargs)
+        return cls(paths.database_path(folder), busy_timeout_ms=busy_timeout_ms, check=check)
 
     @property
     def path(self) -> Path:
         return self.db.path
+
+    @property
+    def damaged(self) -> bool:
+        """The file is known to be damaged: it is read, never written (see `damage`)."""
+        return self.db.damaged
+
+    @property
+    def damage(self) -> str | None:
+        """What SQLite found wrong with the file, or None while nothing is known."""
+        return self.db.damage
+
+    def on_damage(self, listener: Callable[[str], None]) -> None:
+        """Call `listener` (on any thread) once damage is found, or at once if it is known."""
+        self.db.on_damage(listener)
+
+    def wait_for_check(self, timeout: float | None = None) -> str | None:
+        """Wait for the open-time damage check; what it found, or None."""
+        return self.db.wait_for_check(timeout)
 
     def close(self) -> None:
         self.db.close()

@@ -1,29 +1,59 @@
-"""One SQLite file through apsw: sqlite-vec loaded, WAL, a busy timeout, migrated on open."""
+"""One SQLite file through apsw: sqlite-vec loaded, WAL, a busy timeout, migrated on open.
+
+A damaged file is never written to. Damage is found by `PRAGMA quick_check` when the store
+opens (on a thread, so a big store starts as fast as a small one; the first write waits for
+it), by `integrity_check` in `timothy doctor` and on every backup, and by any corruption
+error SQLite raises along the way. Once damage is known the store only reads: every write is
+refused with a DamagedStoreError that says how to restore, new connections open read-only,
+and closing never checkpoints the log into the file.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import struct
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import apsw
 import sqlite_vec
 
-from timothy.errors import DatabaseLockedError, StoreError
+from timothy.errors import DamagedStoreError, DatabaseLockedError, StoreError
+from timothy.store.backup_folder import damaged_message
 from timothy.store.migrations import MIGRATIONS, Migration, apply_migration
 
 log = logging.getLogger(__name__)
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+HEADER_SIZE = 100
 DEFAULT_BUSY_TIMEOUT_MS = 5_000
+
+# Called with the database, its schema version and the version it is about to be migrated
+# to, before the first migration of an existing store (the store makes a backup there).
+BeforeMigration = Callable[["Database", int, int], None]
+
+
+class DamageCheck(StrEnum):
+    """When the open-time `quick_check` runs."""
+
+    BACKGROUND = "background"  # on a thread; the first write waits for its answer
+    NOW = "now"  # before the store is returned (the command line, which lives briefly)
+    OFF = "off"  # not at all (a caller that runs its own, fuller check)
 
 
 @contextlib.contextmanager
-def sqlite_errors(path: Path | str) -> Iterator[None]:
-    """Turn SQLite's failures into StoreErrors that say what happened in plain words."""
+def sqlite_errors(
+    path: Path | str, on_damage: Callable[[str], None] | None = None
+) -> Iterator[None]:
+    """Turn SQLite's failures into StoreErrors that say what happened in plain words.
+
+    A corruption error also calls `on_damage` with SQLite's own words, so the database
+    knows it is damaged from then on.
+    """
     try:
         yield
     except (apsw.BusyError, apsw.LockedError) as exc:
@@ -32,9 +62,9 @@ def sqlite_errors(path: Path | str) -> Iterator[None]:
             "close it (or wait a moment) and try again."
         ) from exc
     except (apsw.NotADBError, apsw.CorruptError) as exc:
-        raise StoreError(
-            f"{path} is damaged or is not a Timothy database; it was left untouched."
-        ) from exc
+        if on_damage is not None:
+            on_damage(str(exc) or type(exc).__name__)
+        raise DamagedStoreError(damaged_message(Path(path))) from exc
     except apsw.FullError as exc:
         raise StoreError(f"The disk holding {path} is full; nothing was saved.") from exc
     except apsw.ReadOnlyError as exc:
@@ -47,6 +77,53 @@ def sqlite_errors(path: Path | str) -> Iterator[None]:
         raise StoreError(f"Reading or writing {path} failed at the disk: {exc}") from exc
 
 
+def make_folder(folder: Path) -> None:
+    """Create a data folder (and its parents), or say in plain words which one cannot be."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocker = folder
+        while not blocker.exists() and blocker != blocker.parent:
+            blocker = blocker.parent
+        if blocker.exists() and not blocker.is_dir():
+            raise StoreError(
+                f"Cannot create the data folder {folder}: {blocker} is a file, not a folder."
+            ) from exc
+        raise StoreError(
+            f"Cannot create the data folder {folder} in {blocker}: {exc.strerror or exc}."
+        ) from exc
+    if not folder.is_dir():
+        raise StoreError(f"Cannot use the data folder {folder}: it is a file, not a folder.")
+
+
+def read_header(path: Path) -> bytes:
+    """The file's first 100 bytes, read as plain bytes (b"" when there is no file)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(HEADER_SIZE)
+    except FileNotFoundError:
+        return b""
+    except OSError as exc:
+        raise StoreError(f"Cannot read {path}: {exc.strerror}.") from exc
+
+
+def header_schema_version(header: bytes) -> int:
+    """`PRAGMA user_version` as the header holds it (bytes 60-63, big-endian)."""
+    return int(struct.unpack(">I", header[60:64])[0]) if len(header) >= 64 else 0
+
+
+def header_in_wal_mode(header: bytes) -> bool:
+    """Bytes 18 and 19 are 2 once a file is in WAL mode."""
+    return len(header) >= 20 and header[18] == 2 and header[19] == 2
+
+
+def newer_message(path: Path, version: int, latest: int) -> str:
+    return (
+        f"{path} was written by a newer Timothy (schema {version}; this version reads up to "
+        f"{latest}). Update Timothy to open it; the file was left untouched."
+    )
+
+
 def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
     """The first column of the first row (None when there is no row)."""
     rows = conn.execute(sql, params).fetchall()
@@ -54,13 +131,16 @@ def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
 
 
 class Database:
-    """The memory database: a connection per thread, write transactions, migrations."""
+    """The memory database: a connection per thread, write transactions, migrations, and
+    whether the file is known to be damaged."""
 
     def __init__(
         self,
         path: Path | str,
         *,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        check: DamageCheck | str = DamageCheck.BACKGROUND,
+        before_migration: BeforeMigration | None = None,
         migrations: Sequence[Migration] = MIGRATIONS,
     ) -> None:
         self.path = Path(path)
@@ -69,41 +149,181 @@ class Database:
         self._local = threading.local()
         self._connections: list[apsw.Connection] = []
         self._connections_lock = threading.Lock()
-        self._check_header()
+        self._damage: str | None = None
+        self._damage_lock = threading.Lock()
+        self._checked = threading.Event()
+        self._check_thread: threading.Thread | None = None
+        self._check_conn: apsw.Connection | None = None
+        self._damage_listeners: list[Callable[[str], None]] = []
         try:
-            self._migrate(self.connection())
+            self._open(DamageCheck(check), before_migration)
         except BaseException:
             self.close()
             raise
 
-    # -- connections -------------------------------------------------------------------
+    # -- opening -----------------------------------------------------------------------
 
-    def _check_header(self) -> None:
-        """Refuse, without touching it, a file that is not SQLite (random bytes, a PDF, ...)."""
-        try:
-            with self.path.open("rb") as handle:
-                header = handle.read(len(SQLITE_HEADER))
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise StoreError(f"Cannot read {self.path}: {exc.strerror}.") from exc
-        if header and header != SQLITE_HEADER:
+    def _open(self, check: DamageCheck, before_migration: BeforeMigration | None) -> None:
+        """Check first, touch nothing until the file is known to be ours, sound and not newer."""
+        latest = len(self.migrations)
+        make_folder(self.path.parent)
+        header = read_header(self.path)
+        if header and not header.startswith(SQLITE_HEADER):
             raise StoreError(
                 f"{self.path} is damaged or is not a Timothy database; it was left untouched."
             )
+        # The header's copy of the version can lag behind the log (WAL); SQLite's answer
+        # below is the real one, and both come before anything could be written.
+        if header_schema_version(header) > latest:
+            raise StoreError(newer_message(self.path, header_schema_version(header), latest))
+        version = self.schema_version()
+        if version > latest:
+            raise StoreError(newer_message(self.path, version, latest))
+        existing = bool(header)
+        # Opening writes to the file itself only to switch it to WAL or to migrate it: then
+        # the check must have answered first. Otherwise it may run beside the app's start.
+        must_write = version < latest or not header_in_wal_mode(header)
+        if not existing or check is DamageCheck.OFF:
+            self._checked.set()
+        elif check is DamageCheck.NOW or must_write:
+            self._checked.set()
+            self.quick_check()
+        else:
+            self._start_background_check()
+        if self.damaged:
+            if version < latest:
+                raise DamagedStoreError(damaged_message(self.path))
+            return
+        if not header_in_wal_mode(header):
+            with self.read() as conn:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
+            if str(mode).lower() != "wal":
+                log.warning("journal mode is %s, not wal", mode)
+        if existing and version < latest and before_migration is not None:
+            before_migration(self, version, latest)
+        self._migrate(self.connection())
+
+    # -- damage ------------------------------------------------------------------------
+
+    @property
+    def damage(self) -> str | None:
+        """What is known to be wrong with the file (SQLite's words), or None."""
+        return self._damage
+
+    @property
+    def damaged(self) -> bool:
+        return self._damage is not None
+
+    def mark_damaged(self, detail: str) -> None:
+        """From now on: read only, refuse every write, never checkpoint into the file."""
+        with self._damage_lock:
+            if self._damage is not None:
+                return
+            self._damage = detail
+            listeners = list(self._damage_listeners)
+        log.error("%s is damaged: %s; it is read only from now on", self.path, detail)
+        for listener in listeners:
+            self._tell(listener, detail)
+
+    def on_damage(self, listener: Callable[[str], None]) -> None:
+        """Call `listener` once with what is wrong, on whichever thread finds the damage (at
+        once when it is already known): the app shows its banner from here."""
+        with self._damage_lock:
+            self._damage_listeners.append(listener)
+            known = self._damage
+        if known is not None:
+            self._tell(listener, known)
+
+    @staticmethod
+    def _tell(listener: Callable[[str], None], detail: str) -> None:
+        try:
+            listener(detail)
+        except Exception:  # a listener must not stop the refusal
+            log.exception("damage listener failed")
+
+    def damaged_error(self) -> DamagedStoreError:
+        return DamagedStoreError(damaged_message(self.path))
+
+    def read_only_connection(self) -> apsw.Connection:
+        """A read-only connection that can never write to the file, not even on close."""
+        conn = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READONLY)
+        conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+        conn.set_busy_timeout(self.busy_timeout_ms)
+        return conn
+
+    def _run_check(self, pragma: str, conn: apsw.Connection | None = None) -> str | None:
+        """Run `quick_check` or `integrity_check`; the first problem found, or None."""
+        own = conn is None
+        try:
+            with sqlite_errors(self.path, lambda words: self.mark_damaged(f"{pragma}: {words}")):
+                if conn is None:
+                    conn = self.read_only_connection()
+                rows = conn.execute(f"PRAGMA {pragma}(10)").fetchall()
+        except DamagedStoreError:
+            return self._damage
+        finally:
+            if own and conn is not None:
+                with contextlib.suppress(apsw.Error):
+                    conn.close()
+        problems = [str(row[0]) for row in rows if str(row[0]) != "ok"]
+        if not problems:
+            return None
+        detail = f"{pragma}: {problems[0]}"
+        self.mark_damaged(detail)
+        return detail
+
+    def quick_check(self) -> str | None:
+        """SQLite's quick_check of the whole file (every page read, indexes not matched
+        against their tables): what is wrong, or None when it is sound."""
+        return self._run_check("quick_check")
+
+    def integrity_check(self) -> str | None:
+        """SQLite's full integrity_check (also every index against its table)."""
+        return self._run_check("integrity_check")
+
+    def _start_background_check(self) -> None:
+        conn = self.read_only_connection()
+        self._check_conn = conn
+
+        def run() -> None:
+            try:
+                self._run_check("quick_check", conn)
+            except StoreError as exc:  # busy, unreadable: not known to be damaged
+                log.warning("the start-up check of %s did not finish: %s", self.path, exc)
+            except apsw.InterruptError:
+                pass  # closed while checking
+            except Exception:
+                log.exception("the start-up check of %s failed", self.path)
+            finally:
+                self._check_conn = None
+                with contextlib.suppress(apsw.Error):
+                    conn.close()
+                self._checked.set()
+
+        self._check_thread = threading.Thread(target=run, name="timothy-store-check", daemon=True)
+        self._check_thread.start()
+
+    def wait_for_check(self, timeout: float | None = None) -> str | None:
+        """Wait for the open-time check; what is known to be wrong, or None."""
+        self._checked.wait(timeout)
+        return self._damage
+
+    # -- connections -------------------------------------------------------------------
 
     def connect(self) -> apsw.Connection:
-        """A new connection with sqlite-vec loaded and the pragmas every connection needs."""
-        with sqlite_errors(self.path):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = apsw.Connection(str(self.path))
+        """A new connection with sqlite-vec loaded and the pragmas every connection needs
+        (read-only, and never checkpointing on close, once the file is known damaged)."""
+        make_folder(self.path.parent)
+        with sqlite_errors(self.path, self.mark_damaged):
+            if self.damaged:
+                conn = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READONLY)
+                conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+            else:
+                conn = apsw.Connection(str(self.path))
             conn.set_busy_timeout(self.busy_timeout_ms)
             conn.enable_load_extension(True)
             conn.load_extension(sqlite_vec.loadable_path())
             conn.enable_load_extension(False)
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
-            if str(mode).lower() != "wal":
-                log.warning("journal mode is %s, not wal", mode)
             # FULL: a commit that returned survives a crash of this process or the machine.
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -120,10 +340,21 @@ class Database:
         return conn
 
     def close(self) -> None:
+        checking = self._check_conn
+        if checking is not None:
+            with contextlib.suppress(apsw.Error):
+                checking.interrupt()
+        if self._check_thread is not None:
+            self._check_thread.join()
+            self._check_thread = None
+        self._checked.set()
         with self._connections_lock:
             connections, self._connections = self._connections, []
         for conn in connections:
             with contextlib.suppress(apsw.Error):
+                if self.damaged:
+                    # The last connection to close would copy the log into the damaged file.
+                    conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
                 conn.close()
         self._local = threading.local()
 
@@ -140,10 +371,15 @@ class Database:
         """A write transaction on this thread's connection (a savepoint when nested).
 
         BEGIN IMMEDIATE takes the write lock up front, so a busy database waits on the busy
-        timeout instead of failing half-way through.
+        timeout instead of failing half-way through. The first write waits for the
+        open-time check, and no write starts on a file known to be damaged.
         """
         conn = self.connection()
-        with sqlite_errors(self.path):
+        if not conn.in_transaction:
+            self._checked.wait()
+        if self.damaged:
+            raise self.damaged_error()
+        with sqlite_errors(self.path, self.mark_damaged):
             if conn.in_transaction:
                 with conn:  # apsw: a savepoint, released or rolled back
                     yield conn
@@ -153,15 +389,19 @@ class Database:
                 yield conn
             except BaseException:
                 if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                    with contextlib.suppress(apsw.Error):
+                        conn.execute("ROLLBACK")
                 raise
+            if self.damaged:  # found by a read inside this transaction, or by the check
+                conn.execute("ROLLBACK")
+                raise self.damaged_error()
             conn.execute("COMMIT")
 
     @contextlib.contextmanager
     def read(self) -> Iterator[apsw.Connection]:
         """This thread's connection, with SQLite errors turned into StoreErrors."""
         conn = self.connection()
-        with sqlite_errors(self.path):
+        with sqlite_errors(self.path, self.mark_damaged):
             yield conn
 
     # -- meta --------------------------------------------------------------------------
@@ -195,11 +435,7 @@ class Database:
         latest = len(self.migrations)
         version = self.schema_version()
         if version > latest:
-            raise StoreError(
-                f"{self.path} was written by a newer Timothy (schema {version}; this version "
-                f"reads up to {latest}). Update Timothy to open it; the file was left "
-                "untouched."
-            )
+            raise StoreError(newer_message(self.path, version, latest))
         while version < latest:
             try:
                 with self.write():

@@ -17,7 +17,7 @@ import apsw
 from timothy.errors import IllegalTransitionError, InvalidInputError, NotFoundError
 from timothy.store.db import Database, scalar
 from timothy.store.forget import ForgetReport, Redaction, compact, erase, secure_deletion
-from timothy.store.ids import new_id
+from timothy.store.ids import could_be_stored, new_id
 from timothy.store.records import (
     MAX_CONTENT_CHARS,
     MAX_ENTITY_CHARS,
@@ -217,6 +217,8 @@ class MemoryRepository:
     # -- reading -----------------------------------------------------------------------
 
     def get(self, memory_id: str) -> Memory:
+        if not could_be_stored(memory_id):
+            raise NotFoundError(f"No memory has the id {memory_id!r}.")
         with self.db.read() as conn:
             rows = conn.execute(f"SELECT {COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,))
             memories = rows_to_memories(conn, rows.fetchall())
@@ -468,6 +470,8 @@ class MemoryRepository:
         params: Sequence[object],
     ) -> None:
         """Apply an UPDATE only from an allowed status; otherwise raise and change nothing."""
+        if not could_be_stored(memory_id):
+            raise NotFoundError(f"No memory has the id {memory_id!r}.")
         with self.db.write() as conn:
             rows = conn.execute("SELECT status FROM memories WHERE id = ?", (memory_id,)).fetchall()
             if not rows:

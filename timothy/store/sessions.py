@@ -11,7 +11,7 @@ from typing import Any
 
 from timothy.errors import InvalidInputError, NotFoundError
 from timothy.store.db import Database
-from timothy.store.ids import new_id
+from timothy.store.ids import could_be_stored, new_id
 from timothy.store.records import (
     Message,
     MessageRole,
@@ -143,6 +143,8 @@ class SessionRepository:
         return session
 
     def get(self, session_id: str) -> Session:
+        if not could_be_stored(session_id):
+            raise NotFoundError(f"No conversation has the id {session_id!r}.")
         with self.db.read() as conn:
             rows = conn.execute(
                 f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", (session_id,)

@@ -1,6 +1,8 @@
 """Export and import memories as JSON Lines: every field, entities and (where one exists) a vector.
 
 Import is all or nothing: every line is checked first, then all are written in one transaction.
+Export from a damaged store saves what can still be read: the memories are read range by
+range, and a range that meets a damaged page is split until the damage is fenced off.
 """
 
 from __future__ import annotations
@@ -15,13 +17,17 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from timothy.errors import ImportFailedError, InvalidInputError
+from timothy.errors import DamagedStoreError, ImportFailedError, InvalidInputError
 from timothy.store import Store
+from timothy.store.db import scalar
 from timothy.store.ids import new_id
 from timothy.store.memories import (
+    COLUMNS,
+    load_entities,
     parse_source,
     parse_status,
     parse_type,
+    row_to_memory,
     validate_confidence,
     validate_content,
     validate_entities,
@@ -55,14 +61,89 @@ _FIELDS = {
 }
 
 
-def export_lines(store: Store) -> Iterator[str]:
-    """One JSON object per memory, oldest first, with its vector when it has one."""
+def _readable_range(store: Store, low: int, high: int) -> list[Memory]:
+    """The memories with seq in [low, high] (raises DamagedStoreError when a page they sit on
+    is damaged); entities that cannot be read are left out, the memory is kept."""
+    try:
+        with store.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {COLUMNS} FROM memories m WHERE m.seq BETWEEN ? AND ? ORDER BY m.seq",
+                (low, high),
+            ).fetchall()
+    except UnicodeDecodeError as exc:  # garbage read as text
+        raise DamagedStoreError(str(exc)) from exc
+    found = []
+    for row in rows:
+        seq = row[0]
+        assert isinstance(seq, int)
+        try:
+            with store.db.read() as conn:
+                entities = load_entities(conn, [seq]).get(seq, ())
+        except (DamagedStoreError, UnicodeDecodeError):
+            entities = ()
+        try:
+            found.append(row_to_memory(row, entities))
+        except (ValueError, TypeError):  # a row whose fields are garbage
+            continue
+    return found
+
+
+def readable_memories(store: Store) -> Iterator[Memory]:
+    """Every memory a damaged store can still give, oldest first."""
+    try:
+        with store.db.read() as conn:
+            top = int(scalar(conn, "SELECT max(seq) FROM memories") or 0)
+    except DamagedStoreError:
+        top = 1 << 62  # the table's last page is damaged: search the whole range
+    if top == 1 << 62:
+        pending = [(1, top)]
+    else:  # in batches, the first on top
+        starts = range(1, top + 1, EXPORT_BATCH)
+        pending = [(low, min(low + EXPORT_BATCH - 1, top)) for low in reversed(starts)]
+    while pending:
+        low, high = pending.pop()
+        try:
+            batch = _readable_range(store, low, high)
+        except DamagedStoreError:
+            if low < high:  # split, and read the lower half first
+                middle = (low + high) // 2
+                pending += [(middle + 1, high), (low, middle)]
+            continue
+        yield from batch
+
+
+def _sound_batches(store: Store) -> Iterator[list[Memory]]:
     offset = 0
     while True:
         batch = store.memories.list(limit=EXPORT_BATCH, offset=offset, oldest_first=True)
         if not batch:
             return
-        vectors = store.vectors.vectors_of([m.id for m in batch])
+        yield batch
+        offset += len(batch)
+
+
+def _salvaged_batches(store: Store) -> Iterator[list[Memory]]:
+    batch: list[Memory] = []
+    for memory in readable_memories(store):
+        batch.append(memory)
+        if len(batch) == EXPORT_BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def export_lines(store: Store) -> Iterator[str]:
+    """One JSON object per memory, oldest first, with its vector when it has one (from a
+    damaged store: every memory that can still be read, vectors where they can)."""
+    batches = _salvaged_batches(store) if store.damaged else _sound_batches(store)
+    for batch in batches:
+        try:
+            vectors = store.vectors.vectors_of([m.id for m in batch])
+        except DamagedStoreError:
+            if not store.damaged:
+                raise
+            vectors = {}
         for memory in batch:
             record = memory.to_json()
             if memory.id in vectors:
@@ -70,7 +151,6 @@ def export_lines(store: Store) -> Iterator[str]:
                 record["embedding"] = vector.tolist()
                 record["embedding_model"] = model_name
             yield json.dumps(record, ensure_ascii=False)
-        offset += len(batch)
 
 
 def export_memories(store: Store, out: IO[str]) -> int:
