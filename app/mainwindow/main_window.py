@@ -143,8 +143,8 @@ class MainWindow(QMainWindow):
                 rename_conversation=self.sidebar.rename_current,
                 open_settings=self.open_settings,
                 quit=self.close,
-                toggle_conversations=self.toggle_conversations,
-                toggle_memory_pane=self.toggle_memory_pane,
+                show_conversations=self.set_conversations_visible,
+                show_memory_pane=self.set_memory_pane_visible,
                 search_conversations=self.focus_conversation_search,
                 search_memories=self.focus_memory_search,
                 show_queue=self.show_queue,
@@ -399,7 +399,7 @@ class MainWindow(QMainWindow):
         self.state.set_flag("window/memory_visible", visible)
 
     def toggle_memory_pane(self) -> None:
-        self.set_memory_pane_visible(not self.menus.memory_action.isChecked())
+        self.set_memory_pane_visible(self.memory_pane.isHidden())
 
     def set_conversations_visible(self, visible: bool) -> None:
         self.sidebar.setVisible(visible)
@@ -407,7 +407,7 @@ class MainWindow(QMainWindow):
         self.state.set_flag("window/conversations_visible", visible)
 
     def toggle_conversations(self) -> None:
-        self.set_conversations_visible(not self.menus.conversations_action.isChecked())
+        self.set_conversations_visible(self.sidebar.isHidden())
 
     # -- the reply ---------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QMainWindow, QMenu
 from app.look import icons
 
 Command = Callable[[], object]
+Switch = Callable[[bool], object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,8 +25,8 @@ class MenuCommands:
     rename_conversation: Command
     open_settings: Command
     quit: Command
-    toggle_conversations: Command
-    toggle_memory_pane: Command
+    show_conversations: Switch  # the View ticks: called with the state the owner chose
+    show_memory_pane: Switch
     search_conversations: Command
     search_memories: Command
     show_queue: Command
@@ -55,11 +56,11 @@ class WindowMenus:
         file_menu.addSeparator()
         self._action(file_menu, "Quit", QKeySequence.StandardKey.Quit, commands.quit)
         view = bar.addMenu("&View")
-        self.conversations_action = self._action(
-            view, "Conversations", "Ctrl+B", commands.toggle_conversations, checkable=True
+        self.conversations_action = self._switch(
+            view, "Conversations", "Ctrl+B", commands.show_conversations
         )
-        self.memory_action = self._action(
-            view, "Memory pane", "Ctrl+Alt+B", commands.toggle_memory_pane, checkable=True
+        self.memory_action = self._switch(
+            view, "Memory pane", "Ctrl+Alt+B", commands.show_memory_pane
         )
         memory = bar.addMenu("&Memory")
         self._action(
@@ -81,16 +82,31 @@ class WindowMenus:
         shortcut: str | QKeySequence.StandardKey | None,
         slot: Command,
         icon: str | None = None,
-        *,
-        checkable: bool = False,
+    ) -> QAction:
+        action = self._add(menu, text, shortcut, icon)
+        action.triggered.connect(lambda _checked=False: slot())
+        return action
+
+    def _switch(self, menu: QMenu, text: str, shortcut: str, slot: Switch) -> QAction:
+        """A ticked item. Qt flips the tick before `triggered` arrives, so the slot is handed
+        the new state (and sets the tick to match what it did), rather than toggling again."""
+        action = self._add(menu, text, shortcut, None)
+        action.setCheckable(True)
+        action.triggered.connect(lambda checked: slot(bool(checked)))
+        return action
+
+    def _add(
+        self,
+        menu: QMenu,
+        text: str,
+        shortcut: str | QKeySequence.StandardKey | None,
+        icon: str | None,
     ) -> QAction:
         action = QAction(text, self.window)
         if icon:
             action.setIcon(icons.icon(icon, "text", 16))
         if shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
-        action.setCheckable(checkable)
-        action.triggered.connect(lambda _checked=False: slot())
         menu.addAction(action)
         self.window.addAction(action)  # shortcuts work even with the menu bar hidden
         return action

@@ -670,6 +670,37 @@ def test_shortcuts(qtbot: QtBot, make_window: WindowFactory, store: Store) -> No
     window.settings_dialog.reject()
 
 
+def test_view_menu_and_its_shortcuts_toggle_the_panes(
+    qtbot: QtBot, make_window: WindowFactory
+) -> None:
+    window = make_window()
+    window.activateWindow()
+    menus = window.menus
+    panes = (
+        (menus.conversations_action, window.sidebar, Qt.KeyboardModifier.ControlModifier),
+        (
+            menus.memory_action,
+            window.memory_pane,
+            Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier,
+        ),
+    )
+    for action, pane, modifiers in panes:
+        assert pane.isVisible() and action.isChecked()
+        action.trigger()  # as a click on the View menu's item does
+        assert pane.isHidden() and not action.isChecked()
+        action.trigger()
+        assert pane.isVisible() and action.isChecked()
+        qtbot.keyClick(window, Qt.Key.Key_B, modifiers)
+        assert pane.isHidden() and not action.isChecked()
+        qtbot.keyClick(window, Qt.Key.Key_B, modifiers)
+        assert pane.isVisible() and action.isChecked()
+    # The header's buttons and the ticks agree.
+    window.chat.memory_toggle.click()
+    assert window.memory_pane.isHidden() and not menus.memory_action.isChecked()
+    menus.memory_action.trigger()
+    assert window.memory_pane.isVisible() and menus.memory_action.isChecked()
+
+
 def test_delete_moves_to_the_bin_and_undo_restores(
     qtbot: QtBot, make_window: WindowFactory, store: Store
 ) -> None:
