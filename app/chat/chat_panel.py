@@ -56,6 +56,7 @@ class ChatPanel(QWidget):
     conversation_started = Signal(object)  # ConversationSummary
     conversation_opened = Signal(str)  # id, or "" for a new chat
     title_changed = Signal(str, str)  # (conversation id, title) the engine gave it
+    title_shown = Signal(str)  # the header now reads this (a new chat: "New chat")
     recall_arrived = Signal(object, str, str)  # recall dict (or None), caption, why none
     recall_requested = Signal(object, str)  # the owner chose a reply's "Memories used"
     memory_saved = Signal(object)
@@ -184,9 +185,10 @@ class ChatPanel(QWidget):
             self.stack.setCurrentWidget(self.blank)
         self.composer.setVisible(self.chat_ready or not self.transcript.is_empty())
 
-    def _set_title(self, title: str) -> None:
+    def set_title(self, title: str) -> None:
         self.title = title
         self.title_label.setText(title)
+        self.title_shown.emit(title)
 
     def new_chat(self) -> None:
         if self.runner.running:
@@ -194,7 +196,7 @@ class ChatPanel(QWidget):
         self._generation += 1
         self.conversation_id = None
         self.transcript.clear()
-        self._set_title("New chat")
+        self.set_title("New chat")
         self._show_page()
         self.composer.focus()
         self.conversation_opened.emit("")
@@ -207,7 +209,7 @@ class ChatPanel(QWidget):
         self._generation += 1
         generation = self._generation
         self.conversation_id = conversation_id
-        self._set_title(title or "Conversation")
+        self.set_title(title or "Conversation")
         self.transcript.clear()
         self.workers.run(
             self,
@@ -292,7 +294,7 @@ class ChatPanel(QWidget):
                 self._name_last("user", message.id)
                 if new:
                     self.conversation_id = session.id
-                    self._set_title(session.title)
+                    self.set_title(session.title)
                     self.conversation_started.emit(summary_of(session))
             case RecallFinished(recall=recall, note=note):
                 transcript.set_reply_recall(recall)
@@ -349,7 +351,7 @@ class ChatPanel(QWidget):
 
     def show_title(self, event: TitleChanged) -> None:
         if event.session.id == self.conversation_id:
-            self._set_title(event.session.title)
+            self.set_title(event.session.title)
         self.title_changed.emit(event.session.id, event.session.title)
 
     def show_compaction(self, event: SessionCompacted) -> None:

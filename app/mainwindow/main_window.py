@@ -180,6 +180,7 @@ class MainWindow(QMainWindow):
         chat.conversation_started.connect(self._conversation_started)
         chat.conversation_opened.connect(self._conversation_opened)
         chat.title_changed.connect(self._title_changed)
+        chat.title_shown.connect(self._show_title)
         chat.turn_finished.connect(self.reload_conversations)
         chat.recall_arrived.connect(pane.show_recall)
         chat.recall_requested.connect(self._show_recall)
@@ -282,22 +283,24 @@ class MainWindow(QMainWindow):
 
     def _conversation_opened(self, conversation_id: str) -> None:
         self.state.set_text("window/last_conversation", conversation_id or None)
-        title = self.chat.title if conversation_id else ""
-        self.setWindowTitle(f"{title} — Timothy" if title else "Timothy")
+        self._show_title(self.chat.title)
 
-    def _title_changed(self, conversation_id: str, title: str) -> None:
-        if conversation_id == self.chat.conversation_id:
-            self.setWindowTitle(f"{title} — Timothy")
+    def _show_title(self, title: str) -> None:
+        """The window's title follows the chat header, whatever changed it (opening,
+        the engine's title, a rename)."""
+        named = bool(self.chat.conversation_id and title)
+        self.setWindowTitle(f"{title} — Timothy" if named else "Timothy")
+
+    def _title_changed(self, _conversation_id: str, _title: str) -> None:
         self.reload_conversations()
 
     def _conversation_started(self, conversation: ConversationSummary) -> None:
         self.state.set_text("window/last_conversation", conversation.id)
-        self.setWindowTitle(f"{conversation.title} — Timothy")
         self.reload_conversations()
 
     def _conversation_renamed(self, conversation_id: str, title: str) -> None:
         if conversation_id == self.chat.conversation_id:
-            self.chat._set_title(title)
+            self.chat.set_title(title)
         self.reload_conversations()
 
     def _delete_conversation(self, conversation_id: str) -> None:

@@ -701,6 +701,31 @@ def test_view_menu_and_its_shortcuts_toggle_the_panes(
     assert window.memory_pane.isVisible() and menus.memory_action.isChecked()
 
 
+def test_the_window_title_follows_a_rename(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    chosen = add_conversation(store, "Untitled", [("user", "x"), ("assistant", "y")])
+    window = make_window()
+    window.open_conversation(chosen)
+    settle_window(qtbot, window)
+    assert window.windowTitle() == "Untitled — Timothy"
+    window.sidebar.conversation_renamed.emit(chosen, "Pasta night")
+    settle_window(qtbot, window)
+    assert window.windowTitle() == "Pasta night — Timothy"
+    window.new_chat()
+    assert window.windowTitle() == "Timothy"
+
+
+def test_a_turn_that_recalled_nothing_says_so(
+    qtbot: QtBot, make_window: WindowFactory, openai_server: OpenAIServer
+) -> None:
+    window = make_window(server=openai_server)
+    turn(qtbot, window, openai_server, "Hello there", "Hi!", title="Greeting")
+    [reply] = [w for w in window.chat.transcript.messages if w.role == "assistant"]
+    assert reply.recall is not None and reply.recall.items == ()
+    assert reply.recall_button.text() == "No memories used"
+
+
 def test_delete_moves_to_the_bin_and_undo_restores(
     qtbot: QtBot, make_window: WindowFactory, store: Store
 ) -> None:
