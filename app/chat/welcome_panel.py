@@ -4,7 +4,14 @@ server already runs on this computer (Ollama, LM Studio), an offer to use it."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.chat.local_servers import LocalServer
 from app.look import icons, theme
@@ -71,6 +78,13 @@ class WelcomePanel(QWidget):
         local.addWidget(self.local_label, 1)
         self.local_button = QPushButton(self.local_box)
         self.local_button.clicked.connect(self._use_local)
+        self.local_models = QComboBox(self.local_box)
+        self.local_models.setToolTip("The models this server has; choose the one to chat with")
+        self.local_models.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.local_models.currentTextChanged.connect(
+            lambda model: self.local_button.setText(f"Use {model}")
+        )
+        local.addWidget(self.local_models)
         local.addWidget(self.local_button)
         self.local_box.hide()
         layout.addWidget(self.local_box)
@@ -95,7 +109,8 @@ class WelcomePanel(QWidget):
         self.server: LocalServer | None = None
 
     def show_local_servers(self, servers: list[LocalServer]) -> None:
-        """Offer the first server that has a model loaded (or say none was found)."""
+        """Offer the first server that has a model loaded, with its models to choose from
+        (or say none was found)."""
         usable = [server for server in servers if server.models]
         self.probe_label.setVisible(not usable)
         if not usable:
@@ -112,9 +127,14 @@ class WelcomePanel(QWidget):
             f"<b>{self.server.name}</b> is running on this computer with "
             f"{models} model{'s' if models != 1 else ''}. Use it? Nothing leaves your machine."
         )
+        self.local_models.clear()
+        self.local_models.addItems(list(self.server.models))
+        self.local_models.setVisible(models > 1)
+        self.local_models.setCurrentIndex(0)
         self.local_button.setText(f"Use {self.server.models[0]}")
         self.local_box.show()
 
     def _use_local(self) -> None:
-        if self.server is not None:
-            self.local_server_chosen.emit(self.server, self.server.models[0])
+        model = self.local_models.currentText()
+        if self.server is not None and model:
+            self.local_server_chosen.emit(self.server, model)

@@ -38,6 +38,7 @@ from app.look import theme
 from app.settings import connection_check
 from app.settings.settings_section_form import SettingsSectionForm, is_basic
 from timothy import secrets
+from timothy.providers.model_list import list_chat_models
 from timothy.providers.openai_client import is_official
 from timothy.settings import OpenAISettings, Settings, save_settings
 
@@ -144,8 +145,12 @@ class SettingsDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         outer.addWidget(self.buttons)
         self.nav.setCurrentRow({"chat": 0, "embeddings": 1, "memory": 2}.get(page, 0))
+        self._listed_for: str | None = None  # the server address the model list is from
+        self._list_runs = 0  # bumped by each listing: an older answer is dropped
         self._provider_changed()
         self._load_key_state()
+        if settings.openai.base_url:
+            self.list_models()  # a compatible server: offer its own models from the start
 
     def _scrolling(self, page: QWidget) -> QScrollArea:
         area = QScrollArea(self)
@@ -197,8 +202,21 @@ class SettingsDialog(QDialog):
                 self.openai_box,
             ),
         )
-        self.openai_model = _combo(OPENAI_MODELS, s.openai.chat_model, self.openai_box)
-        openai_form.addRow("Model", self.openai_model)
+        self.openai_model = _combo(
+            OPENAI_MODELS if is_official(s.openai) else [], s.openai.chat_model, self.openai_box
+        )
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.openai_model, 1)
+        self.list_models_button = QToolButton(self.openai_box)
+        self.list_models_button.setText("List models")
+        self.list_models_button.setToolTip("Ask the server which models it offers")
+        self.list_models_button.clicked.connect(self.list_models)
+        model_row.addWidget(self.list_models_button)
+        openai_form.addRow("Model", model_row)
+        self.models_state = _hint("", self.openai_box)
+        self.models_state.hide()
+        openai_form.addRow("", self.models_state)
+        self.base_url_edit.editingFinished.connect(self._server_changed)
         self.openai_memories = QCheckBox("Use my memories with this provider", self.openai_box)
         self.openai_memories.setChecked(s.openai.use_memories)
         self.openai_memories.setToolTip(
@@ -238,6 +256,7 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.none_hint)
 
         test_row = QHBoxLayout()
+        self.test_result = QLabel(page)
         self.test_button = QPushButton("Test connection", page)
         self.test_button.clicked.connect(self.test_connection)
         test_row.addWidget(self.test_button)
@@ -248,7 +267,6 @@ class SettingsDialog(QDialog):
             lambda: self._cancel_test(self.test_button, self.cancel_test_button, self.test_result)
         )
         test_row.addWidget(self.cancel_test_button)
-        self.test_result = QLabel(page)
         self.test_result.setWordWrap(True)
         test_row.addWidget(self.test_result, 1)
         layout.addLayout(test_row)
@@ -286,6 +304,7 @@ class SettingsDialog(QDialog):
         form.addRow("Bedrock model", self.bedrock_embedding)
         layout.addWidget(models)
         test_row = QHBoxLayout()
+        self.embedding_test_result = QLabel(page)
         self.embedding_test_button = QPushButton("Test embeddings", page)
         self.embedding_test_button.clicked.connect(self.test_embeddings)
         test_row.addWidget(self.embedding_test_button)
@@ -300,7 +319,6 @@ class SettingsDialog(QDialog):
             )
         )
         test_row.addWidget(self.cancel_embedding_test_button)
-        self.embedding_test_result = QLabel(page)
         self.embedding_test_result.setWordWrap(True)
         test_row.addWidget(self.embedding_test_result, 1)
         layout.addLayout(test_row)
@@ -457,6 +475,70 @@ class SettingsDialog(QDialog):
             )
             changes[name] = section
         return s.replace(**changes)
+
+    # -- the server's models -----------------------------------------------------------
+
+    def _server_changed(self) -> None:
+        """A new address: its models replace the old server's (OpenAI's own: on request)."""
+        address = _text_or_none(self.base_url_edit)
+        if address != self._listed_for and address is not None:
+            self.list_models()
+
+    def list_models(self) -> None:
+        """Ask the server for its models on a worker; the picker then offers exactly those."""
+        server = self.chosen_settings().openai
+        typed_key = self.key_edit.text().strip() or None
+        self._list_runs += 1
+        run = self._list_runs
+        self.list_models_button.setEnabled(False)
+        self._models_hint("Asking the server for its models…")
+
+        def listed(models: list[str]) -> None:
+            if run == self._list_runs:
+                self._models_listed(server.base_url, models)
+
+        def failed(failure: Failure) -> None:
+            if run == self._list_runs:
+                self.list_models_button.setEnabled(True)
+                self._models_hint(failure.message, error=True)
+
+        self.workers.run(
+            self,
+            lambda: list_chat_models(server, typed_key),
+            "listing the server's models",
+            on_success=listed,
+            on_failure=failed,
+        )
+
+    def _models_listed(self, base_url: str | None, models: list[str]) -> None:
+        self._listed_for = base_url
+        self.list_models_button.setEnabled(True)
+        current = self.openai_model.currentText().strip()
+        self.openai_model.clear()
+        self.openai_model.addItems(models)
+        if not models:
+            self.openai_model.setCurrentText(current)
+            self._models_hint("The server lists no models; load one there first.", error=True)
+            return
+        if current in models:
+            self.openai_model.setCurrentText(current)
+            count = len(models)
+            self._models_hint(f"{count} model{'s' if count != 1 else ''} on this server.")
+            return
+        self.openai_model.setCurrentIndex(-1)
+        self.openai_model.setCurrentText(current)
+        self._models_hint(
+            f"This server does not list “{current}”; choose one of its {len(models)} models."
+            if current
+            else "Choose one of the server's models.",
+            error=True,
+        )
+
+    def _models_hint(self, text: str, *, error: bool = False) -> None:
+        colour = theme.colours().danger.name() if error else ""
+        self.models_state.setStyleSheet(f"color: {colour};" if colour else "")
+        self.models_state.setText(text)
+        self.models_state.setVisible(bool(text))
 
     # -- actions -----------------------------------------------------------------------
 

@@ -126,6 +126,34 @@ def test_first_run_explains_setup_and_offers_a_local_server(
     assert window.status.chat_label.text().endswith("· llama3.2")
 
 
+def test_first_run_lets_the_owner_pick_the_local_servers_model(
+    qtbot: QtBot, make_window: WindowFactory
+) -> None:
+    with model_server(["llama3.2", "qwen2.5:7b", "mistral"]) as base_url:
+        port = int(base_url.split(":")[2].split("/")[0])
+        window = make_window(
+            settings=Settings(), probe=lambda: find_local_servers((("LM Studio", port),))
+        )
+        settle_window(qtbot, window)
+        welcome = window.chat.welcome
+        models = welcome.local_models
+        assert not models.isHidden()
+        assert [models.itemText(i) for i in range(models.count())] == [
+            "llama3.2",
+            "qwen2.5:7b",
+            "mistral",
+        ]
+        models.setCurrentIndex(1)
+        assert welcome.local_button.text() == "Use qwen2.5:7b"
+        assistant = window.assistant
+        assert assistant is not None
+        with qtbot.waitSignal(assistant.configured, timeout=5000):
+            welcome.local_button.click()
+    saved = load_settings()
+    assert saved.openai.base_url == base_url and saved.openai.chat_model == "qwen2.5:7b"
+    assert assistant.chat is not None and assistant.chat.model == "qwen2.5:7b"
+
+
 def test_first_run_settings_button_opens_settings(qtbot: QtBot, make_window: WindowFactory) -> None:
     window = make_window(settings=Settings())
     window.chat.welcome.settings_button.click()

@@ -262,14 +262,14 @@ def test_the_keyring_error_goes_when_the_key_is_cleared_or_bedrock_chosen(
     window = make_window()
     dialog = window.open_settings()
     choose_openai(dialog, "http://127.0.0.1:1234/v1", "llama3.2")
-    save_failing_for_want_of_a_keyring(qtbot, dialog, window.workers)
+    save_failing_for_want_of_a_keyring(qtbot, dialog, window.network)
     message = dialog.error_label.text()
     # A custom server never receives OPENAI_API_KEY, so the hint does not suggest it.
     assert "keyring" in message and "OPENAI_API_KEY" not in message
     assert "leave the field empty" in message
     dialog.key_edit.clear()
     assert dialog.error_label.isHidden()
-    save_failing_for_want_of_a_keyring(qtbot, dialog, window.workers)
+    save_failing_for_want_of_a_keyring(qtbot, dialog, window.network)
     dialog.provider_combo.setCurrentIndex(dialog.provider_combo.findData("bedrock"))
     assert dialog.error_label.isHidden()
     dialog.reject()
@@ -281,7 +281,7 @@ def test_without_a_keyring_openai_itself_may_take_the_key_from_the_environment(
     window = make_window()
     dialog = window.open_settings()
     choose_openai(dialog)  # OpenAI's own API
-    save_failing_for_want_of_a_keyring(qtbot, dialog, window.workers)
+    save_failing_for_want_of_a_keyring(qtbot, dialog, window.network)
     assert "OPENAI_API_KEY" in dialog.error_label.text()
     dialog.reject()
 
@@ -295,7 +295,7 @@ def test_test_connection_can_be_cancelled_and_its_late_answer_is_dropped(
     openai_server.reply("OK", delay=1.0)  # answers, but only after the owner gave up
     dialog.test_button.click()
     assert not dialog.cancel_test_button.isHidden() and not dialog.test_button.isEnabled()
-    qtbot.waitUntil(lambda: len(openai_server.requests) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(openai_server.chat_requests) == 1, timeout=5000)
     dialog.cancel_test_button.click()
     assert dialog.test_result.text() == "Cancelled."
     assert dialog.test_button.isEnabled() and dialog.cancel_test_button.isHidden()
@@ -330,3 +330,58 @@ def test_timeouts_are_advanced_settings_and_start_collapsed(
     assert recall_advanced.isVisible()
     assert dialog.advanced_toggle.text() == "Hide advanced settings"
     dialog.reject()
+
+
+def model_names(dialog: SettingsDialog) -> list[str]:
+    combo = dialog.openai_model
+    return [combo.itemText(i) for i in range(combo.count())]
+
+
+def test_the_model_list_is_the_servers_own_fetched_off_the_gui_thread(
+    qtbot: QtBot, make_window: WindowFactory, openai_server: OpenAIServer
+) -> None:
+    openai_server.models = ["llama3.2", "qwen2.5:7b"]
+    openai_server.models_delay = 0.3
+    window = make_window(
+        server=openai_server,
+        settings=Settings(
+            chat_provider="openai", openai=openai_server.settings(chat_model="qwen2.5:7b")
+        ),
+    )
+    dialog = window.open_settings()
+    # Opening the dialog asked the server on a worker: the dialog is already up and waiting.
+    assert dialog.models_state.text() == "Asking the server for its models…"
+    assert not dialog.list_models_button.isEnabled()
+    settle(qtbot, window.network)
+    assert model_names(dialog) == ["llama3.2", "qwen2.5:7b"]  # no OpenAI names
+    assert dialog.openai_model.currentText() == "qwen2.5:7b"
+    assert dialog.models_state.text() == "2 models on this server."
+    assert [r.path for r in openai_server.requests if r.operation == "models"] == ["/v1/models"]
+    # The owner picks another of the server's models, and that is what is saved.
+    dialog.openai_model.setCurrentIndex(0)
+    with qtbot.waitSignal(dialog.settings_saved, timeout=5000):
+        dialog.buttons.button(dialog.buttons.StandardButton.Save).click()
+    assert load_settings().openai.chat_model == "llama3.2"
+
+
+def test_a_new_server_address_lists_that_servers_models(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers, openai_server: OpenAIServer
+) -> None:
+    assert "gpt-4o" in model_names(dialog)  # OpenAI's own names for OpenAI's own API
+    openai_server.models = ["mistral"]
+    choose_openai(dialog, openai_server.base_url, "gpt-4o-mini")
+    dialog.base_url_edit.editingFinished.emit()
+    settle(qtbot, workers)
+    assert model_names(dialog) == ["mistral"]
+    # The model typed before is not on this server: it says so rather than pick silently.
+    assert dialog.openai_model.currentText() == "gpt-4o-mini"
+    assert dialog.models_state.text() == (
+        "This server does not list “gpt-4o-mini”; choose one of its 1 models."
+    )
+    openai_server.models = None  # a server that lists nothing
+    dialog.list_models_button.click()
+    settle(qtbot, workers)
+    assert dialog.models_state.text() == (
+        f"The server at {openai_server.base_url} does not list its models; type the model's name."
+    )
+    assert dialog.list_models_button.isEnabled()
