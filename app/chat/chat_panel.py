@@ -126,12 +126,14 @@ class ChatPanel(QWidget):
         font.setWeight(font.Weight.DemiBold)
         greeting.setFont(font)
         greeting.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        greeting.setWordWrap(True)
         blank_layout.addWidget(greeting)
         self.blank_hint = QLabel(
             "Timothy remembers what you confirm, and shows you what it recalled.", self.blank
         )
         self.blank_hint.setProperty("muted", True)
         self.blank_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.blank_hint.setWordWrap(True)
         blank_layout.addWidget(self.blank_hint)
         blank_layout.addStretch(3)
         self.stack.addWidget(self.blank)

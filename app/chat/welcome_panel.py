@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -17,15 +18,22 @@ from app.chat.local_servers import LocalServer
 from app.look import icons, theme
 
 
-class WelcomePanel(QWidget):
+class WelcomePanel(QScrollArea):
+    """Scrolls when the window is too short for it (the window's minimum height is less)."""
+
     settings_requested = Signal()
     local_server_chosen = Signal(object, str)  # LocalServer, model
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        outer = QHBoxLayout(self)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        page = QWidget(self)
+        page.setObjectName("WelcomePage")
+        outer = QHBoxLayout(page)
         outer.addStretch(1)
-        column = QWidget(self)
+        column = QWidget(page)
         column.setMaximumWidth(520)
         layout = QVBoxLayout(column)
         layout.setSpacing(12)
@@ -40,9 +48,11 @@ class WelcomePanel(QWidget):
         font.setWeight(font.Weight.DemiBold)
         title.setFont(font)
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        title.setWordWrap(True)
         layout.addWidget(title)
         subtitle = QLabel("An assistant whose memory belongs to you.", column)
         subtitle.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        subtitle.setWordWrap(True)
         subtitle.setProperty("muted", True)
         layout.addWidget(subtitle)
         explain = QLabel(
@@ -90,6 +100,7 @@ class WelcomePanel(QWidget):
         layout.addWidget(self.local_box)
         self.probe_label = QLabel("Looking for a model server on this computer…", column)
         self.probe_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.probe_label.setWordWrap(True)
         self.probe_label.setProperty("muted", True)
         layout.addWidget(self.probe_label)
 
@@ -106,6 +117,7 @@ class WelcomePanel(QWidget):
         layout.addStretch(3)
         outer.addWidget(column, 10)
         outer.addStretch(1)
+        self.setWidget(page)
         self.server: LocalServer | None = None
 
     def show_local_servers(self, servers: list[LocalServer]) -> None:

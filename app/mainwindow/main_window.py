@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QCloseEvent, QDesktopServices
+from PySide6.QtGui import QCloseEvent, QDesktopServices, QResizeEvent
 from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from app.chat.assistant import Assistant
@@ -42,6 +42,9 @@ log = logging.getLogger(__name__)
 
 DELETE_UNDO_MS = 8000
 DEFAULT_SIZES = [260, 780, 420]
+CHAT_MIN_WIDTH = 320  # px: the composer and a readable column of text
+SIDEBAR_MIN_WIDTH = 200
+MEMORY_MIN_WIDTH = 340  # the pane's four tabs side by side
 CONVERSATION_LIMIT = 500
 
 
@@ -108,7 +111,13 @@ class MainWindow(QMainWindow):
             recall_settings=lambda: self.settings.recall,
             parent=self.splitter,
         )
-        self.memory_pane.setMinimumWidth(340)
+        self.memory_pane.setMinimumWidth(MEMORY_MIN_WIDTH)
+        self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
+        self.chat.setMinimumWidth(CHAT_MIN_WIDTH)
+        # The panes the owner wants shown (saved); a window too narrow for all of them shows
+        # those that fit beside the chat, the one asked for most recently first.
+        self.panes_wanted = {"conversations": True, "memory": True}
+        self._pane_priority = ["memory", "conversations"]
         self.splitter.addWidget(self.sidebar)
         self.splitter.addWidget(self.chat)
         self.splitter.addWidget(self.memory_pane)
@@ -222,10 +231,8 @@ class MainWindow(QMainWindow):
     def save_state(self) -> None:
         self.state.set_bytes("window/geometry", QByteArray(self.saveGeometry()))
         self.state.set_sizes("window/splitter", self.splitter.sizes())
-        self.state.set_flag(
-            "window/conversations_visible", self.menus.conversations_action.isChecked()
-        )
-        self.state.set_flag("window/memory_visible", self.menus.memory_action.isChecked())
+        self.state.set_flag("window/conversations_visible", self.panes_wanted["conversations"])
+        self.state.set_flag("window/memory_visible", self.panes_wanted["memory"])
         self.state.set_integer("window/memory_tab", self.memory_pane.current_tab())
         self.state.set_text("window/last_conversation", self.chat.conversation_id)
         self.state.sync()
@@ -397,20 +404,47 @@ class MainWindow(QMainWindow):
     # -- panes -------------------------------------------------------------------------
 
     def set_memory_pane_visible(self, visible: bool) -> None:
-        self.memory_pane.setVisible(visible)
-        self.menus.memory_action.setChecked(visible)
-        self.state.set_flag("window/memory_visible", visible)
+        self._want_pane("memory", visible)
 
     def toggle_memory_pane(self) -> None:
         self.set_memory_pane_visible(self.memory_pane.isHidden())
 
     def set_conversations_visible(self, visible: bool) -> None:
-        self.sidebar.setVisible(visible)
-        self.menus.conversations_action.setChecked(visible)
-        self.state.set_flag("window/conversations_visible", visible)
+        self._want_pane("conversations", visible)
 
     def toggle_conversations(self) -> None:
         self.set_conversations_visible(self.sidebar.isHidden())
+
+    def _want_pane(self, name: str, visible: bool) -> None:
+        self.panes_wanted[name] = visible
+        self.state.set_flag(f"window/{name}_visible", visible)
+        if visible:  # asked for now: it keeps its place when the window is narrow
+            self._pane_priority.remove(name)
+            self._pane_priority.insert(0, name)
+        self._fit_panes()
+
+    def _fit_panes(self) -> None:
+        """Show each wanted pane that fits beside the chat at its minimum width; the View
+        ticks follow what is shown. Every width the window allows thus lays out whole."""
+        panes = {
+            "conversations": (self.sidebar, self.menus.conversations_action),
+            "memory": (self.memory_pane, self.menus.memory_action),
+        }
+        handle = self.splitter.handleWidth()
+        room = self.width() - CHAT_MIN_WIDTH
+        for name in self._pane_priority:
+            pane, action = panes[name]
+            need = pane.minimumWidth() + handle
+            shown = self.panes_wanted[name] and need <= room
+            if shown:
+                room -= need
+            pane.setVisible(shown)
+            action.setChecked(shown)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if hasattr(self, "menus"):  # not while __init__ lays the window out
+            self._fit_panes()
 
     # -- the reply ---------------------------------------------------------------------
 
