@@ -29,6 +29,7 @@ class WelcomePanel(QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QScrollArea.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        theme.see_through(self)
         page = QWidget(self)
         page.setObjectName("WelcomePage")
         outer = QHBoxLayout(page)
@@ -118,6 +119,7 @@ class WelcomePanel(QScrollArea):
         outer.addWidget(column, 10)
         outer.addStretch(1)
         self.setWidget(page)
+        page.setAutoFillBackground(False)  # setWidget turned it on: let the chat pane show
         self.server: LocalServer | None = None
 
     def show_local_servers(self, servers: list[LocalServer]) -> None:
