@@ -25,9 +25,11 @@ from app.conversations.chat_port import Conversations, ConversationSummary, NoCo
 from app.conversations.conversation_list import ConversationList
 from app.conversations.store_conversations import StoreConversations
 from app.jobs.workers import Failure, Workers
+from app.mainwindow.about_dialog import AboutDialog
 from app.mainwindow.banner import Banner
 from app.mainwindow.memory_upkeep import CONSOLIDATION_DELAY_MS, MemoryUpkeep
 from app.mainwindow.menus import MenuCommands, WindowMenus
+from app.mainwindow.shortcuts_dialog import ShortcutsDialog
 from app.mainwindow.status_bar import StatusBar
 from app.mainwindow.window_state import WindowState
 from app.memories.memory_pane import MemoryPane
@@ -158,6 +160,8 @@ class MainWindow(QMainWindow):
                 search_memories=self.focus_memory_search,
                 show_queue=self.show_queue,
                 open_logs=self._open_logs,
+                show_shortcuts=self.show_shortcuts,
+                show_about=self.show_about,
                 stop_reply=self.stop_reply,
             ),
         )
@@ -520,6 +524,19 @@ class MainWindow(QMainWindow):
 
     def _open_logs(self) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        dialog = ShortcutsDialog(self.actions(), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def show_about(self) -> AboutDialog:
+        folder = self.store.path.parent if self.store is not None else paths.data_dir()
+        dialog = AboutDialog(folder, self.workers, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
 
     # -- closing -----------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-"""The menu bar and the window's keyboard shortcuts: File, View, Memory, Help, and Escape to stop
-a reply. Every action is added to the window too, so its shortcut works with the menu bar hidden.
+"""The menu bar and the window's keyboard shortcuts: File, View, Memory, Help (shortcuts,
+logs, About), and Escape to stop a reply. Every action is added to the window too, so its
+shortcut works with the menu bar hidden.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class MenuCommands:
     search_memories: Command
     show_queue: Command
     open_logs: Command
+    show_shortcuts: Command
+    show_about: Command
     stop_reply: Command
 
 
@@ -69,7 +72,13 @@ class WindowMenus:
         self._action(memory, "Search memories", "Ctrl+Shift+M", commands.search_memories, "search")
         self._action(memory, "Facts to confirm", "Ctrl+Shift+C", commands.show_queue, "check")
         help_menu = bar.addMenu("&Help")
+        self.shortcuts_action = self._action(
+            help_menu, "Keyboard shortcuts", "Ctrl+/", commands.show_shortcuts
+        )
         self._action(help_menu, "Open log folder", None, commands.open_logs)
+        help_menu.addSeparator()
+        self.about_action = self._action(help_menu, "About Timothy", None, commands.show_about)
+        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
         stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), window)
         stop.setContext(Qt.ShortcutContext.WindowShortcut)
         stop.activated.connect(commands.stop_reply)
