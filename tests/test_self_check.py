@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from tests.conftest import run_timothy
@@ -16,6 +17,7 @@ CHECKS = (
     "OpenAI client",
     "Bedrock client",
     "local embedder",
+    *(("Qt libraries",) if sys.platform.startswith("linux") else ()),
     "Qt window",
 )
 
