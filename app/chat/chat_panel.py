@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 
 from app.chat.composer import Composer
 from app.chat.local_servers import LocalServer
+from app.chat.model_picker import ModelPicker
+from app.chat.title_label import TitleLabel
 from app.chat.turn_runner import TurnRunner
 from app.chat.welcome_panel import WelcomePanel
 from app.conversations.chat_port import Conversations, TranscriptMessage
@@ -103,10 +105,12 @@ class ChatPanel(QWidget):
         self.conversations_toggle = self._tool("panel-left", "Show or hide conversations (Ctrl+B)")
         self.conversations_toggle.clicked.connect(self.toggle_conversations_requested)
         header.addWidget(self.conversations_toggle)
-        self.title_label = QLabel(self)
+        self.title_label = TitleLabel(self)
         self.title_label.setProperty("heading", True)
         self.title_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         header.addWidget(self.title_label, 1)
+        self.model_picker = ModelPicker(self)
+        header.addWidget(self.model_picker)
         self.memory_toggle = self._tool("memory", "Show or hide the memory pane (Ctrl+Alt+B)")
         self.memory_toggle.clicked.connect(self.toggle_memory_requested)
         header.addWidget(self.memory_toggle)

@@ -33,9 +33,10 @@ from app.mainwindow.shortcuts_dialog import ShortcutsDialog
 from app.mainwindow.status_bar import StatusBar
 from app.mainwindow.window_state import WindowState
 from app.memories.memory_pane import MemoryPane
-from app.settings.settings_dialog import SettingsDialog
+from app.settings.settings_dialog import BEDROCK_MODELS, SettingsDialog
 from timothy import paths
 from timothy.assistant import Setup
+from timothy.providers.model_list import list_chat_models
 from timothy.settings import Settings, load_settings, save_settings
 from timothy.store import Memory, Store
 from timothy.store.records import RecallRecord, utc_now
@@ -201,6 +202,7 @@ class MainWindow(QMainWindow):
         chat.staged_review_requested.connect(self.show_queue)
         chat.settings_requested.connect(lambda: self.open_settings())
         chat.local_server_chosen.connect(self.use_local_server)
+        chat.model_picker.model_chosen.connect(self.choose_chat_model)
         chat.toggle_conversations_requested.connect(self.toggle_conversations)
         chat.toggle_memory_requested.connect(self.toggle_memory_pane)
         chat.failed.connect(self.show_error)
@@ -481,7 +483,48 @@ class MainWindow(QMainWindow):
         self.chat.set_chat_ready(settings.chat_provider is not None and self.assistant is not None)
         if self.assistant is not None:
             self.assistant.configure(settings)
+        self._offer_chat_models(settings)
         self.settings_applied.emit(settings)
+
+    def _offer_chat_models(self, settings: Settings) -> None:
+        """Fill the header's model picker: an OpenAI-compatible server's own list (asked on
+        a worker), Bedrock's known chat models, nothing without a provider."""
+        picker = self.chat.model_picker
+        if settings.chat_provider == "openai":
+            current = settings.openai.chat_model
+            picker.show_models([], current)
+
+            def listed(models: list[str]) -> None:
+                if self.settings is settings:  # not replaced meanwhile
+                    picker.show_models(models, current)
+
+            self.network.run(
+                self,
+                lambda: list_chat_models(settings.openai),
+                "listing the server's models",
+                on_success=listed,
+            )
+        elif settings.chat_provider == "bedrock":
+            picker.show_models(list(BEDROCK_MODELS), settings.bedrock.chat_model)
+        else:
+            picker.show_models([], "")
+
+    def choose_chat_model(self, model: str) -> None:
+        """The owner picked another model in the header: save it and rebuild the engine."""
+        current = self.settings
+        if current.chat_provider == "openai":
+            chosen = current.replace(openai=dataclasses.replace(current.openai, chat_model=model))
+        elif current.chat_provider == "bedrock":
+            chosen = current.replace(bedrock=dataclasses.replace(current.bedrock, chat_model=model))
+        else:
+            return
+        self.workers.run(
+            self,
+            lambda: save_settings(chosen),
+            "saving settings",
+            on_success=lambda _result: self.apply_settings(chosen),
+            on_failure=self._failed,
+        )
 
     def probe_for_local_servers(self) -> None:
         self.network.run(

@@ -38,7 +38,8 @@ _NOT_CHAT = (
 
 
 def list_chat_models(settings: OpenAISettings, key: str | None = None) -> list[str]:
-    """The ids the server lists, in its order (OpenAI's own: chat models only, sorted).
+    """The ids the server lists, in its order, without embedding models (OpenAI's own:
+    chat models only, sorted).
 
     `key`: a key typed but not saved yet; else the saved one (see `api_key`). Raises
     ProviderError with a plain sentence when the server cannot be asked or lists nothing.
@@ -58,7 +59,7 @@ def list_chat_models(settings: OpenAISettings, key: str | None = None) -> list[s
         ) from exc
     except Exception as exc:
         raise translate(exc, bounded, "", key, what="model list") from exc
-    unique = list(dict.fromkeys(ids))
+    unique = [i for i in dict.fromkeys(ids) if "embed" not in i.lower()]  # cannot chat
     if is_official(settings):
         unique = sorted(i for i in unique if not any(word in i for word in _NOT_CHAT))
     return unique

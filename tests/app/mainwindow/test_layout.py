@@ -17,6 +17,9 @@ from timothy.settings import Settings
 from timothy.store import Store
 
 
+LONG_TITLE = "Weekend in Porto with the whole family, the dog and the grandparents"
+
+
 def rect_in_window(window: MainWindow, widget: QWidget) -> QRect:
     return QRect(widget.mapTo(window, QPoint(0, 0)), widget.size())
 
@@ -55,6 +58,25 @@ def assert_laid_out_whole(window: MainWindow) -> None:
         assert inside.contains(where), f"{name} {where} is outside the window {inside}"
         if widget is not window.menuBar():
             assert where.bottom() < status.top(), f"{name} {where} runs into the status bar"
+    # The chat header's parts lie inside the chat pane, side by side; the title is shortened
+    # with an ellipsis rather than cut.
+    chat = rect_in_window(window, window.chat)
+    header = [
+        w
+        for w in (
+            window.chat.conversations_toggle,
+            window.chat.title_label,
+            window.chat.model_picker,
+            window.chat.memory_toggle,
+        )
+        if w.isVisible()
+    ]
+    for number, part in enumerate(header):
+        assert chat.contains(rect_in_window(window, part)), type(part).__name__
+        for other in header[number + 1 :]:
+            assert not rect_in_window(window, part).intersects(rect_in_window(window, other))
+    title = window.chat.title_label
+    assert title.fontMetrics().horizontalAdvance(title.shown_text()) <= title.width()
     # The panes sit side by side, none over another.
     panes = [p for p in (window.sidebar, window.chat, memory) if p.isVisible()]
     for number, pane in enumerate(panes):
@@ -95,7 +117,7 @@ def busy_window(
     qtbot: QtBot, make_window: WindowFactory, store: Store, openai_server: OpenAIServer
 ) -> MainWindow:
     """A conversation open, a fact to confirm, two lines in the composer."""
-    session = store.sessions.create(title="Weekend in Porto")
+    session = store.sessions.create(title=LONG_TITLE)
     store.sessions.add_message(session.id, "user", "Plan a weekend in Porto")
     store.sessions.add_message(session.id, "assistant", "Sure. " * 80)
     store.memories.stage(
@@ -114,7 +136,8 @@ def test_every_size_the_window_allows_lays_out_whole(qtbot: QtBot, busy_window: 
     for width, height in (smallest, (800, 600), (1380, 860)):
         lay_out(qtbot, window, width, height)
         assert_laid_out_whole(window)
-    # Roomy: both panes, as the owner left them.
+    # Roomy: both panes, as the owner left them, and the whole title.
+    assert window.chat.title_label.shown_text() == LONG_TITLE
     assert window.sidebar.isVisible() and window.memory_pane.isVisible()
     assert window.menus.conversations_action.isChecked()
 
@@ -124,6 +147,9 @@ def test_a_narrow_window_hides_a_pane_and_gives_it_back_when_wider(
 ) -> None:
     window = busy_window
     lay_out(qtbot, window, window.minimumWidth(), window.minimumHeight())
+    title = window.chat.title_label
+    assert title.shown_text().endswith("…") and title.text() == LONG_TITLE
+    assert title.toolTip() == LONG_TITLE
     # Not room for both beside the chat: the list goes, its tick says so.
     assert window.memory_pane.isVisible() and window.sidebar.isHidden()
     assert not window.menus.conversations_action.isChecked()

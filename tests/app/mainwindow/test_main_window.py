@@ -154,6 +154,30 @@ def test_first_run_lets_the_owner_pick_the_local_servers_model(
     assert assistant.chat is not None and assistant.chat.model == "qwen2.5:7b"
 
 
+def test_the_header_model_picker_offers_the_servers_models_and_switches(
+    qtbot: QtBot, make_window: WindowFactory, openai_server: OpenAIServer
+) -> None:
+    openai_server.models = ["llama3.2", "qwen2.5:7b", "nomic-embed-text"]
+    window = make_window(
+        settings=chat_settings(openai_server).replace(
+            openai=openai_server.settings(chat_model="llama3.2")
+        )
+    )
+    picker = window.chat.model_picker
+    qtbot.waitUntil(lambda: picker.models() == ["llama3.2", "qwen2.5:7b"], timeout=5000)
+    assert picker.isVisible() and picker.currentText() == "llama3.2"
+    assistant = window.assistant
+    assert assistant is not None
+    picker.setFocus()
+    with qtbot.waitSignal(assistant.configured, timeout=5000):
+        qtbot.keyClick(picker, Qt.Key.Key_Down)  # the owner picks the next model
+    assert load_settings().openai.chat_model == "qwen2.5:7b"
+    assert window.status.chat_label.text().endswith("· qwen2.5:7b")
+    turn(qtbot, window, openai_server, "Hello", "Hi!", title="Greeting")
+    assert stream_requests(openai_server)[-1]["model"] == "qwen2.5:7b"
+    qtbot.waitUntil(lambda: picker.currentText() == "qwen2.5:7b", timeout=5000)
+
+
 def test_first_run_settings_button_opens_settings(qtbot: QtBot, make_window: WindowFactory) -> None:
     window = make_window(settings=Settings())
     window.chat.welcome.settings_button.click()
