@@ -83,8 +83,15 @@ def assert_laid_out_whole(window: MainWindow) -> None:
         for other in panes[number + 1 :]:
             assert not rect_in_window(window, pane).intersects(rect_in_window(window, other))
         assert pane.width() >= pane.minimumWidth()
-    # Each tab of the memory pane shows whole.
+    # Each tab of the memory pane shows whole, and each card in the queue its right edge.
     if memory.isVisible():
+        queue = memory.queue
+        if queue is not None and queue.isVisible():
+            view = queue.view
+            assert not view.horizontalScrollBar().isVisible()
+            for row in range(queue.model.rowCount()):
+                card = view.visualRect(queue.model.index(row, 0))
+                assert card.right() <= view.viewport().width(), "a card runs off the pane"
         bar = memory.tabs.tabBar()
         last = bar.tabRect(bar.count() - 1)
         assert last.right() <= bar.width(), "the last memory tab is cut off"
@@ -120,9 +127,12 @@ def busy_window(
     session = store.sessions.create(title=LONG_TITLE)
     store.sessions.add_message(session.id, "user", "Plan a weekend in Porto")
     store.sessions.add_message(session.id, "assistant", "Sure. " * 80)
-    store.memories.stage(
-        "Is vegetarian, but eats fish when travelling", type="preference", session_id=session.id
-    )
+    for number in range(4):  # more than fit: the queue scrolls
+        store.memories.stage(
+            f"Is vegetarian, but eats fish when travelling ({number})",
+            type="preference",
+            session_id=session.id,
+        )
     window = make_window(server=openai_server)
     window.open_conversation(session.id)
     settle(qtbot, window.workers, window.network)
