@@ -16,7 +16,6 @@ from tests.fakes.openai_server import OpenAIServer
 from timothy.settings import Settings
 from timothy.store import Store
 
-
 LONG_TITLE = "Weekend in Porto with the whole family, the dog and the grandparents"
 
 
