@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from timothy.cli import main as cli_main
-from timothy.health import Check
+from timothy.health import Check, xcb_library_problem, xcb_wanted
+
+log = logging.getLogger(__name__)
 
 
 def launch_app(data_dir: Path | None) -> int:
+    # Before Qt loads its platform plugin: a missing system library would make Qt abort with
+    # a message that names neither the library nor the package to install.
+    problem = xcb_library_problem() if xcb_wanted() else None
+    if problem is not None:
+        log.error("cannot open the window: %s", problem)
+        print(f"Timothy cannot open its window. {problem}", file=sys.stderr)
+        return 1
     # Qt is imported only when the window is wanted, so CLI commands start fast.
     from app.application import run_app
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import socket
 import struct
+import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -311,6 +313,63 @@ def backup_check(data: Path | None = None) -> Check:
     return _run("backups", _probe_backups(data if data is not None else paths.data_dir()))
 
 
+# Libraries Qt's X11 (xcb) platform plugin loads that Qt's own wheels do not ship, with the
+# Debian/Ubuntu package that has each. Without one, Qt dies with its generic "could not load
+# the Qt platform plugin" message, naming neither.
+XCB_LIBRARIES: tuple[tuple[str, str], ...] = (("libxcb-cursor.so.0", "libxcb-cursor0"),)
+
+
+def xcb_wanted(environ: Mapping[str, str] | None = None) -> bool:
+    """Qt will try its X11 (xcb) platform plugin first: on Linux, asked for by
+    QT_QPA_PLATFORM, or the default under X11 (a display and no Wayland)."""
+    env = os.environ if environ is None else environ
+    if not sys.platform.startswith("linux"):
+        return False
+    chosen = env.get("QT_QPA_PLATFORM", "")
+    if chosen:
+        return chosen.split(";")[0].split(":")[0].strip() == "xcb"
+    return bool(env.get("DISPLAY")) and not env.get("WAYLAND_DISPLAY")
+
+
+def missing_xcb_libraries(
+    libraries: tuple[tuple[str, str], ...] = XCB_LIBRARIES,
+) -> list[tuple[str, str]]:
+    """The (library, package) pairs the dynamic loader cannot load, tried as Qt would."""
+    missing = []
+    for library, package in libraries:
+        try:
+            ctypes.CDLL(library)
+        except OSError:
+            missing.append((library, package))
+    return missing
+
+
+def xcb_library_problem(
+    libraries: tuple[tuple[str, str], ...] = XCB_LIBRARIES,
+) -> str | None:
+    """What is missing for Qt's X11 windows and how to install it, or None."""
+    missing = missing_xcb_libraries(libraries)
+    if not missing:
+        return None
+    names = ", ".join(library for library, _package in missing)
+    packages = " ".join(package for _library, package in missing)
+    return (
+        f"Qt's X11 (xcb) platform plugin needs {names}, which is not installed. Install it "
+        f"with `sudo apt-get install {packages}` (Debian, Ubuntu; on Fedora "
+        "`sudo dnf install xcb-util-cursor`, on Arch `sudo pacman -S xcb-util-cursor`)."
+    )
+
+
+def _probe_qt_libraries() -> str:
+    problem = xcb_library_problem()
+    names = ", ".join(library for library, _package in XCB_LIBRARIES)
+    if problem is None:
+        return f"{names} loaded (X11 windows can open)"
+    if xcb_wanted():
+        raise RuntimeError(problem)
+    return f"not needed here (no X11 display), but for X11 windows: {problem}"
+
+
 def provider_checks(settings: Settings | None = None) -> list[Check]:
     """The configured chat and embedding providers, each asked one small real request.
     Needs no network when nothing is configured ("not configured" passes)."""
@@ -336,4 +395,5 @@ def self_checks(data: Path | None = None) -> list[Check]:
         _run("OpenAI client", _probe_openai),
         _run("Bedrock client", _probe_bedrock),
         _run("local embedder", _probe_local_embedder),
+        *([_run("Qt libraries", _probe_qt_libraries)] if sys.platform.startswith("linux") else []),
     ]

@@ -47,8 +47,9 @@ def set_secret(name: str, value: str | None) -> None:
     except keyring.errors.NoKeyringError as exc:
         raise KeyringUnavailableError(
             "No system keyring is available, so the key cannot be stored safely. "
-            "Install and unlock one (e.g. GNOME Keyring or KWallet), or set the key in the "
-            "environment instead."
+            "Install and unlock one (e.g. GNOME Keyring or KWallet). For OpenAI's own API, "
+            "the OPENAI_API_KEY environment variable works instead; Timothy never sends it to "
+            "other servers."
         ) from exc
     except keyring.errors.KeyringError as exc:
         raise KeyringUnavailableError(f"The system keyring refused the key: {exc}") from exc

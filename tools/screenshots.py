@@ -206,7 +206,8 @@ def _render(out: Path, scratch: Path, server: object) -> int:
 
     reply_text = (
         "Here's a small script that lists trains from **Lisbon** to **Porto** and picks the "
-        "fastest one:\n\n"
+        "fastest one with `min()`:\n\n"
+        "> CP runs the Alfa Pendular and the Intercidades on this line.\n\n"
         "```python\n"
         "from dataclasses import dataclass\n\n"
         "@dataclass\n"
@@ -342,8 +343,9 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     shoot(window, "04-chain-view")
     window.close()
 
-    # 6. Settings.
+    # 6. Settings: the model picker offers the server's own models (GET /v1/models).
     window = build(Qt.ColorScheme.Light, settings=chat_with_server())
+    server.models = ["gpt-4o", "llama3.2", "qwen2.5:7b", "nomic-embed-text"]
     dialog = window.open_settings()
     dialog.resize(780, 600)
     settle(window)
@@ -474,6 +476,28 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     settle(window)
     window.chat.transcript.scroll_to_bottom()
     shoot(window, "13-compaction")
+    window.close()
+
+    # 10. The smallest window, and 800x600: panes that do not fit give way, nothing is cut.
+    for (width, height), name in (((0, 0), "14-minimum-size"), ((800, 600), "15-800x600")):
+        window = build(Qt.ColorScheme.Light, settings=chat_with_server(), fill=staged)
+        assert window.store is not None
+        window.open_conversation(session_titled(window.store, "Weekend"))
+        window.chat.composer.set_text("And on Sunday?\nBy train, please.")
+        window.resize(width or window.minimumWidth(), height or window.minimumHeight())
+        shoot(window, name)
+        window.close()
+
+    # 11. Help: keyboard shortcuts and About.
+    window = build(Qt.ColorScheme.Light, settings=chat_with_server())
+    shortcuts = window.show_shortcuts()
+    settle(window)
+    shoot(window, "16-shortcuts", shortcuts)
+    shortcuts.reject()
+    about = window.show_about()
+    settle(window)
+    shoot(window, "17-about", about)
+    about.reject()
     window.close()
 
     for path in written:

@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 
 from app.chat.composer import Composer
 from app.chat.local_servers import LocalServer
+from app.chat.model_picker import ModelPicker
+from app.chat.title_label import TitleLabel
 from app.chat.turn_runner import TurnRunner
 from app.chat.welcome_panel import WelcomePanel
 from app.conversations.chat_port import Conversations, TranscriptMessage
@@ -56,6 +58,7 @@ class ChatPanel(QWidget):
     conversation_started = Signal(object)  # ConversationSummary
     conversation_opened = Signal(str)  # id, or "" for a new chat
     title_changed = Signal(str, str)  # (conversation id, title) the engine gave it
+    title_shown = Signal(str)  # the header now reads this (a new chat: "New chat")
     recall_arrived = Signal(object, str, str)  # recall dict (or None), caption, why none
     recall_requested = Signal(object, str)  # the owner chose a reply's "Memories used"
     memory_saved = Signal(object)
@@ -102,10 +105,12 @@ class ChatPanel(QWidget):
         self.conversations_toggle = self._tool("panel-left", "Show or hide conversations (Ctrl+B)")
         self.conversations_toggle.clicked.connect(self.toggle_conversations_requested)
         header.addWidget(self.conversations_toggle)
-        self.title_label = QLabel(self)
+        self.title_label = TitleLabel(self)
         self.title_label.setProperty("heading", True)
         self.title_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         header.addWidget(self.title_label, 1)
+        self.model_picker = ModelPicker(self)
+        header.addWidget(self.model_picker)
         self.memory_toggle = self._tool("memory", "Show or hide the memory pane (Ctrl+Alt+B)")
         self.memory_toggle.clicked.connect(self.toggle_memory_requested)
         header.addWidget(self.memory_toggle)
@@ -125,12 +130,14 @@ class ChatPanel(QWidget):
         font.setWeight(font.Weight.DemiBold)
         greeting.setFont(font)
         greeting.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        greeting.setWordWrap(True)
         blank_layout.addWidget(greeting)
         self.blank_hint = QLabel(
             "Timothy remembers what you confirm, and shows you what it recalled.", self.blank
         )
         self.blank_hint.setProperty("muted", True)
         self.blank_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.blank_hint.setWordWrap(True)
         blank_layout.addWidget(self.blank_hint)
         blank_layout.addStretch(3)
         self.stack.addWidget(self.blank)
@@ -184,9 +191,10 @@ class ChatPanel(QWidget):
             self.stack.setCurrentWidget(self.blank)
         self.composer.setVisible(self.chat_ready or not self.transcript.is_empty())
 
-    def _set_title(self, title: str) -> None:
+    def set_title(self, title: str) -> None:
         self.title = title
         self.title_label.setText(title)
+        self.title_shown.emit(title)
 
     def new_chat(self) -> None:
         if self.runner.running:
@@ -194,7 +202,7 @@ class ChatPanel(QWidget):
         self._generation += 1
         self.conversation_id = None
         self.transcript.clear()
-        self._set_title("New chat")
+        self.set_title("New chat")
         self._show_page()
         self.composer.focus()
         self.conversation_opened.emit("")
@@ -207,7 +215,7 @@ class ChatPanel(QWidget):
         self._generation += 1
         generation = self._generation
         self.conversation_id = conversation_id
-        self._set_title(title or "Conversation")
+        self.set_title(title or "Conversation")
         self.transcript.clear()
         self.workers.run(
             self,
@@ -292,7 +300,7 @@ class ChatPanel(QWidget):
                 self._name_last("user", message.id)
                 if new:
                     self.conversation_id = session.id
-                    self._set_title(session.title)
+                    self.set_title(session.title)
                     self.conversation_started.emit(summary_of(session))
             case RecallFinished(recall=recall, note=note):
                 transcript.set_reply_recall(recall)
@@ -349,7 +357,7 @@ class ChatPanel(QWidget):
 
     def show_title(self, event: TitleChanged) -> None:
         if event.session.id == self.conversation_id:
-            self._set_title(event.session.title)
+            self.set_title(event.session.title)
         self.title_changed.emit(event.session.id, event.session.title)
 
     def show_compaction(self, event: SessionCompacted) -> None:

@@ -46,6 +46,7 @@ class Composer(QWidget):
         self.hint = QLabel(IDLE_HINT, self)
         self.hint.setObjectName("ComposerHint")
         self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.hint.setWordWrap(True)  # a narrow window wraps it rather than cut it
         outer.addWidget(self.hint)
         self.streaming = False
         self.available = True

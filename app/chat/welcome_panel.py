@@ -4,21 +4,37 @@ server already runs on this computer (Ollama, LM Studio), an offer to use it."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.chat.local_servers import LocalServer
 from app.look import icons, theme
 
 
-class WelcomePanel(QWidget):
+class WelcomePanel(QScrollArea):
+    """Scrolls when the window is too short for it (the window's minimum height is less)."""
+
     settings_requested = Signal()
     local_server_chosen = Signal(object, str)  # LocalServer, model
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        outer = QHBoxLayout(self)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        theme.see_through(self)
+        page = QWidget(self)
+        page.setObjectName("WelcomePage")
+        outer = QHBoxLayout(page)
         outer.addStretch(1)
-        column = QWidget(self)
+        column = QWidget(page)
         column.setMaximumWidth(520)
         layout = QVBoxLayout(column)
         layout.setSpacing(12)
@@ -33,9 +49,11 @@ class WelcomePanel(QWidget):
         font.setWeight(font.Weight.DemiBold)
         title.setFont(font)
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        title.setWordWrap(True)
         layout.addWidget(title)
         subtitle = QLabel("An assistant whose memory belongs to you.", column)
         subtitle.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        subtitle.setWordWrap(True)
         subtitle.setProperty("muted", True)
         layout.addWidget(subtitle)
         explain = QLabel(
@@ -71,11 +89,19 @@ class WelcomePanel(QWidget):
         local.addWidget(self.local_label, 1)
         self.local_button = QPushButton(self.local_box)
         self.local_button.clicked.connect(self._use_local)
+        self.local_models = QComboBox(self.local_box)
+        self.local_models.setToolTip("The models this server has; choose the one to chat with")
+        self.local_models.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.local_models.currentTextChanged.connect(
+            lambda model: self.local_button.setText(f"Use {model}")
+        )
+        local.addWidget(self.local_models)
         local.addWidget(self.local_button)
         self.local_box.hide()
         layout.addWidget(self.local_box)
         self.probe_label = QLabel("Looking for a model server on this computer…", column)
         self.probe_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.probe_label.setWordWrap(True)
         self.probe_label.setProperty("muted", True)
         layout.addWidget(self.probe_label)
 
@@ -92,10 +118,13 @@ class WelcomePanel(QWidget):
         layout.addStretch(3)
         outer.addWidget(column, 10)
         outer.addStretch(1)
+        self.setWidget(page)
+        page.setAutoFillBackground(False)  # setWidget turned it on: let the chat pane show
         self.server: LocalServer | None = None
 
     def show_local_servers(self, servers: list[LocalServer]) -> None:
-        """Offer the first server that has a model loaded (or say none was found)."""
+        """Offer the first server that has a model loaded, with its models to choose from
+        (or say none was found)."""
         usable = [server for server in servers if server.models]
         self.probe_label.setVisible(not usable)
         if not usable:
@@ -112,9 +141,14 @@ class WelcomePanel(QWidget):
             f"<b>{self.server.name}</b> is running on this computer with "
             f"{models} model{'s' if models != 1 else ''}. Use it? Nothing leaves your machine."
         )
+        self.local_models.clear()
+        self.local_models.addItems(list(self.server.models))
+        self.local_models.setVisible(models > 1)
+        self.local_models.setCurrentIndex(0)
         self.local_button.setText(f"Use {self.server.models[0]}")
         self.local_box.show()
 
     def _use_local(self) -> None:
-        if self.server is not None:
-            self.local_server_chosen.emit(self.server, self.server.models[0])
+        model = self.local_models.currentText()
+        if self.server is not None and model:
+            self.local_server_chosen.emit(self.server, model)

@@ -28,8 +28,8 @@ def monospace_font() -> QFont:
     font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
     font.setFamilies(MONOSPACE_FAMILIES)
     font.setStyleHint(QFont.StyleHint.Monospace)
-    base = QGuiApplication.font()
-    font.setPointSizeF(max(base.pointSizeF() - 0.5, 8.0))
+    # The body's size: a monospace face at a smaller size read as small print beside prose.
+    font.setPointSizeF(QGuiApplication.font().pointSizeF())
     return font
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QCloseEvent, QDesktopServices
+from PySide6.QtGui import QCloseEvent, QDesktopServices, QResizeEvent
 from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from app.chat.assistant import Assistant
@@ -25,15 +25,18 @@ from app.conversations.chat_port import Conversations, ConversationSummary, NoCo
 from app.conversations.conversation_list import ConversationList
 from app.conversations.store_conversations import StoreConversations
 from app.jobs.workers import Failure, Workers
+from app.mainwindow.about_dialog import AboutDialog
 from app.mainwindow.banner import Banner
 from app.mainwindow.memory_upkeep import CONSOLIDATION_DELAY_MS, MemoryUpkeep
 from app.mainwindow.menus import MenuCommands, WindowMenus
+from app.mainwindow.shortcuts_dialog import ShortcutsDialog
 from app.mainwindow.status_bar import StatusBar
 from app.mainwindow.window_state import WindowState
 from app.memories.memory_pane import MemoryPane
-from app.settings.settings_dialog import SettingsDialog
+from app.settings.settings_dialog import BEDROCK_MODELS, SettingsDialog
 from timothy import paths
 from timothy.assistant import Setup
+from timothy.providers.model_list import list_chat_models
 from timothy.settings import Settings, load_settings, save_settings
 from timothy.store import Memory, Store
 from timothy.store.records import RecallRecord, utc_now
@@ -42,6 +45,9 @@ log = logging.getLogger(__name__)
 
 DELETE_UNDO_MS = 8000
 DEFAULT_SIZES = [260, 780, 420]
+CHAT_MIN_WIDTH = 320  # px: the composer and a readable column of text
+SIDEBAR_MIN_WIDTH = 200
+MEMORY_MIN_WIDTH = 340  # the pane's four tabs side by side
 CONVERSATION_LIMIT = 500
 
 
@@ -108,7 +114,13 @@ class MainWindow(QMainWindow):
             recall_settings=lambda: self.settings.recall,
             parent=self.splitter,
         )
-        self.memory_pane.setMinimumWidth(340)
+        self.memory_pane.setMinimumWidth(MEMORY_MIN_WIDTH)
+        self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
+        self.chat.setMinimumWidth(CHAT_MIN_WIDTH)
+        # The panes the owner wants shown (saved); a window too narrow for all of them shows
+        # those that fit beside the chat, the one asked for most recently first.
+        self.panes_wanted = {"conversations": True, "memory": True}
+        self._pane_priority = ["memory", "conversations"]
         self.splitter.addWidget(self.sidebar)
         self.splitter.addWidget(self.chat)
         self.splitter.addWidget(self.memory_pane)
@@ -143,12 +155,14 @@ class MainWindow(QMainWindow):
                 rename_conversation=self.sidebar.rename_current,
                 open_settings=self.open_settings,
                 quit=self.close,
-                toggle_conversations=self.toggle_conversations,
-                toggle_memory_pane=self.toggle_memory_pane,
+                show_conversations=self.set_conversations_visible,
+                show_memory_pane=self.set_memory_pane_visible,
                 search_conversations=self.focus_conversation_search,
                 search_memories=self.focus_memory_search,
                 show_queue=self.show_queue,
                 open_logs=self._open_logs,
+                show_shortcuts=self.show_shortcuts,
+                show_about=self.show_about,
                 stop_reply=self.stop_reply,
             ),
         )
@@ -180,6 +194,7 @@ class MainWindow(QMainWindow):
         chat.conversation_started.connect(self._conversation_started)
         chat.conversation_opened.connect(self._conversation_opened)
         chat.title_changed.connect(self._title_changed)
+        chat.title_shown.connect(self._show_title)
         chat.turn_finished.connect(self.reload_conversations)
         chat.recall_arrived.connect(pane.show_recall)
         chat.recall_requested.connect(self._show_recall)
@@ -187,6 +202,7 @@ class MainWindow(QMainWindow):
         chat.staged_review_requested.connect(self.show_queue)
         chat.settings_requested.connect(lambda: self.open_settings())
         chat.local_server_chosen.connect(self.use_local_server)
+        chat.model_picker.model_chosen.connect(self.choose_chat_model)
         chat.toggle_conversations_requested.connect(self.toggle_conversations)
         chat.toggle_memory_requested.connect(self.toggle_memory_pane)
         chat.failed.connect(self.show_error)
@@ -221,10 +237,8 @@ class MainWindow(QMainWindow):
     def save_state(self) -> None:
         self.state.set_bytes("window/geometry", QByteArray(self.saveGeometry()))
         self.state.set_sizes("window/splitter", self.splitter.sizes())
-        self.state.set_flag(
-            "window/conversations_visible", self.menus.conversations_action.isChecked()
-        )
-        self.state.set_flag("window/memory_visible", self.menus.memory_action.isChecked())
+        self.state.set_flag("window/conversations_visible", self.panes_wanted["conversations"])
+        self.state.set_flag("window/memory_visible", self.panes_wanted["memory"])
         self.state.set_integer("window/memory_tab", self.memory_pane.current_tab())
         self.state.set_text("window/last_conversation", self.chat.conversation_id)
         self.state.sync()
@@ -282,22 +296,24 @@ class MainWindow(QMainWindow):
 
     def _conversation_opened(self, conversation_id: str) -> None:
         self.state.set_text("window/last_conversation", conversation_id or None)
-        title = self.chat.title if conversation_id else ""
-        self.setWindowTitle(f"{title} — Timothy" if title else "Timothy")
+        self._show_title(self.chat.title)
 
-    def _title_changed(self, conversation_id: str, title: str) -> None:
-        if conversation_id == self.chat.conversation_id:
-            self.setWindowTitle(f"{title} — Timothy")
+    def _show_title(self, title: str) -> None:
+        """The window's title follows the chat header, whatever changed it (opening,
+        the engine's title, a rename)."""
+        named = bool(self.chat.conversation_id and title)
+        self.setWindowTitle(f"{title} — Timothy" if named else "Timothy")
+
+    def _title_changed(self, _conversation_id: str, _title: str) -> None:
         self.reload_conversations()
 
     def _conversation_started(self, conversation: ConversationSummary) -> None:
         self.state.set_text("window/last_conversation", conversation.id)
-        self.setWindowTitle(f"{conversation.title} — Timothy")
         self.reload_conversations()
 
     def _conversation_renamed(self, conversation_id: str, title: str) -> None:
         if conversation_id == self.chat.conversation_id:
-            self.chat._set_title(title)
+            self.chat.set_title(title)
         self.reload_conversations()
 
     def _delete_conversation(self, conversation_id: str) -> None:
@@ -394,20 +410,47 @@ class MainWindow(QMainWindow):
     # -- panes -------------------------------------------------------------------------
 
     def set_memory_pane_visible(self, visible: bool) -> None:
-        self.memory_pane.setVisible(visible)
-        self.menus.memory_action.setChecked(visible)
-        self.state.set_flag("window/memory_visible", visible)
+        self._want_pane("memory", visible)
 
     def toggle_memory_pane(self) -> None:
-        self.set_memory_pane_visible(not self.menus.memory_action.isChecked())
+        self.set_memory_pane_visible(self.memory_pane.isHidden())
 
     def set_conversations_visible(self, visible: bool) -> None:
-        self.sidebar.setVisible(visible)
-        self.menus.conversations_action.setChecked(visible)
-        self.state.set_flag("window/conversations_visible", visible)
+        self._want_pane("conversations", visible)
 
     def toggle_conversations(self) -> None:
-        self.set_conversations_visible(not self.menus.conversations_action.isChecked())
+        self.set_conversations_visible(self.sidebar.isHidden())
+
+    def _want_pane(self, name: str, visible: bool) -> None:
+        self.panes_wanted[name] = visible
+        self.state.set_flag(f"window/{name}_visible", visible)
+        if visible:  # asked for now: it keeps its place when the window is narrow
+            self._pane_priority.remove(name)
+            self._pane_priority.insert(0, name)
+        self._fit_panes()
+
+    def _fit_panes(self) -> None:
+        """Show each wanted pane that fits beside the chat at its minimum width; the View
+        ticks follow what is shown. Every width the window allows thus lays out whole."""
+        panes = {
+            "conversations": (self.sidebar, self.menus.conversations_action),
+            "memory": (self.memory_pane, self.menus.memory_action),
+        }
+        handle = self.splitter.handleWidth()
+        room = self.width() - CHAT_MIN_WIDTH
+        for name in self._pane_priority:
+            pane, action = panes[name]
+            need = pane.minimumWidth() + handle
+            shown = self.panes_wanted[name] and need <= room
+            if shown:
+                room -= need
+            pane.setVisible(shown)
+            action.setChecked(shown)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if hasattr(self, "menus"):  # not while __init__ lays the window out
+            self._fit_panes()
 
     # -- the reply ---------------------------------------------------------------------
 
@@ -440,7 +483,48 @@ class MainWindow(QMainWindow):
         self.chat.set_chat_ready(settings.chat_provider is not None and self.assistant is not None)
         if self.assistant is not None:
             self.assistant.configure(settings)
+        self._offer_chat_models(settings)
         self.settings_applied.emit(settings)
+
+    def _offer_chat_models(self, settings: Settings) -> None:
+        """Fill the header's model picker: an OpenAI-compatible server's own list (asked on
+        a worker), Bedrock's known chat models, nothing without a provider."""
+        picker = self.chat.model_picker
+        if settings.chat_provider == "openai":
+            current = settings.openai.chat_model
+            picker.show_models([], current)
+
+            def listed(models: list[str]) -> None:
+                if self.settings is settings:  # not replaced meanwhile
+                    picker.show_models(models, current)
+
+            self.network.run(
+                self,
+                lambda: list_chat_models(settings.openai),
+                "listing the server's models",
+                on_success=listed,
+            )
+        elif settings.chat_provider == "bedrock":
+            picker.show_models(list(BEDROCK_MODELS), settings.bedrock.chat_model)
+        else:
+            picker.show_models([], "")
+
+    def choose_chat_model(self, model: str) -> None:
+        """The owner picked another model in the header: save it and rebuild the engine."""
+        current = self.settings
+        if current.chat_provider == "openai":
+            chosen = current.replace(openai=dataclasses.replace(current.openai, chat_model=model))
+        elif current.chat_provider == "bedrock":
+            chosen = current.replace(bedrock=dataclasses.replace(current.bedrock, chat_model=model))
+        else:
+            return
+        self.workers.run(
+            self,
+            lambda: save_settings(chosen),
+            "saving settings",
+            on_success=lambda _result: self.apply_settings(chosen),
+            on_failure=self._failed,
+        )
 
     def probe_for_local_servers(self) -> None:
         self.network.run(
@@ -483,6 +567,19 @@ class MainWindow(QMainWindow):
 
     def _open_logs(self) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        dialog = ShortcutsDialog(self.actions(), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def show_about(self) -> AboutDialog:
+        folder = self.store.path.parent if self.store is not None else paths.data_dir()
+        dialog = AboutDialog(folder, self.workers, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
 
     # -- closing -----------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-"""The menu bar and the window's keyboard shortcuts: File, View, Memory, Help, and Escape to stop
-a reply. Every action is added to the window too, so its shortcut works with the menu bar hidden.
+"""The menu bar and the window's keyboard shortcuts: File, View, Memory, Help (shortcuts,
+logs, About), and Escape to stop a reply. Every action is added to the window too, so its
+shortcut works with the menu bar hidden.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import QMainWindow, QMenu
 from app.look import icons
 
 Command = Callable[[], object]
+Switch = Callable[[bool], object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,12 +26,14 @@ class MenuCommands:
     rename_conversation: Command
     open_settings: Command
     quit: Command
-    toggle_conversations: Command
-    toggle_memory_pane: Command
+    show_conversations: Switch  # the View ticks: called with the state the owner chose
+    show_memory_pane: Switch
     search_conversations: Command
     search_memories: Command
     show_queue: Command
     open_logs: Command
+    show_shortcuts: Command
+    show_about: Command
     stop_reply: Command
 
 
@@ -55,11 +59,11 @@ class WindowMenus:
         file_menu.addSeparator()
         self._action(file_menu, "Quit", QKeySequence.StandardKey.Quit, commands.quit)
         view = bar.addMenu("&View")
-        self.conversations_action = self._action(
-            view, "Conversations", "Ctrl+B", commands.toggle_conversations, checkable=True
+        self.conversations_action = self._switch(
+            view, "Conversations", "Ctrl+B", commands.show_conversations
         )
-        self.memory_action = self._action(
-            view, "Memory pane", "Ctrl+Alt+B", commands.toggle_memory_pane, checkable=True
+        self.memory_action = self._switch(
+            view, "Memory pane", "Ctrl+Alt+B", commands.show_memory_pane
         )
         memory = bar.addMenu("&Memory")
         self._action(
@@ -68,7 +72,13 @@ class WindowMenus:
         self._action(memory, "Search memories", "Ctrl+Shift+M", commands.search_memories, "search")
         self._action(memory, "Facts to confirm", "Ctrl+Shift+C", commands.show_queue, "check")
         help_menu = bar.addMenu("&Help")
+        self.shortcuts_action = self._action(
+            help_menu, "Keyboard shortcuts", "Ctrl+/", commands.show_shortcuts
+        )
         self._action(help_menu, "Open log folder", None, commands.open_logs)
+        help_menu.addSeparator()
+        self.about_action = self._action(help_menu, "About Timothy", None, commands.show_about)
+        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
         stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), window)
         stop.setContext(Qt.ShortcutContext.WindowShortcut)
         stop.activated.connect(commands.stop_reply)
@@ -81,16 +91,31 @@ class WindowMenus:
         shortcut: str | QKeySequence.StandardKey | None,
         slot: Command,
         icon: str | None = None,
-        *,
-        checkable: bool = False,
+    ) -> QAction:
+        action = self._add(menu, text, shortcut, icon)
+        action.triggered.connect(lambda _checked=False: slot())
+        return action
+
+    def _switch(self, menu: QMenu, text: str, shortcut: str, slot: Switch) -> QAction:
+        """A ticked item. Qt flips the tick before `triggered` arrives, so the slot is handed
+        the new state (and sets the tick to match what it did), rather than toggling again."""
+        action = self._add(menu, text, shortcut, None)
+        action.setCheckable(True)
+        action.triggered.connect(lambda checked: slot(bool(checked)))
+        return action
+
+    def _add(
+        self,
+        menu: QMenu,
+        text: str,
+        shortcut: str | QKeySequence.StandardKey | None,
+        icon: str | None,
     ) -> QAction:
         action = QAction(text, self.window)
         if icon:
             action.setIcon(icons.icon(icon, "text", 16))
         if shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
-        action.setCheckable(checkable)
-        action.triggered.connect(lambda _checked=False: slot())
         menu.addAction(action)
         self.window.addAction(action)  # shortcuts work even with the menu bar hidden
         return action

@@ -7,6 +7,7 @@ from datetime import datetime
 from urllib.parse import urlparse
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QToolButton, QWidget
 
 from app.look.time_text import relative_time
@@ -16,6 +17,8 @@ from timothy.settings import Settings
 VECTOR_SEARCH_OFF = "Vector search off: no embedding provider"
 CONSOLIDATION_WIDTH = 440  # px; a longer summary is elided, whole in the tooltip and dialog
 CONSOLIDATION_TIP = "Daily consolidation: merges near-duplicates, archives stale episodes"
+CHAT_WIDTH = 280  # px; a longer "server · model" is elided, whole in the tooltip
+ITEM_GAP = 12  # px the bar puts around each item (an upper bound; checked by a test)
 
 
 def chat_text(settings: Settings) -> str:
@@ -125,23 +128,49 @@ class StatusBar(QStatusBar):
         self.addWidget(self.reembed_button)
         self.addPermanentWidget(self.memory_label)
         self.addPermanentWidget(self.consolidation_label)
+        # In a narrow window these give way, in this order, rather than be cut off.
+        self.give_way = (self.consolidation_label, self.embedding_label, self.memory_label)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        self._fit()
+        super().resizeEvent(event)
+
+    def _fit(self) -> None:
+        """Show what fits: the chat model always, the others while there is room."""
+        shown = [
+            widget
+            for widget in (self.chat_label, self.progress, self.stop_button, self.reembed_button)
+            if not widget.isHidden()
+        ]
+        room = self.width() - sum(w.sizeHint().width() + ITEM_GAP for w in shown)
+        for widget in reversed(self.give_way):  # the most wanted first
+            need = widget.sizeHint().width() + ITEM_GAP
+            fits = need <= room
+            widget.setVisible(fits)
+            if fits:
+                room -= need
+
+    def _set_chat(self, text: str, tip: str) -> None:
+        metrics = self.chat_label.fontMetrics()
+        shown = metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, CHAT_WIDTH)
+        self.chat_label.setText(shown)
+        self.chat_label.setToolTip(tip if shown == text else f"{text}\n{tip}")
+        self._fit()
 
     # -- the chat model ----------------------------------------------------------------
 
     def show_settings(self, settings: Settings) -> None:
-        self.chat_label.setText(chat_text(settings))
-        self.chat_label.setToolTip("The chat model (click to change it)")
-        if not self.progress.isVisible():
+        self._set_chat(chat_text(settings), "The chat model (click to change it)")
+        if self.progress.isHidden():
             self.embedding_label.setText(embedding_text(settings))
             self.embedding_label.setToolTip("")
+            self._fit()
 
     def show_chat_problem(self, settings: Settings, problem: str | None) -> None:
         if problem is None:
-            self.chat_label.setText(chat_text(settings))
-            self.chat_label.setToolTip("The chat model (click to change it)")
+            self._set_chat(chat_text(settings), "The chat model (click to change it)")
         else:
-            self.chat_label.setText(f"{chat_text(settings)} · not set up")
-            self.chat_label.setToolTip(problem)
+            self._set_chat(f"{chat_text(settings)} · not set up", problem)
 
     # -- vector search -----------------------------------------------------------------
 
@@ -158,6 +187,7 @@ class StatusBar(QStatusBar):
             f"Embed the {state.missing:,} memories that have no vector for this model yet"
         )
         self.reembed_button.setVisible(offer_reembed)
+        self._fit()
 
     def show_backfill(self, model_id: str, done: int, total: int) -> None:
         self.reembed_button.hide()
@@ -168,10 +198,12 @@ class StatusBar(QStatusBar):
         self.progress.setValue(done)
         self.progress.show()
         self.stop_button.show()
+        self._fit()
 
     def hide_backfill(self) -> None:
         self.progress.hide()
         self.stop_button.hide()
+        self._fit()
 
     # -- memory ------------------------------------------------------------------------
 
@@ -180,6 +212,7 @@ class StatusBar(QStatusBar):
         if staged:
             text += f" · {staged} to confirm"
         self.memory_label.setText(text)
+        self._fit()
 
     def show_consolidation(self, text: str, tip: str | None = None) -> None:
         """`text` (elided when long: the tooltip has it whole); clicking shows the details."""
@@ -191,3 +224,4 @@ class StatusBar(QStatusBar):
         self.consolidation_label.setToolTip(
             "\n".join(filter(None, (whole, tip or CONSOLIDATION_TIP)))
         )
+        self._fit()

@@ -106,6 +106,9 @@ class MemoryCardList(QWidget):
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.view.setResizeMode(QListView.ResizeMode.Adjust)
+        # Cards take the viewport's width; when a vertical scroll bar narrows it they are
+        # laid out again, so a horizontal bar would only hide the cards' right edge.
+        self.view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         # Cards have their own heights; lay them out a batch at a time so a queue of
         # hundreds never holds up the window while each card is measured.
         self.view.setLayoutMode(QListView.LayoutMode.Batched)

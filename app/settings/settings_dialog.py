@@ -38,7 +38,9 @@ from app.look import theme
 from app.settings import connection_check
 from app.settings.settings_section_form import SettingsSectionForm, is_basic
 from timothy import secrets
-from timothy.settings import Settings, save_settings
+from timothy.providers.model_list import list_chat_models
+from timothy.providers.openai_client import is_official
+from timothy.settings import OpenAISettings, Settings, save_settings
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +84,18 @@ def _hint(text: str, parent: QWidget) -> QLabel:
     return label
 
 
+def _keyring_message(server: OpenAISettings, message: str) -> str:
+    """Saving the key failed for want of a keyring: the way out that works for this server
+    (the environment variable is read for OpenAI's own API only)."""
+    if is_official(server) or not message.startswith("No system keyring"):
+        return message
+    return (
+        "No system keyring is available, so the key cannot be stored safely. Install and "
+        "unlock one (e.g. GNOME Keyring or KWallet). A server on this computer usually needs "
+        "no key: leave the field empty."
+    )
+
+
 class SettingsDialog(QDialog):
     settings_saved = Signal(object)  # the new Settings
 
@@ -99,6 +113,8 @@ class SettingsDialog(QDialog):
         self.connection_check: connection_check.ConnectionCheck = connection_check.check_connection
         self.embedding_check: connection_check.ConnectionCheck = connection_check.check_embeddings
         self.key_saved = False
+        # Per test button, bumped by each test and its end: an older outcome is dropped.
+        self._test_runs: dict[QPushButton, int] = {}
         self.setWindowTitle("Settings")
         self.resize(760, 560)
         outer = QVBoxLayout(self)
@@ -121,6 +137,7 @@ class SettingsDialog(QDialog):
         self.error_label.setStyleSheet(f"color: {theme.colours().danger.name()};")
         self.error_label.hide()
         outer.addWidget(self.error_label)
+        self.key_edit.textChanged.connect(self._clear_error)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -128,8 +145,12 @@ class SettingsDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         outer.addWidget(self.buttons)
         self.nav.setCurrentRow({"chat": 0, "embeddings": 1, "memory": 2}.get(page, 0))
+        self._listed_for: str | None = None  # the server address the model list is from
+        self._list_runs = 0  # bumped by each listing: an older answer is dropped
         self._provider_changed()
         self._load_key_state()
+        if settings.openai.base_url:
+            self.list_models()  # a compatible server: offer its own models from the start
 
     def _scrolling(self, page: QWidget) -> QScrollArea:
         area = QScrollArea(self)
@@ -181,8 +202,21 @@ class SettingsDialog(QDialog):
                 self.openai_box,
             ),
         )
-        self.openai_model = _combo(OPENAI_MODELS, s.openai.chat_model, self.openai_box)
-        openai_form.addRow("Model", self.openai_model)
+        self.openai_model = _combo(
+            OPENAI_MODELS if is_official(s.openai) else [], s.openai.chat_model, self.openai_box
+        )
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.openai_model, 1)
+        self.list_models_button = QToolButton(self.openai_box)
+        self.list_models_button.setText("List models")
+        self.list_models_button.setToolTip("Ask the server which models it offers")
+        self.list_models_button.clicked.connect(self.list_models)
+        model_row.addWidget(self.list_models_button)
+        openai_form.addRow("Model", model_row)
+        self.models_state = _hint("", self.openai_box)
+        self.models_state.hide()
+        openai_form.addRow("", self.models_state)
+        self.base_url_edit.editingFinished.connect(self._server_changed)
         self.openai_memories = QCheckBox("Use my memories with this provider", self.openai_box)
         self.openai_memories.setChecked(s.openai.use_memories)
         self.openai_memories.setToolTip(
@@ -222,10 +256,17 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.none_hint)
 
         test_row = QHBoxLayout()
+        self.test_result = QLabel(page)
         self.test_button = QPushButton("Test connection", page)
         self.test_button.clicked.connect(self.test_connection)
         test_row.addWidget(self.test_button)
-        self.test_result = QLabel(page)
+        self.cancel_test_button = QPushButton("Cancel", page)
+        self.cancel_test_button.setToolTip("Stop waiting for the answer")
+        self.cancel_test_button.hide()
+        self.cancel_test_button.clicked.connect(
+            lambda: self._cancel_test(self.test_button, self.cancel_test_button, self.test_result)
+        )
+        test_row.addWidget(self.cancel_test_button)
         self.test_result.setWordWrap(True)
         test_row.addWidget(self.test_result, 1)
         layout.addLayout(test_row)
@@ -263,10 +304,21 @@ class SettingsDialog(QDialog):
         form.addRow("Bedrock model", self.bedrock_embedding)
         layout.addWidget(models)
         test_row = QHBoxLayout()
+        self.embedding_test_result = QLabel(page)
         self.embedding_test_button = QPushButton("Test embeddings", page)
         self.embedding_test_button.clicked.connect(self.test_embeddings)
         test_row.addWidget(self.embedding_test_button)
-        self.embedding_test_result = QLabel(page)
+        self.cancel_embedding_test_button = QPushButton("Cancel", page)
+        self.cancel_embedding_test_button.setToolTip("Stop waiting for the answer")
+        self.cancel_embedding_test_button.hide()
+        self.cancel_embedding_test_button.clicked.connect(
+            lambda: self._cancel_test(
+                self.embedding_test_button,
+                self.cancel_embedding_test_button,
+                self.embedding_test_result,
+            )
+        )
+        test_row.addWidget(self.cancel_embedding_test_button)
         self.embedding_test_result.setWordWrap(True)
         test_row.addWidget(self.embedding_test_result, 1)
         layout.addLayout(test_row)
@@ -334,8 +386,16 @@ class SettingsDialog(QDialog):
         self.openai_box.setVisible(provider == "openai")
         self.bedrock_box.setVisible(provider == "bedrock")
         self.none_hint.setVisible(provider is None)
+        if not self.cancel_test_button.isHidden():
+            self._end_test(self.test_button, self.cancel_test_button)  # it tested the other one
         self.test_button.setEnabled(provider is not None)
         self.test_result.clear()
+        self._clear_error()
+
+    def _clear_error(self) -> None:
+        """An error about what was typed or chosen goes once the owner changes it."""
+        self.error_label.clear()
+        self.error_label.hide()
 
     def _load_key_state(self) -> None:
         self.workers.run(
@@ -416,42 +476,128 @@ class SettingsDialog(QDialog):
             changes[name] = section
         return s.replace(**changes)
 
+    # -- the server's models -----------------------------------------------------------
+
+    def _server_changed(self) -> None:
+        """A new address: its models replace the old server's (OpenAI's own: on request)."""
+        address = _text_or_none(self.base_url_edit)
+        if address != self._listed_for and address is not None:
+            self.list_models()
+
+    def list_models(self) -> None:
+        """Ask the server for its models on a worker; the picker then offers exactly those."""
+        server = self.chosen_settings().openai
+        typed_key = self.key_edit.text().strip() or None
+        self._list_runs += 1
+        run = self._list_runs
+        self.list_models_button.setEnabled(False)
+        self._models_hint("Asking the server for its models…")
+
+        def listed(models: list[str]) -> None:
+            if run == self._list_runs:
+                self._models_listed(server.base_url, models)
+
+        def failed(failure: Failure) -> None:
+            if run == self._list_runs:
+                self.list_models_button.setEnabled(True)
+                self._models_hint(failure.message, error=True)
+
+        self.workers.run(
+            self,
+            lambda: list_chat_models(server, typed_key),
+            "listing the server's models",
+            on_success=listed,
+            on_failure=failed,
+        )
+
+    def _models_listed(self, base_url: str | None, models: list[str]) -> None:
+        self._listed_for = base_url
+        self.list_models_button.setEnabled(True)
+        current = self.openai_model.currentText().strip()
+        self.openai_model.clear()
+        self.openai_model.addItems(models)
+        if not models:
+            self.openai_model.setCurrentText(current)
+            self._models_hint("The server lists no models; load one there first.", error=True)
+            return
+        if current in models:
+            self.openai_model.setCurrentText(current)
+            count = len(models)
+            self._models_hint(f"{count} model{'s' if count != 1 else ''} on this server.")
+            return
+        self.openai_model.setCurrentIndex(-1)
+        self.openai_model.setCurrentText(current)
+        self._models_hint(
+            f"This server does not list “{current}”; choose one of its {len(models)} models."
+            if current
+            else "Choose one of the server's models.",
+            error=True,
+        )
+
+    def _models_hint(self, text: str, *, error: bool = False) -> None:
+        colour = theme.colours().danger.name() if error else ""
+        self.models_state.setStyleSheet(f"color: {colour};" if colour else "")
+        self.models_state.setText(text)
+        self.models_state.setVisible(bool(text))
+
     # -- actions -----------------------------------------------------------------------
 
     def test_connection(self) -> None:
         """Ask the chosen chat model for a word, with the key as typed (or the saved one)."""
-        self._test(self.connection_check, self.test_button, self.test_result)
+        self._test(
+            self.connection_check, self.test_button, self.cancel_test_button, self.test_result
+        )
 
     def test_embeddings(self) -> None:
         """Embed one query with the chosen embedding provider."""
-        self._test(self.embedding_check, self.embedding_test_button, self.embedding_test_result)
+        self._test(
+            self.embedding_check,
+            self.embedding_test_button,
+            self.cancel_embedding_test_button,
+            self.embedding_test_result,
+        )
 
     def _test(
-        self, check: connection_check.ConnectionCheck, button: QPushButton, result: QLabel
+        self,
+        check: connection_check.ConnectionCheck,
+        button: QPushButton,
+        cancel: QPushButton,
+        result: QLabel,
     ) -> None:
+        """Run `check` on a worker. Cancel gives the dialog back at once: the request ends on
+        its own (bounded by the provider's timeout) and its outcome is dropped."""
         chosen = self.chosen_settings()
         typed_key = self.key_edit.text().strip() or None
+        run = self._test_runs[button] = self._test_runs.get(button, 0) + 1
         button.setEnabled(False)
+        cancel.show()
         result.setStyleSheet("")
         result.setText("Testing…")
 
-        def tested(message: str) -> None:
-            button.setEnabled(True)
-            result.setStyleSheet(f"color: {theme.colours().success.name()};")
-            result.setText("✓ " + message)
-
-        def failed(failure: Failure) -> None:
-            button.setEnabled(True)
-            result.setStyleSheet(f"color: {theme.colours().danger.name()};")
-            result.setText("✗ " + failure.message)
+        def finish(mark: str, colour: str, message: str) -> None:
+            if self._test_runs.get(button) != run:
+                return  # cancelled, or a newer test is running
+            self._end_test(button, cancel)
+            result.setStyleSheet(f"color: {colour};")
+            result.setText(f"{mark} {message}")
 
         self.workers.run(
             self,
             lambda: check(chosen, typed_key),
             "testing the connection",
-            on_success=tested,
-            on_failure=failed,
+            on_success=lambda message: finish("✓", theme.colours().success.name(), message),
+            on_failure=lambda failure: finish("✗", theme.colours().danger.name(), failure.message),
         )
+
+    def _cancel_test(self, button: QPushButton, cancel: QPushButton, result: QLabel) -> None:
+        self._end_test(button, cancel)
+        result.setStyleSheet("")
+        result.setText("Cancelled.")
+
+    def _end_test(self, button: QPushButton, cancel: QPushButton) -> None:
+        self._test_runs[button] = self._test_runs.get(button, 0) + 1
+        button.setEnabled(True)
+        cancel.hide()
 
     def save(self) -> None:
         chosen = self.chosen_settings()
@@ -465,9 +611,14 @@ class SettingsDialog(QDialog):
             save_settings(chosen)
             return chosen
 
-        self.workers.run(
-            self, work, "saving settings", on_success=self._saved, on_failure=self._show_error
-        )
+        def failed(failure: Failure) -> None:
+            if isinstance(failure.error, secrets.KeyringUnavailableError):
+                failure = dataclasses.replace(
+                    failure, message=_keyring_message(chosen.openai, failure.message)
+                )
+            self._show_error(failure)
+
+        self.workers.run(self, work, "saving settings", on_success=self._saved, on_failure=failed)
 
     def _saved(self, settings: Settings) -> None:
         self.buttons.setEnabled(True)

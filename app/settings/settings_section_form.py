@@ -51,7 +51,8 @@ LABELS: dict[str, tuple[str, str]] = {
     "entity_limit": ("Entity leg: top", "Candidates the entity match returns."),
 }
 
-BASIC_WORDS = ("budget", "timeout", "bound")
+# Everyday settings; the rest (time bounds, timeouts, scoring constants) are advanced.
+BASIC_WORDS = ("budget",)
 
 
 def label_for(name: str) -> tuple[str, str]:

@@ -42,6 +42,13 @@ def _flat_button(name: str, tip: str, parent: QWidget) -> QToolButton:
     return button
 
 
+def memories_used(count: int) -> str:
+    """The reply's recall button: how many memories the turn packed, in words."""
+    if count == 0:
+        return "No memories used"
+    return f"{count} memor{'y' if count == 1 else 'ies'} used"
+
+
 class MessageWidget(QWidget):
     message_copied = Signal(str)
     code_copied = Signal(str)
@@ -229,9 +236,7 @@ class MessageWidget(QWidget):
         if self.role != "assistant":
             return
         items = len(self.recall.items) if self.recall else 0
-        self.recall_button.setText(
-            f"{items} memor{'y' if items == 1 else 'ies'} used" if items else "Memories used"
-        )
+        self.recall_button.setText(memories_used(items))
 
     def set_regenerable(self, allowed: bool) -> None:
         if self.role == "assistant":

@@ -3,6 +3,7 @@ part, honours the data folder, fails loudly."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from tests.conftest import run_timothy
@@ -17,6 +18,7 @@ CHECKS = (
     "OpenAI client",
     "Bedrock client",
     "local embedder",
+    *(("Qt libraries",) if sys.platform.startswith("linux") else ()),
     "Qt window",
 )
 

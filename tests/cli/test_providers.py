@@ -85,6 +85,22 @@ def test_a_failing_provider_prints_the_plain_error(bedrock_server: BedrockServer
     )
 
 
+def test_providers_test_reads_the_region_from_aws_region(bedrock_server: BedrockServer) -> None:
+    """Many AWS tools export only AWS_REGION; boto3 alone would not read it."""
+    save_settings(
+        Settings(
+            chat_provider="bedrock",
+            embedding_provider="bedrock",
+            bedrock=bedrock_server.settings(region=None),
+        )
+    )
+    result = run_timothy("providers", "test", env={"AWS_REGION": "eu-west-3"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    chat, _embedding = result.stdout.splitlines()
+    assert re.fullmatch(r"chat       bedrock us.amazon.nova-lite-v1:0: ok, \d+ ms", chat)
+    assert "/eu-west-3/bedrock/aws4_request" in bedrock_server.requests[0].headers["authorization"]
+
+
 def test_set_key_stores_the_key_in_the_keyring_only(openai_server: OpenAIServer) -> None:
     result = run_timothy("providers", "set-key", "openai", input="sk-from-stdin-1234\n")
     assert result.returncode == 0, result.stderr

@@ -1,4 +1,5 @@
-"""A fake OpenAI-compatible server: chat completions (SSE and plain), embeddings, errors, hangs.
+"""A fake OpenAI-compatible server: chat completions (SSE and plain), embeddings, the model
+list (`GET /v1/models`), errors, hangs.
 
 Speaks the wire format the `openai` SDK parses; tests script it through `Scriptable` verbs and
 read back `chat_requests` / `embedding_requests`.
@@ -45,6 +46,10 @@ class OpenAIServer(FakeServer, Scriptable):
         self.api_key: str | None = None  # when set, other keys get 401 like OpenAI's
         self.embeddings_enabled = True  # False: /v1/embeddings is 404, like a chat-only server
         self.embedding_models: dict[str, int] = dict(EMBEDDING_DIMENSIONS)
+        # What GET /v1/models lists (None: the route is 404, as on a server that lists none),
+        # after `models_delay` seconds.
+        self.models: list[str] | None = ["gpt-4o-mini", *EMBEDDING_DIMENSIONS]
+        self.models_delay = 0.0
         # True: stream each tool call whole in one chunk with no "index", as some
         # OpenAI-compatible servers do (OpenAI numbers them and splits the arguments)
         self.whole_tool_calls = False
@@ -101,6 +106,8 @@ class OpenAIServer(FakeServer, Scriptable):
             request.operation = "chat"
         elif request.method == "POST" and request.path == "/v1/embeddings":
             request.operation = "embeddings"
+        elif request.method == "GET" and request.path.rstrip("/") == "/v1/models":
+            request.operation = "models"
         self.record(request)
         if request.operation == "":
             exchange.send_json(404, {"error": "not found"})
@@ -110,7 +117,9 @@ class OpenAIServer(FakeServer, Scriptable):
             if given != f"Bearer {self.api_key}":
                 self._send_error(exchange, Step(status=401))
                 return
-        if request.operation == "embeddings":
+        if request.operation == "models":
+            self._models(exchange)
+        elif request.operation == "embeddings":
             self._embeddings(exchange, body)
         else:
             self._chat(exchange, body)
@@ -148,6 +157,20 @@ class OpenAIServer(FakeServer, Scriptable):
             self._send_error(exchange, step)
             return False
         return True
+
+    # -- the model list ----------------------------------------------------------------
+
+    def _models(self, exchange: Exchange) -> None:
+        if self.models_delay:
+            exchange.pause(self.models_delay, self.stopping)
+        if self.models is None:
+            exchange.send_json(404, {"error": "404 page not found"})
+            return
+        data = [
+            {"id": name, "object": "model", "created": 0, "owned_by": "fake"}
+            for name in self.models
+        ]
+        exchange.send_json(200, {"object": "list", "data": data})
 
     # -- embeddings --------------------------------------------------------------------
 

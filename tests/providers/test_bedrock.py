@@ -418,7 +418,52 @@ def test_no_region_is_a_plain_error(aws_credentials: None) -> None:
     with pytest.raises(ProviderError) as missing:
         BedrockChat(BedrockSettings())
     assert missing.value.kind is ErrorKind.NOT_CONFIGURED
-    assert "No AWS region is set" in missing.value.message
+    message = missing.value.message
+    assert message.startswith("No AWS region is set for Bedrock: Settings names none, ")
+    assert "AWS_REGION and AWS_DEFAULT_REGION are not set" in message
+    assert "the 'default' profile in " in message and "has no region" in message
+
+
+def signed_region(server: BedrockServer, settings: BedrockSettings) -> str:
+    """The region a real request to the fake server was signed for."""
+    server.reply("Hi.")
+    provider = BedrockChat(settings, backoff=FAST)
+    list(provider.stream(SYSTEM, [ChatMessage("user", "hi")], []))
+    authorization = server.requests[-1].headers["authorization"]
+    return authorization.split("Credential=")[1].split("/")[2]
+
+
+@pytest.mark.parametrize("variable", ["AWS_REGION", "AWS_DEFAULT_REGION"])
+def test_the_region_comes_from_either_environment_variable(
+    bedrock_server: BedrockServer, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    monkeypatch.setenv(variable, "eu-west-3")
+    settings = bedrock_server.settings(region=None)
+    assert signed_region(bedrock_server, settings) == "eu-west-3"
+
+
+def test_aws_region_wins_over_aws_default_region_and_settings_win_over_both(
+    bedrock_server: BedrockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_REGION", "eu-west-3")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-south-1")
+    assert signed_region(bedrock_server, bedrock_server.settings(region=None)) == "eu-west-3"
+    settings = bedrock_server.settings(region="us-west-2")
+    assert signed_region(bedrock_server, settings) == "us-west-2"
+
+
+def test_the_region_comes_from_the_profile(
+    bedrock_server: BedrockServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config"
+    config.write_text(
+        "[profile work]\nregion = ca-central-1\n"
+        "aws_access_key_id = AKIDWORKPROFILE\naws_secret_access_key = s3cret\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    settings = bedrock_server.settings(region=None, profile="work")
+    assert signed_region(bedrock_server, settings) == "ca-central-1"
 
 
 def test_a_missing_profile_is_a_plain_error(aws_credentials: None) -> None:

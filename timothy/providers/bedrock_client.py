@@ -1,7 +1,10 @@
 """The boto3 `bedrock-runtime` client, and Bedrock's failures in plain words.
 
 Region, profile and credentials come from the standard AWS chain (environment, config files,
-SSO, instance roles), with the profile and region settings taking precedence when given.
+SSO, instance roles), with the profile and region settings taking precedence when given. The
+region is looked up as the AWS CLI does (`resolve_region`): Settings, then `AWS_REGION`, then
+`AWS_DEFAULT_REGION`, then the profile's `region` in the AWS config file; boto3 alone reads
+only the last two.
 Every call is bounded by connect and read timeouts; botocore's own retries are off so that
 `Backoff` decides (with its total bound).
 """
@@ -9,6 +12,7 @@ Every call is bounded by connect and read timeouts; botocore's own retries are o
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 import boto3
@@ -57,12 +61,9 @@ def make_client(settings: BedrockSettings, *, read_timeout: float | None = None)
             "Settings, or leave it empty to use the default credentials.",
             detail=str(exc),
         ) from exc
-    if not session.region_name:
-        raise ProviderError(
-            ErrorKind.NOT_CONFIGURED,
-            "No AWS region is set for Bedrock. Choose one in Settings (for example us-east-1), "
-            "or set AWS_REGION.",
-        )
+    region = resolve_region(settings, session)
+    if not region:
+        raise ProviderError(ErrorKind.NOT_CONFIGURED, no_region_message(settings))
     config = botocore.config.Config(
         connect_timeout=min(CONNECT_TIMEOUT, seconds),
         read_timeout=seconds,
@@ -70,7 +71,33 @@ def make_client(settings: BedrockSettings, *, read_timeout: float | None = None)
         user_agent_extra="timothy",
     )
     return session.client(
-        "bedrock-runtime", config=config, endpoint_url=settings.endpoint_url or None
+        "bedrock-runtime",
+        region_name=region,
+        config=config,
+        endpoint_url=settings.endpoint_url or None,
+    )
+
+
+def resolve_region(settings: BedrockSettings, session: Any) -> str | None:
+    """The region Bedrock is called in: Settings, `AWS_REGION`, `AWS_DEFAULT_REGION`, the
+    profile's `region` (the session already holds the last two, or Settings' when given)."""
+    if settings.region:
+        return settings.region
+    from_env = os.environ.get("AWS_REGION", "").strip()
+    if from_env:
+        return from_env
+    region = session.region_name
+    return str(region) if region else None
+
+
+def no_region_message(settings: BedrockSettings) -> str:
+    """What was read for the region, in the owner's words, and how to set one."""
+    profile = settings.profile or os.environ.get("AWS_PROFILE") or "default"
+    config = os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config"
+    return (
+        "No AWS region is set for Bedrock: Settings names none, AWS_REGION and "
+        f"AWS_DEFAULT_REGION are not set, and the '{profile}' profile in {config} has no "
+        "region. Choose one in Settings (for example us-east-1)."
     )
 
 

@@ -126,6 +126,58 @@ def test_first_run_explains_setup_and_offers_a_local_server(
     assert window.status.chat_label.text().endswith("· llama3.2")
 
 
+def test_first_run_lets_the_owner_pick_the_local_servers_model(
+    qtbot: QtBot, make_window: WindowFactory
+) -> None:
+    with model_server(["llama3.2", "qwen2.5:7b", "mistral"]) as base_url:
+        port = int(base_url.split(":")[2].split("/")[0])
+        window = make_window(
+            settings=Settings(), probe=lambda: find_local_servers((("LM Studio", port),))
+        )
+        settle_window(qtbot, window)
+        welcome = window.chat.welcome
+        models = welcome.local_models
+        assert not models.isHidden()
+        assert [models.itemText(i) for i in range(models.count())] == [
+            "llama3.2",
+            "qwen2.5:7b",
+            "mistral",
+        ]
+        models.setCurrentIndex(1)
+        assert welcome.local_button.text() == "Use qwen2.5:7b"
+        assistant = window.assistant
+        assert assistant is not None
+        with qtbot.waitSignal(assistant.configured, timeout=5000):
+            welcome.local_button.click()
+    saved = load_settings()
+    assert saved.openai.base_url == base_url and saved.openai.chat_model == "qwen2.5:7b"
+    assert assistant.chat is not None and assistant.chat.model == "qwen2.5:7b"
+
+
+def test_the_header_model_picker_offers_the_servers_models_and_switches(
+    qtbot: QtBot, make_window: WindowFactory, openai_server: OpenAIServer
+) -> None:
+    openai_server.models = ["llama3.2", "qwen2.5:7b", "nomic-embed-text"]
+    window = make_window(
+        settings=chat_settings(openai_server).replace(
+            openai=openai_server.settings(chat_model="llama3.2")
+        )
+    )
+    picker = window.chat.model_picker
+    qtbot.waitUntil(lambda: picker.models() == ["llama3.2", "qwen2.5:7b"], timeout=5000)
+    assert picker.isVisible() and picker.currentText() == "llama3.2"
+    assistant = window.assistant
+    assert assistant is not None
+    picker.setFocus()
+    with qtbot.waitSignal(assistant.configured, timeout=5000):
+        qtbot.keyClick(picker, Qt.Key.Key_Down)  # the owner picks the next model
+    assert load_settings().openai.chat_model == "qwen2.5:7b"
+    assert window.status.chat_label.text().endswith("· qwen2.5:7b")
+    turn(qtbot, window, openai_server, "Hello", "Hi!", title="Greeting")
+    assert stream_requests(openai_server)[-1]["model"] == "qwen2.5:7b"
+    qtbot.waitUntil(lambda: picker.currentText() == "qwen2.5:7b", timeout=5000)
+
+
 def test_first_run_settings_button_opens_settings(qtbot: QtBot, make_window: WindowFactory) -> None:
     window = make_window(settings=Settings())
     window.chat.welcome.settings_button.click()
@@ -668,6 +720,62 @@ def test_shortcuts(qtbot: QtBot, make_window: WindowFactory, store: Store) -> No
     qtbot.keyClick(window, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
     assert window.settings_dialog is not None and window.settings_dialog.isVisible()
     window.settings_dialog.reject()
+
+
+def test_view_menu_and_its_shortcuts_toggle_the_panes(
+    qtbot: QtBot, make_window: WindowFactory
+) -> None:
+    window = make_window()
+    window.activateWindow()
+    menus = window.menus
+    panes = (
+        (menus.conversations_action, window.sidebar, Qt.KeyboardModifier.ControlModifier),
+        (
+            menus.memory_action,
+            window.memory_pane,
+            Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier,
+        ),
+    )
+    for action, pane, modifiers in panes:
+        assert pane.isVisible() and action.isChecked()
+        action.trigger()  # as a click on the View menu's item does
+        assert pane.isHidden() and not action.isChecked()
+        action.trigger()
+        assert pane.isVisible() and action.isChecked()
+        qtbot.keyClick(window, Qt.Key.Key_B, modifiers)
+        assert pane.isHidden() and not action.isChecked()
+        qtbot.keyClick(window, Qt.Key.Key_B, modifiers)
+        assert pane.isVisible() and action.isChecked()
+    # The header's buttons and the ticks agree.
+    window.chat.memory_toggle.click()
+    assert window.memory_pane.isHidden() and not menus.memory_action.isChecked()
+    menus.memory_action.trigger()
+    assert window.memory_pane.isVisible() and menus.memory_action.isChecked()
+
+
+def test_the_window_title_follows_a_rename(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    chosen = add_conversation(store, "Untitled", [("user", "x"), ("assistant", "y")])
+    window = make_window()
+    window.open_conversation(chosen)
+    settle_window(qtbot, window)
+    assert window.windowTitle() == "Untitled — Timothy"
+    window.sidebar.conversation_renamed.emit(chosen, "Pasta night")
+    settle_window(qtbot, window)
+    assert window.windowTitle() == "Pasta night — Timothy"
+    window.new_chat()
+    assert window.windowTitle() == "Timothy"
+
+
+def test_a_turn_that_recalled_nothing_says_so(
+    qtbot: QtBot, make_window: WindowFactory, openai_server: OpenAIServer
+) -> None:
+    window = make_window(server=openai_server)
+    turn(qtbot, window, openai_server, "Hello there", "Hi!", title="Greeting")
+    [reply] = [w for w in window.chat.transcript.messages if w.role == "assistant"]
+    assert reply.recall is not None and reply.recall.items == ()
+    assert reply.recall_button.text() == "No memories used"
 
 
 def test_delete_moves_to_the_bin_and_undo_restores(

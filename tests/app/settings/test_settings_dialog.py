@@ -19,7 +19,7 @@ from pytestqt.qtbot import QtBot
 from app.jobs.workers import Workers
 from app.settings.settings_dialog import SettingsDialog
 from app.settings.settings_section_form import SettingsSectionForm, is_basic
-from tests.app.conftest import settle
+from tests.app.conftest import WindowFactory, settle
 from tests.fakes.openai_server import OpenAIServer
 from timothy import secrets
 from timothy.secrets import OPENAI_API_KEY
@@ -222,8 +222,14 @@ def test_a_settings_section_form_edits_whatever_fields_a_feature_defines(qtbot: 
     advanced = SettingsSectionForm(section, include=lambda name: not is_basic(name))
     qtbot.addWidget(basic)
     qtbot.addWidget(advanced)
-    assert set(basic.editors) == {"token_budget", "time_bound_seconds"}
-    assert set(advanced.editors) == {"half_life_days", "min_score", "type_weights", "label"}
+    assert set(basic.editors) == {"token_budget"}
+    assert set(advanced.editors) == {
+        "time_bound_seconds",
+        "half_life_days",
+        "min_score",
+        "type_weights",
+        "label",
+    }
     basic.editors["token_budget"].setValue(2000)  # type: ignore[attr-defined]
     edited = basic.value()
     assert edited.token_budget == 2000 and edited.half_life_days == section.half_life_days
@@ -234,3 +240,151 @@ def test_a_settings_section_form_edits_whatever_fields_a_feature_defines(qtbot: 
     assert len(half_lives) == len(MemoryType)
     half_lives[2].setValue(30.0)
     assert advanced.value().half_life_days[list(MemoryType)[2]] == 30.0
+
+
+def save_failing_for_want_of_a_keyring(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers
+) -> None:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    try:
+        dialog.key_edit.setText(SECRET)
+        dialog.buttons.button(dialog.buttons.StandardButton.Save).click()
+        settle(qtbot, workers)
+    finally:
+        keyring.set_keyring(previous)
+    assert not dialog.error_label.isHidden()
+
+
+def test_the_keyring_error_goes_when_the_key_is_cleared_or_bedrock_chosen(
+    qtbot: QtBot, make_window: WindowFactory
+) -> None:
+    window = make_window()
+    dialog = window.open_settings()
+    choose_openai(dialog, "http://127.0.0.1:1234/v1", "llama3.2")
+    save_failing_for_want_of_a_keyring(qtbot, dialog, window.network)
+    message = dialog.error_label.text()
+    # A custom server never receives OPENAI_API_KEY, so the hint does not suggest it.
+    assert "keyring" in message and "OPENAI_API_KEY" not in message
+    assert "leave the field empty" in message
+    dialog.key_edit.clear()
+    assert dialog.error_label.isHidden()
+    save_failing_for_want_of_a_keyring(qtbot, dialog, window.network)
+    dialog.provider_combo.setCurrentIndex(dialog.provider_combo.findData("bedrock"))
+    assert dialog.error_label.isHidden()
+    dialog.reject()
+
+
+def test_without_a_keyring_openai_itself_may_take_the_key_from_the_environment(
+    qtbot: QtBot, make_window: WindowFactory
+) -> None:
+    window = make_window()
+    dialog = window.open_settings()
+    choose_openai(dialog)  # OpenAI's own API
+    save_failing_for_want_of_a_keyring(qtbot, dialog, window.network)
+    assert "OPENAI_API_KEY" in dialog.error_label.text()
+    dialog.reject()
+
+
+def test_test_connection_can_be_cancelled_and_its_late_answer_is_dropped(
+    qtbot: QtBot, make_window: WindowFactory, openai_server: OpenAIServer
+) -> None:
+    window = make_window(server=openai_server)
+    dialog = window.open_settings()
+    assert dialog.cancel_test_button.isHidden()
+    openai_server.reply("OK", delay=1.0)  # answers, but only after the owner gave up
+    dialog.test_button.click()
+    assert not dialog.cancel_test_button.isHidden() and not dialog.test_button.isEnabled()
+    qtbot.waitUntil(lambda: len(openai_server.chat_requests) == 1, timeout=5000)
+    dialog.cancel_test_button.click()
+    assert dialog.test_result.text() == "Cancelled."
+    assert dialog.test_button.isEnabled() and dialog.cancel_test_button.isHidden()
+    settle(qtbot, window.network)  # the late answer arrives ...
+    assert [r["model"] for r in openai_server.chat_requests] == ["gpt-4o-mini"]
+    assert dialog.test_result.text() == "Cancelled."  # ... and is not shown
+    # A new test after a cancelled one reports normally.
+    openai_server.reply("OK")
+    dialog.test_button.click()
+    settle(qtbot, window.network)
+    assert dialog.test_result.text().startswith("✓ Connected: gpt-4o-mini answered")
+    assert dialog.cancel_test_button.isHidden()
+    dialog.reject()
+
+
+def test_timeouts_are_advanced_settings_and_start_collapsed(
+    qtbot: QtBot, make_window: WindowFactory
+) -> None:
+    window = make_window()
+    dialog = window.open_settings(page="memory")
+    everyday = {
+        name for basic, _advanced in dialog.section_forms.values() for name in basic.editors
+    }
+    advanced = {
+        name for _basic, advanced in dialog.section_forms.values() for name in advanced.editors
+    }
+    assert not any("timeout" in name or "bound" in name for name in everyday)
+    assert {"time_bound_seconds", "extraction_timeout_seconds"} <= advanced
+    _basic, recall_advanced = dialog.section_forms["recall"]
+    assert not recall_advanced.isVisible()
+    dialog.advanced_toggle.click()
+    assert recall_advanced.isVisible()
+    assert dialog.advanced_toggle.text() == "Hide advanced settings"
+    dialog.reject()
+
+
+def model_names(dialog: SettingsDialog) -> list[str]:
+    combo = dialog.openai_model
+    return [combo.itemText(i) for i in range(combo.count())]
+
+
+def test_the_model_list_is_the_servers_own_fetched_off_the_gui_thread(
+    qtbot: QtBot, make_window: WindowFactory, openai_server: OpenAIServer
+) -> None:
+    openai_server.models = ["llama3.2", "qwen2.5:7b"]
+    openai_server.models_delay = 0.3
+    window = make_window(
+        server=openai_server,
+        settings=Settings(
+            chat_provider="openai", openai=openai_server.settings(chat_model="qwen2.5:7b")
+        ),
+    )
+    settle(qtbot, window.network)  # the header's model picker asked too
+    asked_before = len([r for r in openai_server.requests if r.operation == "models"])
+    dialog = window.open_settings()
+    # Opening the dialog asked the server on a worker: the dialog is already up and waiting.
+    assert dialog.models_state.text() == "Asking the server for its models…"
+    assert not dialog.list_models_button.isEnabled()
+    settle(qtbot, window.network)
+    assert model_names(dialog) == ["llama3.2", "qwen2.5:7b"]  # no OpenAI names
+    assert dialog.openai_model.currentText() == "qwen2.5:7b"
+    assert dialog.models_state.text() == "2 models on this server."
+    asked = [r.path for r in openai_server.requests if r.operation == "models"]
+    assert asked[asked_before:] == ["/v1/models"]
+    # The owner picks another of the server's models, and that is what is saved.
+    dialog.openai_model.setCurrentIndex(0)
+    with qtbot.waitSignal(dialog.settings_saved, timeout=5000):
+        dialog.buttons.button(dialog.buttons.StandardButton.Save).click()
+    assert load_settings().openai.chat_model == "llama3.2"
+
+
+def test_a_new_server_address_lists_that_servers_models(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers, openai_server: OpenAIServer
+) -> None:
+    assert "gpt-4o" in model_names(dialog)  # OpenAI's own names for OpenAI's own API
+    openai_server.models = ["mistral"]
+    choose_openai(dialog, openai_server.base_url, "gpt-4o-mini")
+    dialog.base_url_edit.editingFinished.emit()
+    settle(qtbot, workers)
+    assert model_names(dialog) == ["mistral"]
+    # The model typed before is not on this server: it says so rather than pick silently.
+    assert dialog.openai_model.currentText() == "gpt-4o-mini"
+    assert dialog.models_state.text() == (
+        "This server does not list “gpt-4o-mini”; choose one of its 1 models."
+    )
+    openai_server.models = None  # a server that lists nothing
+    dialog.list_models_button.click()
+    settle(qtbot, workers)
+    assert dialog.models_state.text() == (
+        f"The server at {openai_server.base_url} does not list its models; type the model's name."
+    )
+    assert dialog.list_models_button.isEnabled()

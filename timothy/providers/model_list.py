@@ -1,0 +1,65 @@
+"""The chat models a server offers: `GET /v1/models` on OpenAI or an OpenAI-compatible server
+(Ollama, LM Studio, llama.cpp), so the owner picks one of the server's own names instead of
+typing it. One bounded request; call it off any UI thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import openai
+
+from timothy.errors import ErrorKind, ProviderError
+from timothy.providers.openai_client import (
+    api_key,
+    is_official,
+    make_client,
+    server_label,
+    translate,
+)
+from timothy.providers.settings import OpenAISettings
+
+LIST_TIMEOUT_SECONDS = 10.0
+# OpenAI's own list holds every model the account may use; these are not for chatting.
+_NOT_CHAT = (
+    "embedding",
+    "tts",
+    "whisper",
+    "dall-e",
+    "moderation",
+    "transcribe",
+    "audio",
+    "realtime",
+    "image",
+    "davinci",
+    "babbage",
+    "search",
+)
+
+
+def list_chat_models(settings: OpenAISettings, key: str | None = None) -> list[str]:
+    """The ids the server lists, in its order, without embedding models (OpenAI's own:
+    chat models only, sorted).
+
+    `key`: a key typed but not saved yet; else the saved one (see `api_key`). Raises
+    ProviderError with a plain sentence when the server cannot be asked or lists nothing.
+    """
+    key = key or api_key(settings)
+    bounded = dataclasses.replace(
+        settings, timeout_seconds=min(settings.timeout_seconds, LIST_TIMEOUT_SECONDS)
+    )
+    client = make_client(bounded, key)
+    try:
+        ids = [str(model.id) for model in client.models.list()]
+    except openai.NotFoundError as exc:
+        translate(exc, bounded, "", key, what="model list")  # logs the detail
+        raise ProviderError(
+            ErrorKind.NOT_CONFIGURED,
+            f"{server_label(settings)} does not list its models; type the model's name.",
+        ) from exc
+    except Exception as exc:
+        raise translate(exc, bounded, "", key, what="model list") from exc
+    unique = [i for i in dict.fromkeys(ids) if "embed" not in i.lower()]  # cannot chat
+    if is_official(settings):
+        unique = sorted(i for i in unique if not any(word in i for word in _NOT_CHAT))
+    return unique
