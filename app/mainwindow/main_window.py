@@ -333,7 +333,7 @@ class MainWindow(QMainWindow):
     def _undo_memory(self, memory: Memory) -> None:
         conversations = self.conversations
 
-        def forget() -> Memory:
+        def reject() -> Memory:  # rejected, not deleted: it stays listed under Rejected
             return conversations.undo_remember(memory.id)
 
         def failed(failure: Failure) -> None:
@@ -342,9 +342,9 @@ class MainWindow(QMainWindow):
 
         self.workers.run(
             self,
-            forget,
-            "forgetting the fact",
-            on_success=lambda forgotten: self.chat.mark_memory_forgotten(forgotten.id),
+            reject,
+            "rejecting the fact",
+            on_success=lambda rejected: self.chat.mark_memory_rejected(rejected.id),
             on_failure=failed,
         )
 

@@ -43,7 +43,11 @@ def chain_html(chain: Sequence[Memory], selected_id: str | None) -> str:
         if about:
             details.append(f"about {about}")
         dates = []
-        if memory.last_confirmed_at:
+        if memory.status is MemoryStatus.REJECTED:
+            # Rejecting keeps no date of its own; a fact saved active and then taken back
+            # still carries its old confirmation, which no longer holds.
+            dates.append("rejected: never recalled, kept so it is not proposed again")
+        elif memory.last_confirmed_at:
             dates.append(f"confirmed {exact_time(memory.last_confirmed_at)}")
         if memory.last_retrieved_at:
             dates.append(f"last recalled {exact_time(memory.last_retrieved_at)}")

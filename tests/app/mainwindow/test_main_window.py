@@ -351,7 +351,7 @@ def test_remember_shows_saving_then_a_notice_and_undo_rejects_the_fact(
     notice.action_button.click()
     settle_window(qtbot, window)
     assert store.memories.get(memory.id).status is MemoryStatus.REJECTED
-    assert "Forgotten:" in notice.text_label.text()
+    assert "Rejected:" in notice.text_label.text()
     assert notice.action_button.isHidden()
     # Reopened later, the conversation still shows what was remembered, and that it was undone.
     settle_engine(qtbot, window)
@@ -361,7 +361,7 @@ def test_remember_shows_saving_then_a_notice_and_undo_rejects_the_fact(
     window.open_conversation(conversation)
     settle_window(qtbot, window)
     again = window.chat.transcript.notices[memory.id]
-    assert "Forgotten:" in again.text_label.text()
+    assert "Rejected:" in again.text_label.text()
 
 
 def test_regenerate_replaces_the_reply_and_its_notices(

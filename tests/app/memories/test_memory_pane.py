@@ -185,6 +185,24 @@ def test_chain_view_shows_every_version_oldest_first(
     assert browser.detail.title.text() == "History · 3 versions"
 
 
+def test_a_rejected_record_does_not_claim_it_was_confirmed(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
+) -> None:
+    # Saved active by `remember` (so it carries a confirmation), then taken back.
+    taken_back = store.memories.add("Sister is called Ana", source="remember")
+    assert taken_back.last_confirmed_at is not None
+    store.memories.reject(taken_back.id)
+    start(qtbot, pane, workers)
+    browser = pane.browser
+    assert browser is not None
+    browser.show_memory(taken_back.id)  # the only memory: already chosen on loading
+    chain = browser.detail.chain_view
+    qtbot.waitUntil(lambda: [m.id for m in chain.chain] == [taken_back.id], timeout=5000)
+    text = chain.toPlainText()
+    assert "rejected" in text and "not proposed again" in text
+    assert "confirmed " not in text
+
+
 def test_edit_in_browse_supersedes_and_the_chain_grows(
     qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
 ) -> None:
