@@ -108,16 +108,17 @@ class MemoryUpkeep(QObject):
             return
         store = self.store
 
-        def work() -> tuple[int, int, datetime | None]:
+        def work() -> tuple[int, int, int, datetime | None]:
             return (
                 store.memories.count(status=MemoryStatus.ACTIVE),
+                store.memories.count(),
                 store.memories.count(status=MemoryStatus.STAGED),
                 last_run(store),
             )
 
-        def counted(result: tuple[int, int, datetime | None]) -> None:
-            active, staged, when = result
-            self.status.show_memory_counts(active, staged)
+        def counted(result: tuple[int, int, int, datetime | None]) -> None:
+            active, total, staged, when = result
+            self.status.show_memory_counts(active, total, staged)
             if not self.consolidation.running and self.consolidation.report is None:
                 self.status.show_consolidation(consolidation_text(when, False, self.now()))
 

@@ -15,6 +15,10 @@ from timothy.settings import Settings
 
 VECTOR_SEARCH_OFF = "Vector search off: no embedding provider"
 CONSOLIDATION_WIDTH = 440  # px; a longer summary is elided, whole in the tooltip and dialog
+MEMORY_COUNTS_TIP = (
+    "Active: the memories recall can use. In all: every record kept, with staged, rejected and "
+    "archived ones and earlier versions of edited memories."
+)
 CONSOLIDATION_TIP = "Daily consolidation: merges near-duplicates, archives stale episodes"
 
 
@@ -175,11 +179,14 @@ class StatusBar(QStatusBar):
 
     # -- memory ------------------------------------------------------------------------
 
-    def show_memory_counts(self, active: int, staged: int) -> None:
-        text = f"{active:,} memor{'y' if active == 1 else 'ies'}"
+    def show_memory_counts(self, active: int, total: int, staged: int) -> None:
+        """ "12 active · 18 in all · 2 to confirm": what recall can use, every record kept
+        (staged, rejected, archived and earlier versions too), and what waits for the owner."""
+        text = f"{active:,} active · {total:,} in all"
         if staged:
-            text += f" · {staged} to confirm"
+            text += f" · {staged:,} to confirm"
         self.memory_label.setText(text)
+        self.memory_label.setToolTip(MEMORY_COUNTS_TIP)
 
     def show_consolidation(self, text: str, tip: str | None = None) -> None:
         """`text` (elided when long: the tooltip has it whole); clicking shows the details."""

@@ -12,6 +12,8 @@ from app.look.time_text import exact_time
 from app.memories.memory_row_delegate import status_colour
 from timothy.store import Memory, MemorySource, MemoryStatus
 
+NOWRAP = "white-space:nowrap;"
+
 SOURCE_WORDS = {
     MemorySource.EXTRACTION: "picked up from a conversation",
     MemorySource.REMEMBER: "saved when you asked",
@@ -60,11 +62,13 @@ def chain_html(chain: Sequence[Memory], selected_id: str | None) -> str:
             f'<table width="100%" cellspacing="0" cellpadding="8" border="0" '
             f'style="background-color:{background}; border: 1px solid {border}; '
             f'margin-bottom: 2px;"><tr><td>'
-            f'<table width="100%" cellspacing="0" cellpadding="0"><tr>'
-            f'<td><span style="color:{colour}; font-weight:600;">{memory.status.value}</span>'
-            f'<span style="color:{muted};"> · {label}</span></td>'
-            f'<td align="right"><span style="color:{muted};">'
-            f"{exact_time(memory.created_at)}</span></td></tr></table>"
+            # One line that wraps only between its parts, never inside one, however narrow.
+            f'<p style="margin:0;"><span style="color:{colour}; font-weight:600; {NOWRAP}">'
+            f"{memory.status.value}</span>"
+            f'<span style="color:{muted};"> · </span><span style="color:{muted}; {NOWRAP}">'
+            f"{label}</span>"
+            f'<span style="color:{muted};"> · </span><span style="color:{muted}; {NOWRAP}">'
+            f"{exact_time(memory.created_at)}</span></p>"
             f"{text}<br>"
             f'<span style="color:{muted}; font-size:small;">{" · ".join(details)}<br>'
             f"{' · '.join(dates)}</span>"

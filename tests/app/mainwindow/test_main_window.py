@@ -154,7 +154,9 @@ def test_a_provider_that_cannot_be_built_says_so_and_memory_keeps_working(
     queue.buttons["confirm"].click()
     settle_window(qtbot, window)
     assert store.memories.get(fact.id).status is MemoryStatus.ACTIVE
-    qtbot.waitUntil(lambda: window.status.memory_label.text() == "1 memory", timeout=5000)
+    qtbot.waitUntil(
+        lambda: window.status.memory_label.text() == "1 active · 1 in all", timeout=5000
+    )
     window.banner.action_button.click()
     assert window.settings_dialog is not None and window.settings_dialog.isVisible()
     window.settings_dialog.reject()

@@ -108,7 +108,7 @@ def test_browse_fetches_pages_as_the_list_scrolls(
     browser = pane.browser
     assert browser is not None
     assert browser.model.rowCount() == PAGE_SIZE
-    assert browser.count_label.text() == "1,000 memories"
+    assert browser.count_label.text() == "1,000 active · 1,000 in all"
     pane.tabs.setCurrentWidget(browser)
     browser.view.scrollToBottom()
     qtbot.waitUntil(lambda: browser.model.rowCount() > PAGE_SIZE, timeout=5000)
@@ -161,7 +161,7 @@ def test_filters_by_type_and_status(
     browser.status_filter.setCurrentIndex(browser.status_filter.findData(MemoryStatus.STAGED))
     settle(qtbot, workers)
     assert [m.content for m in browser.model.memories] == ["A staged preference"]
-    assert browser.count_label.text() == "1 memory"
+    assert browser.count_label.text() == "1 staged"
 
 
 def test_chain_view_shows_every_version_oldest_first(
