@@ -8,10 +8,13 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QStyleOptionViewItem
 from pytestqt.qtbot import QtBot
 
 from app.jobs.workers import Workers
 from app.memories.memory_browse_model import PAGE_SIZE
+from app.memories.memory_list_model import NOTE_ROLE
 from app.memories.memory_pane import MemoryPane
 from tests.app.conftest import settle
 from tests.app.many_memories import add_many
@@ -309,6 +312,35 @@ def test_still_true_reconfirms_and_archive_retires(
         facts.buttons["archive"].click()
     assert store.memories.get(staler.id).status is MemoryStatus.ARCHIVED
     qtbot.waitUntil(lambda: facts.model.memories == [], timeout=5000)
+
+
+def test_still_true_cards_say_why_they_are_there(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
+) -> None:
+    now = utc_now()
+    old = store.memories.add("Drives a blue car", now=now - timedelta(days=2 * 365 + 160))
+    older = store.memories.add("Lives in Leeds", now=now - timedelta(days=4 * 365 + 10))
+    start(qtbot, pane, workers)
+    facts = pane.fading
+    assert facts is not None
+    notes = {
+        m.id: facts.model.index(row).data(NOTE_ROLE) for row, m in enumerate(facts.model.memories)
+    }
+    assert notes == {
+        old.id: "Not confirmed for 2 years and 5 months",
+        older.id: "Not confirmed for 4 years",
+    }
+    # The card shows it: it makes the card taller by a line, and a screen reader hears it.
+    row = facts.model.row_of(old.id)
+    index = facts.model.index(row)
+    assert "Not confirmed for 2 years and 5 months" in index.data(
+        Qt.ItemDataRole.AccessibleTextRole
+    )
+    option = QStyleOptionViewItem()
+    option.font = facts.view.font()
+    with_note = facts.delegate.sizeHint(option, index).height()
+    facts.model.notes.clear()
+    assert facts.delegate.sizeHint(option, index).height() < with_note
 
 
 def test_still_true_follows_the_owners_recall_settings(
