@@ -3,6 +3,7 @@ Still true?, Last recall, and changes made elsewhere showing up by themselves.""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
@@ -380,6 +381,21 @@ def test_last_recall_shows_the_exact_block_budget_and_explanations(
     assert "rrf 0.0325 × decay 0.970 × weight 1.00 = 0.0315" in items
     assert "found by entity #1" in items and "= 0.0161" in items
     assert "1 more ranked" in items
+
+
+def test_last_recall_numbers_items_by_rank_and_says_the_order_is_deliberate(
+    qtbot: QtBot, pane: MemoryPane
+) -> None:
+    third = recalled("C", MemoryType.EPISODIC, "Flew to Oslo", {"vector": 3}, rank=3)
+    # Serial-position order in the block: best first, second best last.
+    record = dataclasses.replace(RECALL, items=(WINDOW_SEATS, third, ANA))
+    pane.show_recall(record)
+    items = pane.recall_view.items_view.toPlainText()
+    numbers = [items.index(label) for label in ("#1 preference", "#3 episodic", "#2 semantic")]
+    assert numbers == sorted(numbers)  # the block's order, each with its rank
+    assert "Flew to Oslo" in items[numbers[1] : numbers[2]]
+    assert "best first and second best last" in items
+    assert items.index("Numbered by rank") < numbers[0]
 
 
 def test_last_recall_reads_the_stored_json_shape(qtbot: QtBot, pane: MemoryPane) -> None:
