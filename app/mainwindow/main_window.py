@@ -27,7 +27,12 @@ from app.conversations.conversation_list import ConversationList
 from app.conversations.store_conversations import StoreConversations
 from app.jobs.workers import Failure, Workers
 from app.mainwindow.banner import Banner
-from app.mainwindow.memory_upkeep import CONSOLIDATION_DELAY_MS, MemoryUpkeep
+from app.mainwindow.memory_upkeep import (
+    CONSOLIDATION_DELAY_MS,
+    TIDY_DETAILS,
+    TIDY_UP,
+    MemoryUpkeep,
+)
 from app.mainwindow.menus import MenuCommands, WindowMenus
 from app.mainwindow.status_bar import StatusBar
 from app.mainwindow.window_state import WindowState
@@ -340,6 +345,10 @@ class MainWindow(QMainWindow):
             self.open_settings()
         elif kind == "reembed":
             self.upkeep.start_backfill()
+        elif kind == TIDY_UP:
+            self.upkeep.tidy_up_now()
+        elif kind == TIDY_DETAILS:
+            self.upkeep.show_consolidation_details()
 
     # -- memory ------------------------------------------------------------------------
 

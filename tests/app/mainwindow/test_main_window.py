@@ -618,11 +618,11 @@ def test_status_bar_tells_when_consolidation_last_ran(
     qtbot: QtBot, make_window: WindowFactory, store: Store
 ) -> None:
     window = make_window()
-    assert window.status.consolidation_label.text() == "Consolidation: never run"
+    assert window.status.consolidation_label.text() == "Tidy-up: not run yet"
     consolidate(store, None, now=utc_now() - timedelta(hours=3))
     window.upkeep.refresh_counts()
     settle_window(qtbot, window)
-    assert window.status.consolidation_label.text() == "Consolidated 3 h ago"
+    assert window.status.consolidation_label.text() == "Tidied 3 h ago"
 
 
 def test_window_state_is_restored(qtbot: QtBot, make_window: WindowFactory, store: Store) -> None:
