@@ -95,7 +95,9 @@ class MainWindow(QMainWindow):
         self._closing = False
         self.setWindowTitle("Timothy")
         self.resize(1380, 860)
-        self.setMinimumSize(760, 480)
+        # The width follows the visible panes' own minimums (Qt's layout keeps it current as
+        # panes are shown and hidden), so no pane is ever cut off at the window's edge.
+        self.setMinimumHeight(480)
 
         central = QWidget(self)
         layout = QVBoxLayout(central)

@@ -54,6 +54,7 @@ def chain_html(chain: Sequence[Memory], selected_id: str | None) -> str:
         if memory.last_retrieved_at:
             dates.append(f"last recalled {exact_time(memory.last_retrieved_at)}")
         dates.append(f"id {memory.id}")
+        dates_html = " · ".join(f'<span style="{NOWRAP}">{part}</span>' for part in dates)
         text = invisible.reveal_html(
             memory.content, c.invisible_marker.name(), c.invisible_marker_background.name()
         )
@@ -71,7 +72,7 @@ def chain_html(chain: Sequence[Memory], selected_id: str | None) -> str:
             f"{exact_time(memory.created_at)}</span></p>"
             f"{text}<br>"
             f'<span style="color:{muted}; font-size:small;">{" · ".join(details)}<br>'
-            f"{' · '.join(dates)}</span>"
+            f"{dates_html}</span>"
             f"</td></tr></table>"
         )
         if number < total:

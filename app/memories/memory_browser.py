@@ -130,9 +130,10 @@ class MemoryBrowser(QWidget):
         self.status_filter.currentIndexChanged.connect(self.apply_query)
         filters.addWidget(self.status_filter)
         filters.addStretch(1)
+        # Beside the search box, which gives way in a narrow pane: the count is never cut off.
         self.count_label = QLabel(self)
         self.count_label.setProperty("muted", True)
-        filters.addWidget(self.count_label)
+        search_row.addWidget(self.count_label)
         layout.addLayout(filters)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
@@ -404,4 +405,8 @@ class MemoryBrowser(QWidget):
         list_floor = min(max(rows, 1), LIST_MIN_ROWS) * row + 2 * self.view.frameWidth() + 4
         wanted = self.detail.wanted_height()
         detail = max(min(wanted, available - list_floor), self.detail.minimumSizeHint().height())
-        self.splitter.setSizes([max(available - detail, 0), detail])
+        sizes = [max(available - detail, 0), detail]
+        if self.splitter.sizes() != sizes:
+            self.splitter.setSizes(sizes)
+            if self.view.currentIndex().isValid():  # the chosen row stays in sight
+                self.view.scrollTo(self.view.currentIndex())

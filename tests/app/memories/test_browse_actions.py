@@ -282,3 +282,25 @@ def test_dragging_the_divider_is_respected(
     sizes = browser.splitter.sizes()
     browser.share_height()
     assert browser.splitter.sizes() == sizes
+
+
+def test_at_the_windows_minimum_size_nothing_of_the_pane_is_cut_off(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    store.memories.add("Lives in Porto")
+    window = make_window()
+    window.resize(window.minimumSize())
+    qtbot.waitUntil(lambda: window.size() == window.minimumSize(), timeout=2000)
+    browser = window.memory_pane.browser
+    assert browser is not None
+    window.memory_pane.tabs.setCurrentWidget(browser)
+    qtbot.waitUntil(lambda: browser.count_label.text() == "1 active · 1 in all", timeout=5000)
+    QApplication.processEvents()
+    central = window.centralWidget()
+    for widget in (window.memory_pane, browser.count_label, window.status.consolidation_label):
+        right = widget.mapTo(window, widget.rect().topRight()).x()
+        assert right < window.width(), widget
+    pane_right = window.memory_pane.mapTo(central, window.memory_pane.rect().topRight()).x()
+    assert pane_right < central.width()
+    label = browser.count_label
+    assert label.width() >= label.fontMetrics().horizontalAdvance(label.text())
