@@ -229,13 +229,15 @@ class MainWindow(QMainWindow):
     # -- start-up and state ------------------------------------------------------------
 
     def _restore_state(self) -> None:
+        # The panes first: the window's minimum width follows the visible ones, and a narrow
+        # saved geometry (taken with a pane hidden) must not be widened by a hidden pane.
+        self.set_conversations_visible(self.state.flag("window/conversations_visible", True))
+        self.set_memory_pane_visible(self.state.flag("window/memory_visible", True))
         geometry = self.state.bytes("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
         sizes = self.state.sizes("window/splitter")
         self.splitter.setSizes(sizes if sizes and len(sizes) == 3 else DEFAULT_SIZES)
-        self.set_conversations_visible(self.state.flag("window/conversations_visible", True))
-        self.set_memory_pane_visible(self.state.flag("window/memory_visible", True))
         self.memory_pane.set_current_tab(self.state.integer("window/memory_tab", 0))
 
     def save_state(self) -> None:
