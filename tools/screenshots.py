@@ -343,6 +343,26 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     shoot(window, "04-chain-view")
     window.close()
 
+    # 5b. The same 3-version chain in Browse at 1280x800 and at the window's minimum size,
+    #     with the whole list (no search): the history gets the room it needs.
+    window = build(Qt.ColorScheme.Light, settings=chat_with_server(), fill=chain)
+    window.resize(1280, 800)
+    window.splitter.setSizes([260, 600, 420])
+    browser = window.memory_pane.browser
+    assert browser is not None
+    window.memory_pane.tabs.setCurrentWidget(browser)
+    settle(window)
+    active = next(
+        m for m in window.store.memories.list(text="works at") if m.status.value == "active"
+    )
+    browser.show_memory(active.id)
+    wait_for(window, lambda: len(browser.detail.chain_view.chain) == 3)
+    shoot(window, "04b-browser-1280x800")
+    window.resize(window.minimumSize())
+    settle(window)
+    shoot(window, "04c-browser-minimum-size")
+    window.close()
+
     # 6. Settings: the model picker offers the server's own models (GET /v1/models).
     window = build(Qt.ColorScheme.Light, settings=chat_with_server())
     server.models = ["gpt-4o", "llama3.2", "qwen2.5:7b", "nomic-embed-text"]
@@ -373,9 +393,15 @@ def _render(out: Path, scratch: Path, server: object) -> int:
 
     window = build(Qt.ColorScheme.Light, settings=embedding, fill=stale)
     server.reply(json.dumps({"same_fact": True, "content": "Likes green tea in the morning"}))
-    window.upkeep.consolidate_if_due()
+    window.upkeep.consolidate_if_due()  # the first one asks before changing anything
+    wait_for(window, lambda: window.upkeep.awaiting_approval)
+    shoot(window, "09-consolidation-question")
+    window.banner.action_button.click()  # Tidy up now
     wait_for(window, lambda: window.upkeep.consolidation.report is not None)
     shoot(window, "09-consolidation")
+    assert window.memory_pane.fading is not None
+    window.memory_pane.tabs.setCurrentWidget(window.memory_pane.fading)
+    shoot(window, "09b-still-true", window.memory_pane)
     window.status.consolidation_label.click()
     report_dialog = window.upkeep.consolidation_dialog
     assert report_dialog is not None

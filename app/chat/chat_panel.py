@@ -381,8 +381,8 @@ class ChatPanel(QWidget):
 
         self.workers.run(self, work, "showing the summary", on_success=found)
 
-    def mark_memory_forgotten(self, memory_id: str) -> None:
-        self.transcript.mark_memory_forgotten(memory_id)
+    def mark_memory_rejected(self, memory_id: str) -> None:
+        self.transcript.mark_memory_rejected(memory_id)
 
     def show_local_servers(self, servers: list[LocalServer]) -> None:
         self.welcome.show_local_servers(servers)

@@ -1,6 +1,9 @@
 """Daily consolidation in the app: after start-up, when a day has passed since the last run,
 `consolidate` runs on a worker (merging near-duplicates, archiving stale episodes, decaying
 stale facts). Quitting cancels it; each step commits on its own, so the next start finishes.
+
+The very first run waits for the owner's word (`ask_first`): a store that has never been
+tidied says so (`approval_needed`) instead of changing anything.
 """
 
 from __future__ import annotations
@@ -32,10 +35,16 @@ class NotDue:
     report: ConsolidationReport | None
 
 
+@dataclass(frozen=True, slots=True)
+class NeverRun:
+    """Due, but never run on this store: nothing was changed, the owner is asked first."""
+
+
 class DailyConsolidation(QObject):
     started = Signal()  # it was due and is running now
     finished = Signal(object)  # the ConsolidationReport of this run
     not_due = Signal(object, object)  # (last run time, its report or None)
+    approval_needed = Signal()  # due, never run here, and asked to ask first
     failed = Signal(str)
 
     def __init__(self, workers: Workers, parent: QObject | None = None) -> None:
@@ -54,17 +63,22 @@ class DailyConsolidation(QObject):
         chat: ChatProvider | None,
         settings: ConsolidationSettings,
         now: Callable[[], datetime],
+        *,
+        ask_first: bool = False,
     ) -> bool:
-        """Check on a worker whether a run is due, and run it there; False if one runs."""
+        """Check on a worker whether a run is due, and run it there; False if one runs.
+        With `ask_first`, a store never tidied before is left as it is (`approval_needed`)."""
         if self.running:
             return False
         token = CancelToken()
         self.cancel_token = token
 
-        def work(report: Report) -> ConsolidationReport | NotDue:
+        def work(report: Report) -> ConsolidationReport | NotDue | NeverRun:
             moment = now()
             if not due(store, moment, settings):
                 return NotDue(last_run(store), last_report(store))
+            if ask_first and last_report(store) is None:
+                return NeverRun()
             report(RUNNING)
             return consolidate(store, chat, settings, now=moment, cancel=token)
 
@@ -79,11 +93,13 @@ class DailyConsolidation(QObject):
         if self.cancel_token is not None:
             self.cancel_token.cancel()
 
-    def _succeeded(self, result: ConsolidationReport | NotDue) -> None:
+    def _succeeded(self, result: ConsolidationReport | NotDue | NeverRun) -> None:
         self.cancel_token = None
         if isinstance(result, ConsolidationReport):
             self.report = result
             self.finished.emit(result)
+        elif isinstance(result, NeverRun):
+            self.approval_needed.emit()
         else:
             self.not_due.emit(result.last_run, result.report)
 

@@ -1,4 +1,5 @@
-"""Moments as the owner reads them: "5 min ago", "yesterday", "12 Mar 2024, 14:02" (local time)."""
+"""Moments as the owner reads them: "5 min ago", "yesterday", "12 Mar 2024, 14:02" (local time),
+and spans of time: "2 years and 5 months"."""
 
 from __future__ import annotations
 
@@ -40,3 +41,23 @@ def _has_dash_format() -> bool:
     except ValueError:  # Windows' strftime has no "%-d"
         return False
     return True
+
+
+DAYS_PER_MONTH = 365.2425 / 12
+
+
+def _count(number: int, unit: str) -> str:
+    return f"{number} {unit}{'' if number == 1 else 's'}"
+
+
+def span_text(days: float) -> str:
+    """A long span in whole units: "2 years and 5 months", "7 months", "3 weeks", "4 days"."""
+    months = int(days // DAYS_PER_MONTH)
+    if months >= 12:
+        years, months = divmod(months, 12)
+        return _count(years, "year") + (f" and {_count(months, 'month')}" if months else "")
+    if months >= 1:
+        return _count(months, "month")
+    if days >= 14:
+        return _count(int(days // 7), "week")
+    return _count(max(int(days), 1), "day")

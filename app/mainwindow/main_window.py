@@ -12,10 +12,11 @@ import dataclasses
 import logging
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QResizeEvent
-from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from app.chat.assistant import Assistant
 from app.chat.chat_panel import ChatPanel
@@ -27,11 +28,18 @@ from app.conversations.store_conversations import StoreConversations
 from app.jobs.workers import Failure, Workers
 from app.mainwindow.about_dialog import AboutDialog
 from app.mainwindow.banner import Banner
-from app.mainwindow.memory_upkeep import CONSOLIDATION_DELAY_MS, MemoryUpkeep
+from app.mainwindow.memory_upkeep import (
+    CONSOLIDATION_DELAY_MS,
+    TIDY_DETAILS,
+    TIDY_UP,
+    MemoryUpkeep,
+)
 from app.mainwindow.menus import MenuCommands, WindowMenus
 from app.mainwindow.shortcuts_dialog import ShortcutsDialog
 from app.mainwindow.status_bar import StatusBar
 from app.mainwindow.window_state import WindowState
+from app.memories.actions import MemoryActions
+from app.memories.memory_editor import MemoryEditor
 from app.memories.memory_pane import MemoryPane
 from app.settings.settings_dialog import BEDROCK_MODELS, SettingsDialog
 from timothy import paths
@@ -49,6 +57,7 @@ CHAT_MIN_WIDTH = 320  # px: the composer and a readable column of text
 SIDEBAR_MIN_WIDTH = 200
 MEMORY_MIN_WIDTH = 340  # the pane's four tabs side by side
 CONVERSATION_LIMIT = 500
+MEMORY_FILES = "JSON Lines (*.jsonl *.json);;All files (*)"
 
 
 class MainWindow(QMainWindow):
@@ -86,10 +95,14 @@ class MainWindow(QMainWindow):
             else None
         )
         self.settings_dialog: SettingsDialog | None = None
+        self.memory_editor: MemoryEditor | None = None  # "Add a memory", while it is open
+        self.file_dialog: QFileDialog | None = None  # export's or import's, while it is open
         self._conversation_search = ""
         self._closing = False
         self.setWindowTitle("Timothy")
         self.resize(1380, 860)
+        # Below the panes' own minimums side by side, panes give way (`_fit_panes`): none is
+        # ever cut off at the window's edge.
         self.setMinimumSize(760, 480)
 
         central = QWidget(self)
@@ -160,6 +173,9 @@ class MainWindow(QMainWindow):
                 search_conversations=self.focus_conversation_search,
                 search_memories=self.focus_memory_search,
                 show_queue=self.show_queue,
+                add_memory=self.add_memory,
+                export_memories=self.export_memories,
+                import_memories=self.import_memories,
                 open_logs=self._open_logs,
                 show_shortcuts=self.show_shortcuts,
                 show_about=self.show_about,
@@ -210,6 +226,10 @@ class MainWindow(QMainWindow):
         pane.failed.connect(self.show_error)
         pane.hide_requested.connect(lambda: self.set_memory_pane_visible(False))
         pane.staged_count_changed.connect(lambda _count: self.upkeep.memories_changed())
+        if pane.memory_actions is not None:
+            pane.memory_actions.memories_imported.connect(
+                lambda _count: self.upkeep.memories_changed()
+            )
         if pane.events is not None:
             pane.events.memory_changed.connect(
                 lambda _event, _memory: self.upkeep.memories_changed()
@@ -225,13 +245,15 @@ class MainWindow(QMainWindow):
     # -- start-up and state ------------------------------------------------------------
 
     def _restore_state(self) -> None:
+        # The panes first, then the geometry: a narrow saved geometry (taken with a pane
+        # given way) hides that pane again when the window is laid out.
+        self.set_conversations_visible(self.state.flag("window/conversations_visible", True))
+        self.set_memory_pane_visible(self.state.flag("window/memory_visible", True))
         geometry = self.state.bytes("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
         sizes = self.state.sizes("window/splitter")
         self.splitter.setSizes(sizes if sizes and len(sizes) == 3 else DEFAULT_SIZES)
-        self.set_conversations_visible(self.state.flag("window/conversations_visible", True))
-        self.set_memory_pane_visible(self.state.flag("window/memory_visible", True))
         self.memory_pane.set_current_tab(self.state.integer("window/memory_tab", 0))
 
     def save_state(self) -> None:
@@ -343,13 +365,17 @@ class MainWindow(QMainWindow):
             self.open_settings()
         elif kind == "reembed":
             self.upkeep.start_backfill()
+        elif kind == TIDY_UP:
+            self.upkeep.tidy_up_now()
+        elif kind == TIDY_DETAILS:
+            self.upkeep.show_consolidation_details()
 
     # -- memory ------------------------------------------------------------------------
 
     def _undo_memory(self, memory: Memory) -> None:
         conversations = self.conversations
 
-        def forget() -> Memory:
+        def reject() -> Memory:  # rejected, not deleted: it stays listed under Rejected
             return conversations.undo_remember(memory.id)
 
         def failed(failure: Failure) -> None:
@@ -358,9 +384,9 @@ class MainWindow(QMainWindow):
 
         self.workers.run(
             self,
-            forget,
-            "forgetting the fact",
-            on_success=lambda forgotten: self.chat.mark_memory_forgotten(forgotten.id),
+            reject,
+            "rejecting the fact",
+            on_success=lambda rejected: self.chat.mark_memory_rejected(rejected.id),
             on_failure=failed,
         )
 
@@ -402,6 +428,98 @@ class MainWindow(QMainWindow):
     def focus_memory_search(self) -> None:
         self.set_memory_pane_visible(True)
         self.memory_pane.focus_search()
+
+    # -- managing memories (the Memory menu) ------------------------------------------
+
+    def _memory_actions(self) -> MemoryActions | None:
+        actions = self.memory_pane.memory_actions
+        if actions is None:
+            self.show_error("Your memories cannot be changed: the memory store is not open.")
+        return actions
+
+    def add_memory(self) -> MemoryEditor | None:
+        """Write a memory by hand: text, type, what it is about. Saved active."""
+        actions = self._memory_actions()
+        if actions is None:
+            return None
+        editor = MemoryEditor(None, save_label="Add memory", parent=self)
+        editor.accepted.connect(lambda: self._save_new_memory(actions, editor))
+        editor.finished.connect(lambda _code: editor.deleteLater())
+        self.memory_editor = editor
+        editor.open()
+        return editor
+
+    def _save_new_memory(self, actions: MemoryActions, editor: MemoryEditor) -> None:
+        change = editor.edit()
+        self.memory_editor = None
+
+        def added(memory: Memory) -> None:
+            self.show_info("Added to your memories; Timothy can recall it from now on.")
+            self.set_memory_pane_visible(True)
+            self.memory_pane.show_memory(memory.id)
+
+        actions.add(self, change, on_done=added, on_failure=self._failed)
+
+    def _file_dialog(self, title: str, *, saving: bool) -> QFileDialog:
+        dialog = QFileDialog(self, title, str(Path.home()), MEMORY_FILES)
+        if saving:
+            dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+            dialog.setDefaultSuffix("jsonl")
+            dialog.selectFile(f"timothy-memories-{self.now().astimezone():%Y-%m-%d}.jsonl")
+        else:
+            dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+        dialog.finished.connect(lambda _code: self._file_dialog_closed(dialog))
+        self.file_dialog = dialog
+        return dialog
+
+    def _file_dialog_closed(self, dialog: QFileDialog) -> None:
+        if self.file_dialog is dialog:
+            self.file_dialog = None
+        dialog.deleteLater()
+
+    def export_memories(self) -> QFileDialog | None:
+        """Every memory to a JSON Lines file, as `timothy memories export FILE` writes it."""
+        actions = self._memory_actions()
+        if actions is None:
+            return None
+        dialog = self._file_dialog("Export memories", saving=True)
+        dialog.fileSelected.connect(lambda name: self._export_to(actions, Path(name)))
+        dialog.open()
+        return dialog
+
+    def _export_to(self, actions: MemoryActions, path: Path) -> None:
+        actions.export_to(
+            self,
+            path,
+            on_done=lambda count: self.show_info(
+                f"Exported {count:,} memor{'y' if count == 1 else 'ies'} to {path}."
+            ),
+            on_failure=lambda failure: self.show_error(
+                f"Could not export to {path}: {failure.message}"
+            ),
+        )
+
+    def import_memories(self) -> QFileDialog | None:
+        """Memories from a JSON Lines file (an export), all or none."""
+        actions = self._memory_actions()
+        if actions is None:
+            return None
+        dialog = self._file_dialog("Import memories", saving=False)
+        dialog.fileSelected.connect(lambda name: self._import_from(actions, Path(name)))
+        dialog.open()
+        return dialog
+
+    def _import_from(self, actions: MemoryActions, path: Path) -> None:
+        actions.import_from(
+            self,
+            path,
+            on_done=lambda count: self.show_info(
+                f"Imported {count:,} memor{'y' if count == 1 else 'ies'} from {path.name}."
+            ),
+            on_failure=lambda failure: self.show_error(
+                f"Could not import {path.name}: {failure.message}"
+            ),
+        )
 
     def focus_conversation_search(self) -> None:
         self.set_conversations_visible(True)

@@ -19,7 +19,7 @@ from app.jobs.daily_consolidation import DailyConsolidation
 from app.jobs.embedding_backfill import EmbeddingBackfill
 from app.jobs.workers import Workers
 from app.mainwindow.banner import Banner
-from app.mainwindow.status_bar import StatusBar, consolidation_text, model_label
+from app.mainwindow.status_bar import StatusBar, consolidation_text, model_label, report_text
 from timothy.assistant import EmbeddingState
 from timothy.memory.consolidation import ConsolidationReport, last_report, last_run
 from timothy.memory.embedding import BackfillResult
@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 CONSOLIDATION_DELAY_MS = 15_000
 CONSOLIDATION_CHECK_MS = 3_600_000
 COUNTS_DELAY_MS = 200  # a burst of memory changes recounts once
+TIDY_UP = "tidy-up"  # the banner's actions: run the first tidy-up, show what it did
+TIDY_DETAILS = "tidy-details"
 
 
 class MemoryUpkeep(QObject):
@@ -71,6 +73,11 @@ class MemoryUpkeep(QObject):
         self.consolidation = DailyConsolidation(jobs, self)
         self.consolidation_dialog: ConsolidationDialog | None = None
         self._consolidation_scheduled = False
+        # The first tidy-up of a store waits for the owner's word; once given (or once a run
+        # is on record), later runs are daily and only the status bar mentions them.
+        self.approved = False
+        self.awaiting_approval = False
+        self._announce_next = False  # the run the owner asked for: say what it did
 
         status.consolidation_requested.connect(self.show_consolidation_details)
         status.reembed_requested.connect(self.start_backfill)
@@ -85,6 +92,7 @@ class MemoryUpkeep(QObject):
         self.consolidation.finished.connect(self._consolidation_finished)
         self.consolidation.not_due.connect(self._consolidation_not_due)
         self.consolidation.failed.connect(self._consolidation_failed)
+        self.consolidation.approval_needed.connect(self.ask_approval)
         if assistant is not None:
             assistant.embedding_changed.connect(self.embedding_changed)
 
@@ -108,17 +116,22 @@ class MemoryUpkeep(QObject):
             return
         store = self.store
 
-        def work() -> tuple[int, int, datetime | None]:
+        def work() -> tuple[int, int, int, datetime | None]:
             return (
                 store.memories.count(status=MemoryStatus.ACTIVE),
+                store.memories.count(),
                 store.memories.count(status=MemoryStatus.STAGED),
                 last_run(store),
             )
 
-        def counted(result: tuple[int, int, datetime | None]) -> None:
-            active, staged, when = result
-            self.status.show_memory_counts(active, staged)
-            if not self.consolidation.running and self.consolidation.report is None:
+        def counted(result: tuple[int, int, int, datetime | None]) -> None:
+            active, total, staged, when = result
+            self.status.show_memory_counts(active, total, staged)
+            if (
+                not self.consolidation.running
+                and self.consolidation.report is None
+                and not self.awaiting_approval
+            ):
                 self.status.show_consolidation(consolidation_text(when, False, self.now()))
 
         self.workers.run(self.window, work, "counting memories", on_success=counted)
@@ -189,15 +202,57 @@ class MemoryUpkeep(QObject):
         if self.store is None or self.closing:
             return
         chat = self.assistant.chat if self.assistant is not None else None
-        self.consolidation.run_if_due(self.store, chat, self.settings().consolidation, self.now)
+        self.consolidation.run_if_due(
+            self.store,
+            chat,
+            self.settings().consolidation,
+            self.now,
+            ask_first=not self.approved,
+        )
+
+    def ask_approval(self) -> None:
+        """The first tidy-up: say what it would do, change nothing until the owner agrees."""
+        self.awaiting_approval = True
+        settings = self.settings().consolidation
+        self.status.show_consolidation(
+            "Tidy-up: waiting for your OK", "Click to see what the daily tidy-up does"
+        )
+        self.banner.show_message(
+            "Tidy up your memories? Once a day Timothy can merge near-duplicate memories, "
+            f"archive episodes not recalled for {settings.episodic_archive_days} days and lower "
+            "its confidence in facts you have not confirmed for "
+            f"{settings.semantic_decay_days} days. Nothing has been changed yet; what it does "
+            "is listed afterwards.",
+            kind="info",
+            action=TIDY_UP,
+            action_label="Tidy up now",
+        )
+
+    def tidy_up_now(self) -> None:
+        """The owner agreed: run now (if due), say what it did, and daily from now on."""
+        self.approved = True
+        self.awaiting_approval = False
+        self._announce_next = True
+        if self.banner.action_name == TIDY_UP:
+            self.banner.dismiss()
+        self.consolidate_if_due()
 
     def _consolidation_started(self) -> None:
         self.status.show_consolidation(consolidation_text(None, True, self.now()))
 
     def _consolidation_finished(self, report: ConsolidationReport) -> None:
         self.status.show_consolidation(
-            report.summary(), "Click for the details of what consolidation changed"
+            report_text(report), f"{report.summary()}\nClick for the details."
         )
+        if self._announce_next:
+            self._announce_next = False
+            self.banner.show_message(
+                f"{report.summary()} From now on this runs once a day; the status bar says "
+                "when, and what it changed is a click away.",
+                kind="info",
+                action=TIDY_DETAILS,
+                action_label="Details",
+            )
         self.memories_changed()
 
     def _consolidation_not_due(self, when: datetime | None, report: object) -> None:
@@ -209,7 +264,11 @@ class MemoryUpkeep(QObject):
         log.warning("consolidation failed: %s", message)
 
     def show_consolidation_details(self) -> None:
-        """The details of this session's run, or of the last stored one."""
+        """The details of this session's run, or of the last stored one (before the first,
+        the question again)."""
+        if self.awaiting_approval:
+            self.ask_approval()
+            return
         if self.consolidation.report is not None:
             self._open_consolidation_dialog(self.consolidation.report)
             return
@@ -219,7 +278,7 @@ class MemoryUpkeep(QObject):
 
         def shown(report: ConsolidationReport | None) -> None:
             if report is None:
-                self.show_info("Consolidation has not run yet; it runs once a day.")
+                self.show_info("The daily tidy-up has not run yet.")
             else:
                 self._open_consolidation_dialog(report)
 

@@ -31,6 +31,9 @@ class MenuCommands:
     search_conversations: Command
     search_memories: Command
     show_queue: Command
+    add_memory: Command
+    export_memories: Command
+    import_memories: Command
     open_logs: Command
     show_shortcuts: Command
     show_about: Command
@@ -71,6 +74,17 @@ class WindowMenus:
         )
         self._action(memory, "Search memories", "Ctrl+Shift+M", commands.search_memories, "search")
         self._action(memory, "Facts to confirm", "Ctrl+Shift+C", commands.show_queue, "check")
+        memory.addSeparator()
+        self.add_memory_action = self._action(
+            memory, "Add a memory…", "Ctrl+Shift+A", commands.add_memory, "memory"
+        )
+        memory.addSeparator()
+        self.export_action = self._action(
+            memory, "Export memories…", None, commands.export_memories
+        )
+        self.import_action = self._action(
+            memory, "Import memories…", None, commands.import_memories
+        )
         help_menu = bar.addMenu("&Help")
         self.shortcuts_action = self._action(
             help_menu, "Keyboard shortcuts", "Ctrl+/", commands.show_shortcuts

@@ -12,13 +12,21 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QTo
 
 from app.look.time_text import relative_time
 from timothy.assistant import EmbeddingState
+from timothy.memory.consolidation import ConsolidationReport
 from timothy.settings import Settings
 
 VECTOR_SEARCH_OFF = "Vector search off: no embedding provider"
-CONSOLIDATION_WIDTH = 440  # px; a longer summary is elided, whole in the tooltip and dialog
-CONSOLIDATION_TIP = "Daily consolidation: merges near-duplicates, archives stale episodes"
+CONSOLIDATION_WIDTH = 240  # px; the lines are short, the summary is in the tooltip and dialog
 CHAT_WIDTH = 280  # px; a longer "server · model" is elided, whole in the tooltip
 ITEM_GAP = 12  # px the bar puts around each item (an upper bound; checked by a test)
+MEMORY_COUNTS_TIP = (
+    "Active: the memories recall can use. In all: every record kept, with staged, rejected and "
+    "archived ones and earlier versions of edited memories."
+)
+CONSOLIDATION_TIP = (
+    "Daily tidy-up: merges near-duplicate memories, archives old episodes, lowers confidence "
+    "in facts not confirmed for a long time. Click for what the last one did."
+)
 
 
 def chat_text(settings: Settings) -> str:
@@ -75,10 +83,23 @@ def embedding_state_text(state: EmbeddingState) -> str:
 
 def consolidation_text(last_run: datetime | None, running: bool, now: datetime) -> str:
     if running:
-        return "Consolidating…"
+        return "Tidying memories…"
     if last_run is None:
-        return "Consolidation: never run"
-    return f"Consolidated {relative_time(last_run, now)}"
+        return "Tidy-up: not run yet"
+    return f"Tidied {relative_time(last_run, now)}"
+
+
+def report_text(report: ConsolidationReport) -> str:
+    """A run's outcome in a few words; the summary is in the tooltip, the details a click
+    away ("Tidied: 5 changes")."""
+    if report.interrupted:
+        return "Tidy-up interrupted"
+    if report.failed:
+        return "Tidy-up partly failed"
+    changes = len(report.merged) + len(report.archived) + len(report.decayed)
+    if not changes:
+        return "Tidied: nothing to change"
+    return f"Tidied: {changes} change{'' if changes == 1 else 's'}"
 
 
 def _flat_button(parent: QWidget, tip: str) -> QPushButton:
@@ -207,11 +228,14 @@ class StatusBar(QStatusBar):
 
     # -- memory ------------------------------------------------------------------------
 
-    def show_memory_counts(self, active: int, staged: int) -> None:
-        text = f"{active:,} memor{'y' if active == 1 else 'ies'}"
+    def show_memory_counts(self, active: int, total: int, staged: int) -> None:
+        """ "12 active · 18 in all · 2 to confirm": what recall can use, every record kept
+        (staged, rejected, archived and earlier versions too), and what waits for the owner."""
+        text = f"{active:,} active · {total:,} in all"
         if staged:
-            text += f" · {staged} to confirm"
+            text += f" · {staged:,} to confirm"
         self.memory_label.setText(text)
+        self.memory_label.setToolTip(MEMORY_COUNTS_TIP)
         self._fit()
 
     def show_consolidation(self, text: str, tip: str | None = None) -> None:

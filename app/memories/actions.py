@@ -1,6 +1,11 @@
-"""What the owner does to a memory (confirm, reject, still true, archive, edit), in one place
-that every view of the memory pane uses: it changes the store on a worker and says what
-happened, whichever view it happened in.
+"""What the owner does to a memory (confirm, reject, still true, archive, edit, add by hand,
+export and import), in one place that every view of the memory pane and the window's Memory
+menu use: it changes the store on a worker and says what happened, whichever view it
+happened in.
+
+Forgetting for good and restoring are the store's (`MemoryRepository.forget`, `.restore`,
+built apart from the window): each becomes one more action here, with its own signal, and
+the views offer it where they offer the others (`BROWSE_ACTIONS` in `memory_browser.py`).
 
 The lists refresh from the store's own change events (`StoreEvents`), which also hear what
 the chat engine's extraction stages; these signals say what the owner did.
@@ -10,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal, SignalInstance
 
@@ -17,7 +23,8 @@ from app.jobs.workers import Failure, Workers
 from app.memories.memory_editor import MemoryEdit
 from timothy.errors import TimothyError
 from timothy.store import Memory, Store
-from timothy.store.records import utc_now
+from timothy.store.records import MemorySource, utc_now
+from timothy.store.transfer import export_to_file, import_from_file
 
 Changed = Callable[[list[Memory], list[str]], None]  # (the memories as they are now, problems)
 
@@ -28,6 +35,8 @@ class MemoryActions(QObject):
     memory_reconfirmed = Signal(object)
     memory_archived = Signal(object)
     memory_superseded = Signal(object)  # the new, active version an edit made
+    memory_added = Signal(object)  # a memory the owner wrote by hand (active)
+    memories_imported = Signal(int)  # how many; the store says nothing of each, so reload
 
     def __init__(
         self,
@@ -131,3 +140,69 @@ class MemoryActions(QObject):
             "archive": self.memory_archived,
         }
         return signals[action]
+
+    def add(
+        self,
+        owner: QObject,
+        change: MemoryEdit,
+        *,
+        on_done: Callable[[Memory], None],
+        on_failure: Callable[[Failure], None],
+    ) -> None:
+        """Save a memory the owner wrote: active at once (they said it), source "manual"."""
+
+        def work() -> Memory:
+            return self.store.memories.add(
+                change.content,
+                type=change.type,
+                entities=change.entities,
+                source=MemorySource.MANUAL,
+                now=self.now(),
+            )
+
+        def finished(memory: Memory) -> None:
+            self.memory_added.emit(memory)
+            on_done(memory)
+
+        self.workers.run(
+            owner, work, "saving the new memory", on_success=finished, on_failure=on_failure
+        )
+
+    def export_to(
+        self,
+        owner: QObject,
+        path: Path,
+        *,
+        on_done: Callable[[int], None],
+        on_failure: Callable[[Failure], None],
+    ) -> None:
+        """Write every memory to `path` as JSON Lines (as `timothy memories export`)."""
+        self.workers.run(
+            owner,
+            lambda: export_to_file(self.store, path),
+            "exporting your memories",
+            on_success=on_done,
+            on_failure=on_failure,
+        )
+
+    def import_from(
+        self,
+        owner: QObject,
+        path: Path,
+        *,
+        on_done: Callable[[int], None],
+        on_failure: Callable[[Failure], None],
+    ) -> None:
+        """Read memories from a JSON Lines file (as `timothy memories import`): all or none."""
+
+        def finished(count: int) -> None:
+            self.memories_imported.emit(count)
+            on_done(count)
+
+        self.workers.run(
+            owner,
+            lambda: import_from_file(self.store, path, now=self.now()),
+            "importing memories",
+            on_success=finished,
+            on_failure=on_failure,
+        )

@@ -12,6 +12,8 @@ from app.look.time_text import exact_time
 from app.memories.memory_row_delegate import status_colour
 from timothy.store import Memory, MemorySource, MemoryStatus
 
+NOWRAP = "white-space:nowrap;"
+
 SOURCE_WORDS = {
     MemorySource.EXTRACTION: "picked up from a conversation",
     MemorySource.REMEMBER: "saved when you asked",
@@ -43,11 +45,16 @@ def chain_html(chain: Sequence[Memory], selected_id: str | None) -> str:
         if about:
             details.append(f"about {about}")
         dates = []
-        if memory.last_confirmed_at:
+        if memory.status is MemoryStatus.REJECTED:
+            # Rejecting keeps no date of its own; a fact saved active and then taken back
+            # still carries its old confirmation, which no longer holds.
+            dates.append("rejected: never recalled, kept so it is not proposed again")
+        elif memory.last_confirmed_at:
             dates.append(f"confirmed {exact_time(memory.last_confirmed_at)}")
         if memory.last_retrieved_at:
             dates.append(f"last recalled {exact_time(memory.last_retrieved_at)}")
         dates.append(f"id {memory.id}")
+        dates_html = " · ".join(f'<span style="{NOWRAP}">{part}</span>' for part in dates)
         text = invisible.reveal_html(
             memory.content, c.invisible_marker.name(), c.invisible_marker_background.name()
         )
@@ -56,14 +63,16 @@ def chain_html(chain: Sequence[Memory], selected_id: str | None) -> str:
             f'<table width="100%" cellspacing="0" cellpadding="8" border="0" '
             f'style="background-color:{background}; border: 1px solid {border}; '
             f'margin-bottom: 2px;"><tr><td>'
-            f'<table width="100%" cellspacing="0" cellpadding="0"><tr>'
-            f'<td><span style="color:{colour}; font-weight:600;">{memory.status.value}</span>'
-            f'<span style="color:{muted};"> · {label}</span></td>'
-            f'<td align="right"><span style="color:{muted};">'
-            f"{exact_time(memory.created_at)}</span></td></tr></table>"
+            # One line that wraps only between its parts, never inside one, however narrow.
+            f'<p style="margin:0;"><span style="color:{colour}; font-weight:600; {NOWRAP}">'
+            f"{memory.status.value}</span>"
+            f'<span style="color:{muted};"> · </span><span style="color:{muted}; {NOWRAP}">'
+            f"{label}</span>"
+            f'<span style="color:{muted};"> · </span><span style="color:{muted}; {NOWRAP}">'
+            f"{exact_time(memory.created_at)}</span></p>"
             f"{text}<br>"
             f'<span style="color:{muted}; font-size:small;">{" · ".join(details)}<br>'
-            f"{' · '.join(dates)}</span>"
+            f"{dates_html}</span>"
             f"</td></tr></table>"
         )
         if number < total:

@@ -10,9 +10,11 @@ from datetime import datetime
 from PySide6.QtWidgets import QWidget
 
 from app.jobs.workers import Workers
+from app.look.time_text import span_text
 from app.memories import fading
 from app.memories.actions import MemoryActions
 from app.memories.memory_card_list import CardAction, MemoryCardList, TitleLookup
+from timothy.retrieval.fusion import days_unconfirmed
 from timothy.retrieval.settings import RecallSettings
 from timothy.store import Memory, Store
 from timothy.store.records import utc_now
@@ -72,3 +74,10 @@ class FadingFacts(MemoryCardList):
             return "Everything is fresh"
         noun = "fact" if count == 1 else "facts"
         return f"{count} {noun} not confirmed for a while"
+
+    def note_for(self, memory: Memory) -> str:
+        """Why it is here: how long it has gone unconfirmed (recall's own measure)."""
+        span = span_text(days_unconfirmed(memory, self.now()))
+        if memory.last_confirmed_at is None:
+            return f"Never confirmed: saved {span} ago"
+        return f"Not confirmed for {span}"

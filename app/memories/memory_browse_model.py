@@ -48,7 +48,9 @@ class BrowseQuery:
 class MemoryBrowseModel(QAbstractListModel):
     page_loaded = Signal()
     load_failed = Signal(str)
-    total_known = Signal(int)  # how many memories match (for queries the store can count)
+    # (how many match, how many of those are active) for queries the store can count
+    # (no text); the second is None when the query names a status.
+    total_known = Signal(int, object)
 
     def __init__(self, store: Store, workers: Workers) -> None:
         super().__init__()
@@ -163,39 +165,55 @@ class MemoryBrowseModel(QAbstractListModel):
             return  # a text search is counted as its pages arrive
         generation = self._generation
         query = self.query
+        memories = self.store.memories
+
+        def work() -> tuple[int, int | None]:
+            total = memories.count(status=query.status, type=query.type)
+            if query.status is not None:
+                return total, None
+            return total, memories.count(status=MemoryStatus.ACTIVE, type=query.type)
+
         self.workers.run(
             self,
-            lambda: self.store.memories.count(status=query.status, type=query.type),
+            work,
             "counting memories",
-            on_success=lambda total: self._counted(generation, total),
+            on_success=lambda counts: self._counted(generation, counts),
         )
 
-    def _counted(self, generation: int, total: int) -> None:
+    def _counted(self, generation: int, counts: tuple[int, int | None]) -> None:
         if generation == self._generation:
-            self.total_known.emit(int(total))
+            self.total_known.emit(*counts)
 
     # -- changes from elsewhere --------------------------------------------------------
 
     def memory_changed(self, memory: Memory) -> None:
-        """Show a change made anywhere: update the row, or add a new memory at the top."""
-        row = self._rows.get(memory.id)
-        if row is not None:
-            self.memories[row] = memory
-            index = self.index(row)
-            self.dataChanged.emit(index, index)
+        """Show a change made anywhere: update the row (or drop it when it no longer matches
+        the filters, so the list and its count agree), or add a new memory at the top."""
+        if memory.id in self._rows:
+            self.update_rows([memory])
             return
         if self.query.matches(memory):
             self.beginInsertRows(QModelIndex(), 0, 0)
             self.memories.insert(0, memory)
-            self._rows = {m.id: position for position, m in enumerate(self.memories)}
+            self._reindex()
             self.endInsertRows()
 
     def update_rows(self, memories: Iterable[Memory]) -> None:
         for memory in memories:
             row = self._rows.get(memory.id)
-            if row is not None:
-                self.memories[row] = memory
-                self.dataChanged.emit(self.index(row), self.index(row))
+            if row is None:
+                continue
+            if not self.query.matches(memory):
+                self.beginRemoveRows(QModelIndex(), row, row)
+                del self.memories[row]
+                self._reindex()
+                self.endRemoveRows()
+                continue
+            self.memories[row] = memory
+            self.dataChanged.emit(self.index(row), self.index(row))
+
+    def _reindex(self) -> None:
+        self._rows = {m.id: position for position, m in enumerate(self.memories)}
 
     def row_of(self, memory_id: str) -> int:
         return self._rows.get(memory_id, -1)

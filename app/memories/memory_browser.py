@@ -1,12 +1,20 @@
 """*Browse*: every memory, searched with recall's own text normalisation, filtered by type and
-status, with the chosen memory's version chain below."""
+status, with the chosen memory's version chain below.
+
+The queue's keys work on the selection here too (C confirms, or says an active memory is
+still true; E edits; R rejects; A archives), and so does a context menu with the same
+actions. The list and the history share the height: the history gets what its versions
+need, the list keeps at least a few rows (until the owner drags the divider).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -14,12 +22,13 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListView,
+    QMenu,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
-from app.jobs.workers import Workers
+from app.jobs.workers import Failure, Workers
 from app.look import icons, theme
 from app.memories.actions import MemoryActions
 from app.memories.memory_browse_model import BrowseQuery, MemoryBrowseModel
@@ -29,6 +38,42 @@ from timothy.store import Memory, MemoryStatus, MemoryType, Store
 from timothy.store.records import utc_now
 
 SEARCH_DELAY_MS = 180
+LIST_MIN_ROWS = 3  # the list keeps this many rows in sight when the history is long
+
+
+@dataclass(frozen=True, slots=True)
+class BrowseAction:
+    name: str
+    label: str
+    key: str
+    statuses: frozenset[MemoryStatus]  # what a memory must be for the action to apply to it
+    single: bool = False  # only for one memory at a time
+
+
+# The queue's keys, on the selection. "confirm" on an active memory says it is still true.
+# Forget for good (Del) and restore join here once the store offers them.
+BROWSE_ACTIONS = (
+    BrowseAction("confirm", "Confirm", "C", frozenset({MemoryStatus.STAGED, MemoryStatus.ACTIVE})),
+    BrowseAction(
+        "edit", "Edit…", "E", frozenset({MemoryStatus.STAGED, MemoryStatus.ACTIVE}), single=True
+    ),
+    BrowseAction("reject", "Reject", "R", frozenset({MemoryStatus.STAGED})),
+    BrowseAction("archive", "Archive", "A", frozenset({MemoryStatus.ACTIVE})),
+)
+
+
+def count_text(
+    query: BrowseQuery, shown: int, exhausted: bool, total: int | None, active: int | None
+) -> str:
+    """What the count under the filters counts: "12 active · 18 in all", "3 staged",
+    "4 matches"."""
+    if total is not None:
+        if query.status is not None:
+            return f"{total:,} {query.status.value}"
+        return f"{active or 0:,} active · {total:,} in all"
+    if exhausted:
+        return "No matches" if shown == 0 else f"{shown:,} match{'es' if shown != 1 else ''}"
+    return f"{shown:,}+ matches"
 
 
 class MemoryBrowser(QWidget):
@@ -85,13 +130,15 @@ class MemoryBrowser(QWidget):
         self.status_filter.currentIndexChanged.connect(self.apply_query)
         filters.addWidget(self.status_filter)
         filters.addStretch(1)
+        # Beside the search box, which gives way in a narrow pane: the count is never cut off.
         self.count_label = QLabel(self)
         self.count_label.setProperty("muted", True)
-        filters.addWidget(self.count_label)
+        search_row.addWidget(self.count_label)
         layout.addLayout(filters)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
         self.model = MemoryBrowseModel(store, workers)
+        self.model.setParent(self)  # goes with the browser: no row signal reaches a dead label
         self.model.page_loaded.connect(self._page_loaded)
         self.model.total_known.connect(self._show_total)
         self.model.load_failed.connect(self.failed)
@@ -101,22 +148,39 @@ class MemoryBrowser(QWidget):
         self.view.setUniformItemSizes(True)
         self.view.setFrameShape(QListView.Shape.NoFrame)
         theme.see_through(self.view)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.view.setMouseTracking(True)
         self.view.setAccessibleName("All memories")
         self.view.selectionModel().currentChanged.connect(self._current_changed)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._context_menu)
+        self.memory_actions = actions
+        self.context_menu: QMenu | None = None
+        self.shortcuts: dict[str, QShortcut] = {}
+        for action in BROWSE_ACTIONS:
+            # On the list only: typing in the search box never confirms anything.
+            shortcut = QShortcut(QKeySequence(action.key), self.view)
+            shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
+            shortcut.activated.connect(lambda name=action.name: self.trigger(name))
+            self.shortcuts[action.name] = shortcut
         self.detail = MemoryDetail(store, workers, actions, now=now, parent=self.splitter)
         self.detail.version_saved.connect(self._edited_here)
         self.detail.failed.connect(self.failed)
+        self.detail.chain_shown.connect(lambda _chain: self.share_height())
         self.splitter.addWidget(self.view)
         self.splitter.addWidget(self.detail)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setChildrenCollapsible(False)
+        self.splitter.splitterMoved.connect(self._divider_dragged)
+        self._sized_by_hand = False
         layout.addWidget(self.splitter, 1)
+        for signal in (self.model.rowsInserted, self.model.rowsRemoved):
+            signal.connect(lambda *_args: self._rows_changed())
 
         self._total: int | None = None
+        self._active: int | None = None
         self._recount_timer = QTimer(self)
         self._recount_timer.setSingleShot(True)
         self._recount_timer.setInterval(150)
@@ -137,6 +201,7 @@ class MemoryBrowser(QWidget):
     def apply_query(self) -> None:
         self._search_timer.stop()
         self._total = None
+        self._active = None
         self.count_label.setText("Searching…" if self.search.text().strip() else "")
         self.model.set_query(self.query())
 
@@ -144,8 +209,8 @@ class MemoryBrowser(QWidget):
         """First load (called once the window is up)."""
         self.apply_query()
 
-    def _show_total(self, total: int) -> None:
-        self._total = total
+    def _show_total(self, total: int, active: int | None) -> None:
+        self._total, self._active = total, active
         self._refresh_count()
 
     def _page_loaded(self) -> None:
@@ -158,16 +223,20 @@ class MemoryBrowser(QWidget):
             )
 
     def _refresh_count(self) -> None:
-        shown = self.model.rowCount()
-        if self._total is not None:
-            noun = "memory" if self._total == 1 else "memories"
-            self.count_label.setText(f"{self._total:,} {noun}")
-        elif self.model.exhausted:
-            self.count_label.setText(
-                "No matches" if shown == 0 else f"{shown:,} match{'es' if shown != 1 else ''}"
+        self.count_label.setText(
+            count_text(
+                self.model.query,
+                self.model.rowCount(),
+                self.model.exhausted,
+                self._total,
+                self._active,
             )
-        else:
-            self.count_label.setText(f"{shown:,}+ matches")
+        )
+
+    def _rows_changed(self) -> None:
+        if not self.model.loading:
+            self._refresh_count()
+        self.share_height()
 
     # -- selection ---------------------------------------------------------------------
 
@@ -231,3 +300,113 @@ class MemoryBrowser(QWidget):
         if shown is not None and shown.id in (memory.id, memory.supersedes):
             self.detail.show_memory(memory if shown.id == memory.id else shown)
         self._recount_timer.start()
+
+    # -- actions on the selection --------------------------------------------------------
+
+    def selected_memories(self) -> list[Memory]:
+        rows = sorted(index.row() for index in self.view.selectionModel().selectedRows())
+        return [m for m in (self.model.memory_at(row) for row in rows) if m is not None]
+
+    def applicable(self, name: str, memories: list[Memory] | None = None) -> list[Memory]:
+        """The chosen memories `name` applies to (none: the action is not offered)."""
+        action = next(a for a in BROWSE_ACTIONS if a.name == name)
+        chosen = self.selected_memories() if memories is None else memories
+        if action.single and len(chosen) != 1:
+            return []
+        return [m for m in chosen if m.status in action.statuses]
+
+    def trigger(self, name: str) -> None:
+        memories = self.applicable(name)
+        if not memories:
+            return
+        if name == "edit":
+            [memory] = memories
+            self.detail.open_editor(memory)
+            return
+        groups: dict[str, list[Memory]] = {}
+        for memory in memories:
+            change = (
+                "reconfirm" if name == "confirm" and memory.status is MemoryStatus.ACTIVE else name
+            )
+            groups.setdefault(change, []).append(memory)
+        for change, chosen in groups.items():
+            # Tolerant: one changed meanwhile elsewhere is reported, the others still change.
+            self.memory_actions.change(
+                self,
+                change,
+                chosen,
+                "changing memories",
+                on_done=self._changed,
+                on_failure=self._change_failed,
+            )
+
+    def _changed(self, _done: list[Memory], problems: list[str]) -> None:
+        # The rows update from the store's own events (`memory_changed`).
+        if problems:
+            more = f" ({len(problems) - 1} more like this)" if len(problems) > 1 else ""
+            self.failed.emit(problems[0] + more)
+
+    def _change_failed(self, failure: Failure) -> None:
+        self.failed.emit(failure.message)
+
+    def menu_for(self, memories: list[Memory]) -> QMenu:
+        """The context menu: every browse action, enabled where it applies to the selection."""
+        menu = QMenu(self)
+        for action in BROWSE_ACTIONS:
+            applies = self.applicable(action.name, memories)
+            label = action.label
+            if (
+                action.name == "confirm"
+                and applies
+                and all(m.status is MemoryStatus.ACTIVE for m in applies)
+            ):
+                label = "Still true"
+            if applies and len(applies) > 1:
+                label += f" ({len(applies)})"
+            item = menu.addAction(label)
+            item.setShortcut(QKeySequence(action.key))
+            item.setObjectName(action.name)
+            item.setEnabled(bool(applies))
+            item.triggered.connect(lambda _checked=False, name=action.name: self.trigger(name))
+        return menu
+
+    def _context_menu(self, position: QPoint) -> None:
+        index = self.view.indexAt(position)
+        if not index.isValid():
+            return
+        if not self.view.selectionModel().isSelected(index):
+            self.view.selectionModel().setCurrentIndex(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+            )
+        if self.context_menu is not None:
+            self.context_menu.deleteLater()
+        self.context_menu = self.menu_for(self.selected_memories())
+        self.context_menu.popup(self.view.viewport().mapToGlobal(position))
+
+    # -- sharing the height between the list and the history ------------------------------
+
+    def _divider_dragged(self, _position: int, _index: int) -> None:
+        self._sized_by_hand = True
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.share_height()
+
+    def share_height(self) -> None:
+        """The history gets the height its versions need, the list keeps what its rows need
+        (at least a few rows); whatever is left goes to the list."""
+        if self._sized_by_hand:
+            return
+        available = self.splitter.height() - self.splitter.handleWidth()
+        if available <= 0:
+            return
+        row = max(self.view.sizeHintForRow(0), 1) if self.model.rowCount() else 40
+        rows = self.model.rowCount()
+        list_floor = min(max(rows, 1), LIST_MIN_ROWS) * row + 2 * self.view.frameWidth() + 4
+        wanted = self.detail.wanted_height()
+        detail = max(min(wanted, available - list_floor), self.detail.minimumSizeHint().height())
+        sizes = [max(available - detail, 0), detail]
+        if self.splitter.sizes() != sizes:
+            self.splitter.setSizes(sizes)
+            if self.view.currentIndex().isValid():  # the chosen row stays in sight
+                self.view.scrollTo(self.view.currentIndex())

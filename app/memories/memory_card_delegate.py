@@ -36,7 +36,7 @@ from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QS
 
 from app.look import invisible, theme
 from app.look.time_text import exact_time, relative_time
-from app.memories.memory_list_model import MEMORY_ROLE, SOURCE_TITLE_ROLE
+from app.memories.memory_list_model import MEMORY_ROLE, NOTE_ROLE, SOURCE_TITLE_ROLE
 from timothy.store import Memory, MemorySource, MemoryType
 from timothy.store.records import utc_now
 
@@ -79,6 +79,8 @@ def source_text(memory: Memory, title: str | None) -> tuple[str, bool]:
 class CardLayout:
     card: QRect
     header_y: int
+    note: str  # why the card is listed ("Not confirmed for 2 years and 5 months"), or ""
+    note_rect: QRect
     document: QTextDocument
     text_rect: QRect
     warning: str
@@ -129,14 +131,25 @@ class MemoryCardDelegate(QStyledItemDelegate):
             self._documents[key] = document
         return document
 
-    def _layout(self, rect: QRect, memory: Memory, title: str | None, font: QFont) -> CardLayout:
-        """The card's geometry inside `rect` (measured once per memory, width and font)."""
-        key = (memory, rect.width(), title, font.key(), theme.colours().invisible_marker.name())
+    def _layout(
+        self, rect: QRect, memory: Memory, title: str | None, font: QFont, note: str = ""
+    ) -> CardLayout:
+        """The card's geometry inside `rect` (measured once per memory, note, width and font)."""
+        key = (
+            memory,
+            rect.width(),
+            title,
+            note,
+            font.key(),
+            theme.colours().invisible_marker.name(),
+        )
         base = self._layouts.get(key)
         if base is None:
             if len(self._layouts) > 2000:
                 self._layouts.clear()
-            base = self._measure(QRect(0, 0, rect.width(), rect.height()), memory, title, font)
+            base = self._measure(
+                QRect(0, 0, rect.width(), rect.height()), memory, title, font, note
+            )
             self._layouts[key] = base
         if rect.topLeft().isNull():
             return base
@@ -144,6 +157,8 @@ class MemoryCardDelegate(QStyledItemDelegate):
         return CardLayout(
             card=base.card.translated(offset),
             header_y=base.header_y + offset.y(),
+            note=base.note,
+            note_rect=base.note_rect.translated(offset),
             document=base.document,
             text_rect=base.text_rect.translated(offset),
             warning=base.warning,
@@ -155,7 +170,9 @@ class MemoryCardDelegate(QStyledItemDelegate):
             height=base.height,
         )
 
-    def _measure(self, rect: QRect, memory: Memory, title: str | None, font: QFont) -> CardLayout:
+    def _measure(
+        self, rect: QRect, memory: Memory, title: str | None, font: QFont, note: str = ""
+    ) -> CardLayout:
         card = rect.adjusted(OUTER_X, OUTER_Y, -OUTER_X, -OUTER_Y)
         inner_x = card.x() + PAD
         width = max(card.width() - 2 * PAD, 40)
@@ -163,6 +180,10 @@ class MemoryCardDelegate(QStyledItemDelegate):
         y = card.y() + PAD
         header_y = y
         y += small.height() + 6 + GAP
+        note_rect = QRect()
+        if note:
+            note_rect = QRect(inner_x, y, width, small.height())
+            y += small.height() + GAP
         document = self._document(memory, width, font)
         text_height = int(document.size().height())
         text_rect = QRect(inner_x, y, width, text_height)
@@ -201,6 +222,8 @@ class MemoryCardDelegate(QStyledItemDelegate):
         return CardLayout(
             card=QRect(card.x(), card.y(), card.width(), height - 2 * OUTER_Y),
             header_y=header_y,
+            note=note,
+            note_rect=note_rect,
             document=document,
             text_rect=text_rect,
             warning=warning,
@@ -221,7 +244,11 @@ class MemoryCardDelegate(QStyledItemDelegate):
             return super().sizeHint(option, index)
         width = self._width(option)
         layout = self._layout(
-            QRect(0, 0, width, 0), memory, index.data(SOURCE_TITLE_ROLE), option.font
+            QRect(0, 0, width, 0),
+            memory,
+            index.data(SOURCE_TITLE_ROLE),
+            option.font,
+            index.data(NOTE_ROLE) or "",
         )
         return QSize(width, layout.height)
 
@@ -233,7 +260,13 @@ class MemoryCardDelegate(QStyledItemDelegate):
             super().paint(painter, option, index)
             return
         c = theme.colours()
-        layout = self._layout(option.rect, memory, index.data(SOURCE_TITLE_ROLE), option.font)
+        layout = self._layout(
+            option.rect,
+            memory,
+            index.data(SOURCE_TITLE_ROLE),
+            option.font,
+            index.data(NOTE_ROLE) or "",
+        )
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
         focused = bool(option.state & QStyle.StateFlag.State_HasFocus)
@@ -279,6 +312,16 @@ class MemoryCardDelegate(QStyledItemDelegate):
             when,
         )
 
+        if layout.note:
+            painter.setPen(c.warning)
+            painter.drawText(
+                layout.note_rect,
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                metrics.elidedText(
+                    layout.note, Qt.TextElideMode.ElideRight, layout.note_rect.width()
+                ),
+            )
+
         # the fact
         painter.translate(layout.text_rect.topLeft())
         context = QAbstractTextDocumentLayout.PaintContext()
@@ -321,7 +364,13 @@ class MemoryCardDelegate(QStyledItemDelegate):
         memory = index.data(MEMORY_ROLE)
         if not isinstance(memory, Memory) or not isinstance(event, QMouseEvent):
             return False
-        layout = self._layout(option.rect, memory, index.data(SOURCE_TITLE_ROLE), option.font)
+        layout = self._layout(
+            option.rect,
+            memory,
+            index.data(SOURCE_TITLE_ROLE),
+            option.font,
+            index.data(NOTE_ROLE) or "",
+        )
         on_link = layout.source_is_link and layout.source_rect.contains(event.position().toPoint())
         if event.type() == QEvent.Type.MouseMove:
             cursor = Qt.CursorShape.PointingHandCursor if on_link else Qt.CursorShape.ArrowCursor

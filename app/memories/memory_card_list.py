@@ -182,6 +182,10 @@ class MemoryCardList(QWidget):
     def count_text(self, count: int) -> str:
         return f"{count} memories"
 
+    def note_for(self, memory: Memory) -> str | None:
+        """Why this memory is listed, shown on its card (none by default)."""
+        return None
+
     # -- loading -----------------------------------------------------------------------
 
     def schedule_reload(self) -> None:
@@ -217,7 +221,8 @@ class MemoryCardList(QWidget):
         memories, titles = result
         selected = {memory.id for memory in self.selected_memories()}
         current = self.view.currentIndex().row()
-        self.model.set_memories(memories, titles)
+        notes = {m.id: note for m in memories if (note := self.note_for(m))}
+        self.model.set_memories(memories, titles, notes)
         self.stack.setCurrentWidget(self.view if memories else self.empty)
         self._show_count(len(memories))
         self._restore_selection(selected, current)

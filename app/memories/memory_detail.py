@@ -116,15 +116,7 @@ class MemoryDetail(QWidget):
         if memory is None:
             return
         if name == "edit":
-            self.editor = MemoryEditor(
-                memory,
-                save_label="Save and confirm"
-                if memory.status is MemoryStatus.STAGED
-                else "Save new version",
-                parent=self,
-            )
-            self.editor.accepted.connect(lambda: self._save_edit(memory))
-            self.editor.open()
+            self.open_editor(memory)
             return
         for button in self.buttons.values():
             button.setEnabled(False)
@@ -143,6 +135,28 @@ class MemoryDetail(QWidget):
             on_failure=self._failed,
             tolerant=False,
         )
+
+    def open_editor(self, memory: Memory) -> MemoryEditor:
+        """Edit `memory` (the browser's E key too); saving supersedes it."""
+        self.editor = MemoryEditor(
+            memory,
+            save_label="Save and confirm"
+            if memory.status is MemoryStatus.STAGED
+            else "Save new version",
+            parent=self,
+        )
+        self.editor.accepted.connect(lambda: self._save_edit(memory))
+        self.editor.open()
+        return self.editor
+
+    def wanted_height(self) -> int:
+        """The height that shows every version of the chain without scrolling."""
+        chain = self.chain_view
+        document = chain.document().clone(chain)
+        document.setTextWidth(chain.viewport().width() or chain.width())
+        needed = int(document.size().height()) + 2 * chain.frameWidth() + 4
+        document.deleteLater()
+        return self.height() - chain.height() + needed
 
     def _save_edit(self, memory: Memory) -> None:
         editor = self.editor

@@ -1,5 +1,5 @@
 """Editing a memory: new text, type and entities. Saving (`MemoryActions.edit`) supersedes; the
-old version is kept.
+old version is kept. Without a memory it writes a new one (`MemoryActions.add`).
 
 Invisible characters in the text are named above the box, with a button to remove them,
 because an edit is where the owner decides what Timothy will believe.
@@ -44,19 +44,22 @@ def parse_entities(text: str) -> tuple[str, ...]:
 class MemoryEditor(QDialog):
     def __init__(
         self,
-        memory: Memory,
+        memory: Memory | None,
         *,
         save_label: str = "Save new version",
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.memory = memory
-        self.setWindowTitle("Edit memory")
+        self.setWindowTitle("Edit memory" if memory is not None else "Add a memory")
         self.setMinimumWidth(520)
         layout = QVBoxLayout(self)
         explanation = QLabel(
             "Saving keeps the current text in this memory's history and makes the new text "
-            "the active version.",
+            "the active version."
+            if memory is not None
+            else "Write one fact about you, as you want Timothy to know it. It is saved as "
+            "confirmed: Timothy can recall it from your next message.",
             self,
         )
         explanation.setWordWrap(True)
@@ -77,16 +80,17 @@ class MemoryEditor(QDialog):
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
-        self.content_edit = QPlainTextEdit(memory.content, self)
+        self.content_edit = QPlainTextEdit(memory.content if memory else "", self)
         self.content_edit.setMinimumHeight(110)
         self.content_edit.textChanged.connect(self._refresh)
         form.addRow("Fact", self.content_edit)
         self.type_combo = QComboBox(self)
         for kind in MemoryType:
             self.type_combo.addItem(kind.value.capitalize(), kind.value)
-        self.type_combo.setCurrentIndex(list(MemoryType).index(memory.type))
+        kind = memory.type if memory else MemoryType.SEMANTIC
+        self.type_combo.setCurrentIndex(list(MemoryType).index(kind))
         form.addRow("Type", self.type_combo)
-        self.entities_edit = QLineEdit(", ".join(memory.entities), self)
+        self.entities_edit = QLineEdit(", ".join(memory.entities) if memory else "", self)
         self.entities_edit.setPlaceholderText(
             "People, places, things it is about, separated by commas"
         )
@@ -134,6 +138,6 @@ class MemoryEditor(QDialog):
         kind = self.type_combo.currentData()
         return MemoryEdit(
             content=self.content_edit.toPlainText().strip(),
-            type=MemoryType(kind) if kind else self.memory.type,
+            type=MemoryType(kind) if kind else MemoryType.SEMANTIC,
             entities=parse_entities(self.entities_edit.text()),
         )

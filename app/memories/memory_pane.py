@@ -117,6 +117,8 @@ class MemoryPane(QWidget):
             source.source_clicked.connect(self.source_clicked)
             source.failed.connect(self.failed)
         self.browser.failed.connect(self.failed)
+        # An import writes many memories at once and the store announces none of them.
+        self.memory_actions.memories_imported.connect(lambda _count: self.start())
         self.events = StoreEvents(store, self)
         self.events.memory_changed.connect(self._memory_changed)
 

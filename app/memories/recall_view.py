@@ -37,7 +37,13 @@ def leg_summary(status: str, found: int) -> str:
     return f"{found} found" if status == "ok" else status
 
 
-def _item_html(item: RecalledMemory, position: int) -> str:
+ORDER_NOTE = (
+    "Numbered by rank. The block lists them in a deliberate order, best first and second best "
+    "last (serial-position order: a model attends most to the start and the end of a list)."
+)
+
+
+def _item_html(item: RecalledMemory) -> str:
     c = theme.colours()
     muted = c.muted.name()
     content = invisible.reveal_html(
@@ -56,7 +62,7 @@ def _item_html(item: RecalledMemory, position: int) -> str:
         f'<table width="100%" cellspacing="0" cellpadding="8" '
         f'style="border:1px solid {c.faint.name()}; background-color:{c.card.name()}; '
         f'margin-bottom:6px;"><tr><td>'
-        f'<span style="color:{muted};">#{position}</span> '
+        f'<span style="color:{muted};">#{item.rank}</span> '
         f'<span style="color:{type_colour(item.type).name()}; font-weight:600;">'
         f"{html.escape(item.type.value)}</span><br>"
         f"{content}<br>"
@@ -72,7 +78,9 @@ def items_html(recall: RecallRecord) -> str:
             f'<p style="color:{muted};">No memory was packed into the block for this turn '
             "(none matched well enough, or none fitted the budget).</p>"
         )
-    rows = [_item_html(item, position) for position, item in enumerate(recall.items, start=1)]
+    rows = [_item_html(item) for item in recall.items]  # in the block's order
+    if len(recall.items) > 1:
+        rows.insert(0, f'<p style="color:{muted}; font-size:small;">{ORDER_NOTE}</p>')
     if len(recall.ranked) > len(recall.items):
         left_out = len(recall.ranked) - len(recall.items)
         rows.append(

@@ -25,6 +25,10 @@ from timothy.store.records import RecallRecord, utc_now
 COLUMN_WIDTH = 820
 REPLY_INDENT = 30  # where a reply's text starts, right of the avatar
 STICK_MARGIN = 32  # px from the bottom that still counts as "following the reply"
+UNDO_TIP = "Reject this fact: Timothy stops recalling it (it stays listed under Browse ▸ Rejected)"
+REJECTED_TIP = (
+    "Rejected: never recalled, and kept under Browse ▸ Rejected so it is not proposed again"
+)
 
 
 def _short(text: str, limit: int = 140) -> str:
@@ -35,7 +39,7 @@ def _short(text: str, limit: int = 140) -> str:
 class TranscriptView(QScrollArea):
     regenerate_requested = Signal()
     recall_requested = Signal(object)  # the recall dict of the chosen turn, or None
-    memory_undo_requested = Signal(object)  # the Memory the owner wants forgotten
+    memory_undo_requested = Signal(object)  # the Memory the owner takes back (it is rejected)
     staged_review_requested = Signal()
     message_copied = Signal(str)
 
@@ -115,7 +119,7 @@ class TranscriptView(QScrollArea):
             for memory in message.remembered:
                 self._add_notice_for(memory, undoable=False)
                 if memory.status is MemoryStatus.REJECTED:
-                    self.mark_memory_forgotten(memory.id)
+                    self.mark_memory_rejected(memory.id)
         self._refresh_regenerable()
 
     # -- compaction --------------------------------------------------------------------
@@ -307,6 +311,8 @@ class TranscriptView(QScrollArea):
             text += f" <i>({html.escape(why)})</i>"
         action = "Undo" if undoable else None
         notice = Notice(text, icon="memory", action=action, parent=self.column)
+        if undoable:
+            notice.action_button.setToolTip(UNDO_TIP)
         notice.action_clicked.connect(lambda: self._undo(memory, notice))
         self._insert_notice(notice)
         self.notices[memory.id] = notice
@@ -321,13 +327,16 @@ class TranscriptView(QScrollArea):
         notice.action_button.setEnabled(False)
         self.memory_undo_requested.emit(memory)
 
-    def mark_memory_forgotten(self, memory_id: str) -> None:
+    def mark_memory_rejected(self, memory_id: str) -> None:
+        """The fact was taken back: it is rejected (kept so it is not proposed again, never
+        recalled), which is what the notice now says; it is not deleted."""
         notice = self.notices.get(memory_id)
         if notice is not None:
-            text = notice.text_label.text().replace("Remembered:", "Forgotten:", 1)
-            text = text.replace("Saved for your review:", "Forgotten:", 1)
+            text = notice.text_label.text().replace("Remembered:", "Rejected:", 1)
+            text = text.replace("Saved for your review:", "Rejected:", 1)
             notice.set_text(f"<s>{text}</s>")
             notice.set_action(None)
+            notice.setToolTip(REJECTED_TIP)
 
     def mark_undo_failed(self, memory_id: str) -> None:
         notice = self.notices.get(memory_id)

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from timothy.errors import DamagedStoreError, ImportFailedError, InvalidInputError
+from timothy.errors import DamagedStoreError, ImportFailedError, InvalidInputError, StoreError
 from timothy.store import Store
 from timothy.store.db import scalar
 from timothy.store.ids import new_id
@@ -312,3 +315,35 @@ def import_memories(store: Store, lines: Iterable[str], *, now: datetime | None 
                 conn=conn,
             )
     return len(parsed)
+
+
+def export_to_file(store: Store, path: Path) -> int:
+    """Export to `path`, written beside it and then renamed: an interrupted export never
+    leaves half a file (what `timothy memories export FILE` does)."""
+    path = path.expanduser()
+    try:
+        handle, temp_name = tempfile.mkstemp(prefix=".export-", dir=path.parent or Path("."))
+    except OSError as exc:
+        raise StoreError(f"Cannot write to {path.parent}: {exc.strerror}.") from exc
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            count = export_memories(store, out)
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+    return count
+
+
+def import_from_file(store: Store, path: Path, *, now: datetime | None = None) -> int:
+    """Import a JSON Lines file, all or nothing (what `timothy memories import FILE` does)."""
+    path = path.expanduser()
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInputError(f"Cannot read {path}: {exc.strerror}.") from exc
+    with handle:
+        try:
+            return import_memories(store, handle, now=now)
+        except UnicodeDecodeError:
+            raise InvalidInputError(f"{path} is not UTF-8 text; nothing was imported.") from None

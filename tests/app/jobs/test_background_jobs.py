@@ -189,7 +189,7 @@ def test_consolidation_runs_on_a_worker_when_due_and_shows_its_summary(
 ) -> None:
     episode, fact = stale_memories(store)
     window = make_window()
-    assert window.status.consolidation_label.text() == "Consolidation: never run"
+    assert window.status.consolidation_label.text() == "Tidy-up: not run yet"
     shown: list[str] = []
     threads: list[str] = []
     window.upkeep.consolidation.started.connect(
@@ -199,19 +199,17 @@ def test_consolidation_runs_on_a_worker_when_due_and_shows_its_summary(
         lambda event, _m: threads.append(threading.current_thread().name)
     )
     with qtbot.waitSignal(window.upkeep.consolidation.finished, timeout=20_000) as finished:
-        window.upkeep.consolidate_if_due()
+        window.upkeep.tidy_up_now()  # the first run is the owner's call
     report = finished.args[0]
-    assert shown == ["Consolidating…"]
+    assert shown == ["Tidying memories…"]
     assert threads and threading.main_thread().name not in threads  # off the GUI thread
     assert store.memories.get(episode).status is MemoryStatus.ARCHIVED
     assert store.memories.get(fact).confidence < 1.0
     summary = report.summary()
     assert "archived 1 old episode" in summary and "lowered confidence in 1" in summary
-    # The line in the status bar: the summary, elided when long, whole in the tooltip.
-    assert window.status.consolidation_text == summary
-    shown_line = window.status.consolidation_label.text()
-    assert shown_line == summary or summary.startswith(shown_line.rstrip("…"))
-    assert summary in window.status.consolidation_label.toolTip() or shown_line == summary
+    # The line in the status bar is short; the summary is in its tooltip.
+    assert window.status.consolidation_label.text() == "Tidied: 2 changes"
+    assert summary in window.status.consolidation_label.toolTip()
     assert last_run(store) is not None
     # The details, one click away.
     window.status.consolidation_label.click()
@@ -221,20 +219,64 @@ def test_consolidation_runs_on_a_worker_when_due_and_shows_its_summary(
     details = dialog.details_view.toPlainText()
     assert f"archived {episode}" in details and f"lowered {fact} confidence 1.00 -> " in details
     dialog.reject()
-    # Not due again today: nothing runs, the summary stays.
+    # Not due again today: nothing runs, the line stays.
     with qtbot.waitSignal(window.upkeep.consolidation.not_due, timeout=10_000):
         window.upkeep.consolidate_if_due()
-    assert window.status.consolidation_text == summary
+    assert window.status.consolidation_label.text() == "Tidied: 2 changes"
 
 
-def test_consolidation_starts_by_itself_after_start_up(
+def test_the_first_tidy_up_asks_and_says_what_it_did(
     qtbot: QtBot, make_window: WindowFactory, store: Store
 ) -> None:
-    episode, _fact = stale_memories(store)
+    episode, fact = stale_memories(store)
     window = make_window(consolidation_delay_ms=0)
-    qtbot.waitUntil(lambda: window.upkeep.consolidation.report is not None, timeout=20_000)
+    upkeep = window.upkeep
+    qtbot.waitUntil(lambda: upkeep.awaiting_approval, timeout=20_000)
+    # Asked, nothing changed.
+    assert window.banner.isVisible() and window.banner.action_button.text() == "Tidy up now"
+    question = window.banner.text_label.text()
+    assert "Tidy up your memories?" in question and "Nothing has been changed yet" in question
+    assert store.memories.get(episode).status is MemoryStatus.ACTIVE
+    assert store.memories.get(fact).confidence == 1.0
+    assert last_report(store) is None
+    assert window.status.consolidation_label.text() == "Tidy-up: waiting for your OK"
+    # Dismissed, the status bar asks again.
+    window.banner.dismiss()
+    window.status.consolidation_label.click()
+    assert window.banner.isVisible() and window.banner.action_button.text() == "Tidy up now"
+    with qtbot.waitSignal(upkeep.consolidation.finished, timeout=20_000) as finished:
+        window.banner.action_button.click()
+    report = finished.args[0]
     assert store.memories.get(episode).status is MemoryStatus.ARCHIVED
-    assert window.status.consolidation_label.text().startswith("Consolidation: archived 1")
+    # What it did stays on screen until dismissed, with the details one click away.
+    assert window.banner.isVisible() and window.banner.action_button.text() == "Details"
+    assert report.summary() in window.banner.text_label.text()
+    window.banner.action_button.click()
+    dialog = upkeep.consolidation_dialog
+    assert isinstance(dialog, ConsolidationDialog) and dialog.isVisible()
+    assert f"archived {episode}" in dialog.details_view.toPlainText()
+    dialog.reject()
+
+
+def test_later_tidy_ups_run_by_themselves_with_a_short_status(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    consolidate(store, None, now=utc_now() - timedelta(days=2))  # agreed to, long ago
+    rome = store.memories.add("Went to Rome", type="episodic", now=utc_now() - timedelta(days=400))
+    window = make_window(consolidation_delay_ms=0)
+    window.resize(window.minimumSize())
+    qtbot.waitUntil(lambda: window.upkeep.consolidation.report is not None, timeout=20_000)
+    assert not window.upkeep.awaiting_approval
+    assert not window.banner.isVisible()
+    assert store.memories.get(rome.id).status is MemoryStatus.ARCHIVED
+    label = window.status.consolidation_label
+    assert label.text() == "Tidied: 1 change"
+    assert window.upkeep.consolidation.report.summary() in label.toolTip()
+    # Whole, even at the window's minimum size.
+    settle(qtbot, window.workers)
+    assert "…" not in label.text()
+    assert label.isVisible()
+    assert label.width() >= label.fontMetrics().horizontalAdvance(label.text())
 
 
 def test_a_recent_run_is_not_repeated_and_its_report_opens(
@@ -245,7 +287,7 @@ def test_a_recent_run_is_not_repeated_and_its_report_opens(
     window = make_window()
     with qtbot.waitSignal(window.upkeep.consolidation.not_due, timeout=10_000):
         window.upkeep.consolidate_if_due()
-    assert window.status.consolidation_label.text() == "Consolidated 2 h ago"
+    assert window.status.consolidation_label.text() == "Tidied 2 h ago"
     assert window.upkeep.consolidation.report is None
     window.status.consolidation_label.click()
     qtbot.waitUntil(lambda: window.upkeep.consolidation_dialog is not None, timeout=5000)
@@ -269,7 +311,7 @@ def test_quitting_interrupts_consolidation_and_the_next_run_finishes_it(
     openai_server.reply(merged, delay=1.0)  # the first merge is slow: the owner quits meanwhile
     window = make_window(settings=settings)
     with qtbot.waitSignal(window.upkeep.consolidation.started, timeout=10_000):
-        window.upkeep.consolidate_if_due()
+        window.upkeep.tidy_up_now()
     qtbot.waitUntil(lambda: len(openai_server.chat_requests) == 1, timeout=10_000)
     window.close()
     assert window.jobs.wait(10_000)

@@ -206,7 +206,9 @@ def test_a_provider_that_cannot_be_built_says_so_and_memory_keeps_working(
     queue.buttons["confirm"].click()
     settle_window(qtbot, window)
     assert store.memories.get(fact.id).status is MemoryStatus.ACTIVE
-    qtbot.waitUntil(lambda: window.status.memory_label.text() == "1 memory", timeout=5000)
+    qtbot.waitUntil(
+        lambda: window.status.memory_label.text() == "1 active · 1 in all", timeout=5000
+    )
     window.banner.action_button.click()
     assert window.settings_dialog is not None and window.settings_dialog.isVisible()
     window.settings_dialog.reject()
@@ -403,7 +405,7 @@ def test_remember_shows_saving_then_a_notice_and_undo_rejects_the_fact(
     notice.action_button.click()
     settle_window(qtbot, window)
     assert store.memories.get(memory.id).status is MemoryStatus.REJECTED
-    assert "Forgotten:" in notice.text_label.text()
+    assert "Rejected:" in notice.text_label.text()
     assert notice.action_button.isHidden()
     # Reopened later, the conversation still shows what was remembered, and that it was undone.
     settle_engine(qtbot, window)
@@ -413,7 +415,7 @@ def test_remember_shows_saving_then_a_notice_and_undo_rejects_the_fact(
     window.open_conversation(conversation)
     settle_window(qtbot, window)
     again = window.chat.transcript.notices[memory.id]
-    assert "Forgotten:" in again.text_label.text()
+    assert "Rejected:" in again.text_label.text()
 
 
 def test_regenerate_replaces_the_reply_and_its_notices(
@@ -668,19 +670,21 @@ def test_status_bar_tells_when_consolidation_last_ran(
     qtbot: QtBot, make_window: WindowFactory, store: Store
 ) -> None:
     window = make_window()
-    assert window.status.consolidation_label.text() == "Consolidation: never run"
+    assert window.status.consolidation_label.text() == "Tidy-up: not run yet"
     consolidate(store, None, now=utc_now() - timedelta(hours=3))
     window.upkeep.refresh_counts()
     settle_window(qtbot, window)
-    assert window.status.consolidation_label.text() == "Consolidated 3 h ago"
+    assert window.status.consolidation_label.text() == "Tidied 3 h ago"
 
 
 def test_window_state_is_restored(qtbot: QtBot, make_window: WindowFactory, store: Store) -> None:
     first_id = add_conversation(store, "Recipes", [("user", "Pasta?"), ("assistant", "Yes.")])
     add_conversation(store, "Travel", [("user", "Lisbon?"), ("assistant", "Lovely.")])
     window = make_window()
-    window.resize(790, 700)
+    # Narrower than the three panes' minimums allow: the minimum follows the visible panes.
     window.set_memory_pane_visible(False)
+    qtbot.waitUntil(lambda: window.minimumWidth() < 790, timeout=2000)
+    window.resize(790, 700)
     window.splitter.setSizes([320, 470, 0])
     sizes = window.splitter.sizes()
     assert sizes[0] == 320

@@ -3,15 +3,19 @@ Still true?, Last recall, and changes made elsewhere showing up by themselves.""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QStyleOptionViewItem
 from pytestqt.qtbot import QtBot
 
 from app.jobs.workers import Workers
 from app.memories.memory_browse_model import PAGE_SIZE
+from app.memories.memory_list_model import NOTE_ROLE
 from app.memories.memory_pane import MemoryPane
 from tests.app.conftest import settle
 from tests.app.many_memories import add_many
@@ -108,7 +112,7 @@ def test_browse_fetches_pages_as_the_list_scrolls(
     browser = pane.browser
     assert browser is not None
     assert browser.model.rowCount() == PAGE_SIZE
-    assert browser.count_label.text() == "1,000 memories"
+    assert browser.count_label.text() == "1,000 active · 1,000 in all"
     pane.tabs.setCurrentWidget(browser)
     browser.view.scrollToBottom()
     qtbot.waitUntil(lambda: browser.model.rowCount() > PAGE_SIZE, timeout=5000)
@@ -161,7 +165,7 @@ def test_filters_by_type_and_status(
     browser.status_filter.setCurrentIndex(browser.status_filter.findData(MemoryStatus.STAGED))
     settle(qtbot, workers)
     assert [m.content for m in browser.model.memories] == ["A staged preference"]
-    assert browser.count_label.text() == "1 memory"
+    assert browser.count_label.text() == "1 staged"
 
 
 def test_chain_view_shows_every_version_oldest_first(
@@ -183,6 +187,24 @@ def test_chain_view_shows_every_version_oldest_first(
     assert "version 1 of 3" in text and "version 3 of 3 · current" in text
     assert "confirmed " in text and f"id {first.id}" in text
     assert browser.detail.title.text() == "History · 3 versions"
+
+
+def test_a_rejected_record_does_not_claim_it_was_confirmed(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
+) -> None:
+    # Saved active by `remember` (so it carries a confirmation), then taken back.
+    taken_back = store.memories.add("Sister is called Ana", source="remember")
+    assert taken_back.last_confirmed_at is not None
+    store.memories.reject(taken_back.id)
+    start(qtbot, pane, workers)
+    browser = pane.browser
+    assert browser is not None
+    browser.show_memory(taken_back.id)  # the only memory: already chosen on loading
+    chain = browser.detail.chain_view
+    qtbot.waitUntil(lambda: [m.id for m in chain.chain] == [taken_back.id], timeout=5000)
+    text = chain.toPlainText()
+    assert "rejected" in text and "not proposed again" in text
+    assert "confirmed " not in text
 
 
 def test_edit_in_browse_supersedes_and_the_chain_grows(
@@ -293,6 +315,35 @@ def test_still_true_reconfirms_and_archive_retires(
     qtbot.waitUntil(lambda: facts.model.memories == [], timeout=5000)
 
 
+def test_still_true_cards_say_why_they_are_there(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
+) -> None:
+    now = utc_now()
+    old = store.memories.add("Drives a blue car", now=now - timedelta(days=2 * 365 + 160))
+    older = store.memories.add("Lives in Leeds", now=now - timedelta(days=4 * 365 + 10))
+    start(qtbot, pane, workers)
+    facts = pane.fading
+    assert facts is not None
+    notes = {
+        m.id: facts.model.index(row).data(NOTE_ROLE) for row, m in enumerate(facts.model.memories)
+    }
+    assert notes == {
+        old.id: "Not confirmed for 2 years and 5 months",
+        older.id: "Not confirmed for 4 years",
+    }
+    # The card shows it: it makes the card taller by a line, and a screen reader hears it.
+    row = facts.model.row_of(old.id)
+    index = facts.model.index(row)
+    assert "Not confirmed for 2 years and 5 months" in index.data(
+        Qt.ItemDataRole.AccessibleTextRole
+    )
+    option = QStyleOptionViewItem()
+    option.font = facts.view.font()
+    with_note = facts.delegate.sizeHint(option, index).height()
+    facts.model.notes.clear()
+    assert facts.delegate.sizeHint(option, index).height() < with_note
+
+
 def test_still_true_follows_the_owners_recall_settings(
     qtbot: QtBot, store: Store, workers: Workers
 ) -> None:
@@ -330,6 +381,21 @@ def test_last_recall_shows_the_exact_block_budget_and_explanations(
     assert "rrf 0.0325 × decay 0.970 × weight 1.00 = 0.0315" in items
     assert "found by entity #1" in items and "= 0.0161" in items
     assert "1 more ranked" in items
+
+
+def test_last_recall_numbers_items_by_rank_and_says_the_order_is_deliberate(
+    qtbot: QtBot, pane: MemoryPane
+) -> None:
+    third = recalled("C", MemoryType.EPISODIC, "Flew to Oslo", {"vector": 3}, rank=3)
+    # Serial-position order in the block: best first, second best last.
+    record = dataclasses.replace(RECALL, items=(WINDOW_SEATS, third, ANA))
+    pane.show_recall(record)
+    items = pane.recall_view.items_view.toPlainText()
+    numbers = [items.index(label) for label in ("#1 preference", "#3 episodic", "#2 semantic")]
+    assert numbers == sorted(numbers)  # the block's order, each with its rank
+    assert "Flew to Oslo" in items[numbers[1] : numbers[2]]
+    assert "best first and second best last" in items
+    assert items.index("Numbered by rank") < numbers[0]
 
 
 def test_last_recall_reads_the_stored_json_shape(qtbot: QtBot, pane: MemoryPane) -> None:

@@ -16,8 +16,8 @@ def test_a_staged_fact_shows_why(qtbot: QtBot, store: Store) -> None:
     text = notice.text_label.text()
     assert "Saved for your review:" in text
     assert "it came from an email you pasted" in text
-    view.mark_memory_forgotten(memory.id)
-    assert "Forgotten:" in notice.text_label.text()
+    view.mark_memory_rejected(memory.id)
+    assert "Rejected:" in notice.text_label.text()
 
 
 def test_a_saved_fact_shows_no_reason(qtbot: QtBot, store: Store) -> None:

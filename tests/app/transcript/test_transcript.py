@@ -168,8 +168,9 @@ def test_remembered_notice_offers_undo(qtbot: QtBot, store: Store) -> None:
     with qtbot.waitSignal(view.memory_undo_requested) as undo:
         notice.action_button.click()
     assert undo.args == [memory]
-    view.mark_memory_forgotten(memory.id)
-    assert "Forgotten:" in notice.text_label.text()
+    view.mark_memory_rejected(memory.id)
+    assert "Rejected:" in notice.text_label.text() and "Forgotten" not in notice.text_label.text()
+    assert "not proposed again" in notice.toolTip()
     assert notice.action_button.isHidden()
 
 
