@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from app.look import invisible, theme
 from app.memories.memory_card_delegate import type_colour
-from timothy.store.records import RECALL_LEGS, RecalledMemory, RecallRecord
+from timothy.store.records import RECALL_LEGS, BelowFloorMemory, RecalledMemory, RecallRecord
 
 
 def leg_counts(recall: RecallRecord) -> Counter[str]:
@@ -71,12 +71,54 @@ def _item_html(item: RecalledMemory) -> str:
     )
 
 
+BELOW_FLOOR_NOTE = (
+    "Found but not sent: below the relevance floor. A search leg found each of these, but "
+    "none had real evidence that it bears on the message, so the model never saw them."
+)
+
+
+def _below_floor_html(memory: BelowFloorMemory) -> str:
+    """A candidate no leg admitted, greyed: what it is and why each leg let it go."""
+    c = theme.colours()
+    muted = c.muted.name()
+    content = invisible.reveal_html(
+        memory.content, c.invisible_marker.name(), c.invisible_marker_background.name()
+    )
+    reasons = "<br>".join(
+        f"<b>{html.escape(leg)}</b> #{verdict.rank}: {html.escape(verdict.why)}"
+        for leg, verdict in memory.floors.items()
+    )
+    return (
+        f'<table width="100%" cellspacing="0" cellpadding="8" '
+        f'style="border:1px dashed {c.faint.name()}; margin-bottom:6px;"><tr><td>'
+        f'<span style="color:{muted};">{html.escape(memory.type.value)} · below the floor'
+        f"</span><br>"
+        f'<span style="color:{muted};">{content}</span><br>'
+        f'<span style="color:{muted}; font-size:small;">{reasons}</span>'
+        f"</td></tr></table>"
+    )
+
+
+def below_floor_html(recall: RecallRecord) -> str:
+    if not recall.below_floor:
+        return ""
+    muted = theme.colours().muted.name()
+    return f'<p style="color:{muted};">{BELOW_FLOOR_NOTE}</p>' + "".join(
+        _below_floor_html(memory) for memory in recall.below_floor
+    )
+
+
 def items_html(recall: RecallRecord) -> str:
     muted = theme.colours().muted.name()
     if not recall.items:
+        why = (
+            "nothing it found cleared the relevance floor"
+            if recall.below_floor and not recall.ranked
+            else "none matched well enough, or none fitted the budget"
+        )
         return (
             f'<p style="color:{muted};">No memory was packed into the block for this turn '
-            "(none matched well enough, or none fitted the budget).</p>"
+            f"({why}).</p>" + below_floor_html(recall)
         )
     rows = [_item_html(item) for item in recall.items]  # in the block's order
     if len(recall.items) > 1:
@@ -87,6 +129,7 @@ def items_html(recall: RecallRecord) -> str:
             f'<p style="color:{muted};">{left_out} more ranked above the minimum score but did '
             "not fit the token budget.</p>"
         )
+    rows.append(below_floor_html(recall))
     return "".join(rows)
 
 

@@ -235,12 +235,30 @@ def word_ranks() -> Mapping[str, int]:
     return MappingProxyType(ranks)
 
 
+# The words of greeting and small talk. The English ranks come from written text, where
+# "hello" or "thanks" are rare; in a chat they are the commonest words there are, and a
+# memory that happens to say one ("always says hello to the canteen staff") is no answer
+# to "Hello!". They weigh nothing, like "the".
+SMALL_TALK = (
+    "hello", "hi", "hey", "hiya", "howdy", "greetings", "thanks", "thank", "thx", "cheers",
+    "please", "pls", "ok", "okay", "bye", "goodbye", "sorry", "welcome", "yes", "yeah", "yep",
+    "nope", "hmm", "lol", "cool", "awesome",
+)  # fmt: skip
+
+
+@functools.cache
+def small_talk_forms() -> frozenset[str]:
+    return frozenset(index_forms(list(SMALL_TALK)).values())
+
+
 @functools.lru_cache(maxsize=4096)
 def english_weight(term: str, scale: float) -> float:
     """How rare `term` is in English, on idf's scale: ln(1 + rank / scale) by the rank of
     its index form; a word outside the vocabulary counts as rare (infinite), a single
-    character as nothing."""
+    character or a word of small talk as nothing."""
     form = index_forms([term]).get(term, term)
+    if form in small_talk_forms():
+        return 0.0
     rank = word_ranks().get(form)
     if rank is None:
         return math.inf
