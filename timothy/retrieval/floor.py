@@ -30,10 +30,12 @@ in `RecallResult.below_floor` with the reasons, and never packed.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import logging
 import math
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -164,8 +166,27 @@ def background_for(embedder: EmbeddingProvider, *, wait: bool = True) -> Backgro
             with _backgrounds_lock:
                 _embedding.discard(embedder.model_id)
 
-    threading.Thread(target=embed, name="recall-background", daemon=True).start()
+    thread = threading.Thread(target=embed, name="recall-background", daemon=True)
+    with _backgrounds_lock:
+        _embedders.append(thread)
+    thread.start()
     return None
+
+
+_embedders: list[threading.Thread] = []
+# At exit, a model still embedding the background (a native runtime such as onnxruntime
+# mid-call) must finish before the interpreter tears its threads down, or the process
+# aborts; a provider slower than this is left behind.
+EXIT_WAIT_SECONDS = 5.0
+
+
+@atexit.register
+def _finish_background_embedding() -> None:
+    deadline = time.monotonic() + EXIT_WAIT_SECONDS
+    with _backgrounds_lock:
+        running = [thread for thread in _embedders if thread.is_alive()]
+    for thread in running:
+        thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def vector_verdicts(
