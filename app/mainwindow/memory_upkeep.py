@@ -10,21 +10,23 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
 from app.chat.assistant import Assistant
 from app.jobs.consolidation_dialog import ConsolidationDialog
 from app.jobs.daily_consolidation import DailyConsolidation
 from app.jobs.embedding_backfill import EmbeddingBackfill
-from app.jobs.workers import Workers
+from app.jobs.workers import Failure, Workers
 from app.mainwindow.banner import Banner
 from app.mainwindow.status_bar import StatusBar, consolidation_text, model_label, report_text
 from timothy.assistant import EmbeddingState
+from timothy.errors import DamagedStoreError
 from timothy.memory.consolidation import ConsolidationReport, last_report, last_run
 from timothy.memory.embedding import BackfillResult
 from timothy.settings import Settings
-from timothy.store import MemoryStatus, Store
+from timothy.store import MemoryStatus, Store, backups
+from timothy.store.backup_folder import damaged_message
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +40,9 @@ TIDY_DETAILS = "tidy-details"
 
 
 class MemoryUpkeep(QObject):
+    # The store found its file damaged (on any thread; Qt delivers it on the GUI thread).
+    store_damaged = Signal(str)
+
     def __init__(
         self,
         window: QWidget,
@@ -95,6 +100,9 @@ class MemoryUpkeep(QObject):
         self.consolidation.approval_needed.connect(self.ask_approval)
         if assistant is not None:
             assistant.embedding_changed.connect(self.embedding_changed)
+        self.store_damaged.connect(self._store_damaged)
+        if store is not None:
+            store.on_damage(self._heard_damage)
 
         self._consolidation_timer = QTimer(self)
         self._consolidation_timer.setInterval(CONSOLIDATION_CHECK_MS)
@@ -197,10 +205,48 @@ class MemoryUpkeep(QObject):
         QTimer.singleShot(self.consolidation_delay_ms, self, self.consolidate_if_due)
         self._consolidation_timer.start()
 
+    # -- damage and backups ------------------------------------------------------------
+
+    def _heard_damage(self, what: str) -> None:
+        """Called on whichever thread found the damage: only emits."""
+        try:
+            self.store_damaged.emit(what)
+        except RuntimeError:  # the window is gone (the app is closing)
+            log.info("store damage found after the window closed: %s", what)
+
+    def _store_damaged(self, what: str) -> None:
+        if self.store is None:
+            return
+        log.error("the memory database is damaged: %s", what)
+        self.banner.show_message(
+            f"{damaged_message(self.store.path)} Timothy only reads it now. Quit Timothy, run "
+            "that command in a terminal, then start it again.",
+            kind="error",
+        )
+
+    def backup_if_due(self) -> None:
+        """The daily backup, on a worker (a sound store only; the backup is verified)."""
+        if self.store is None or self.closing or self.store.damaged:
+            return
+        store, now = self.store, self.now()
+
+        def failed(failure: Failure) -> None:
+            if not isinstance(failure.error, DamagedStoreError):  # the banner says it already
+                self.show_error(f"The daily backup was not made: {failure.message}")
+
+        self.workers.run(
+            self.window,
+            lambda: backups.backup_if_due(store, now),
+            "making the daily backup",
+            on_failure=failed,
+        )
+
     def consolidate_if_due(self) -> None:
-        """Run daily consolidation on a worker when a day has passed since the last run."""
+        """Run daily consolidation on a worker when a day has passed since the last run
+        (the daily backup first: a tidy-up that merges makes its own as well)."""
         if self.store is None or self.closing:
             return
+        self.backup_if_due()
         chat = self.assistant.chat if self.assistant is not None else None
         self.consolidation.run_if_due(
             self.store,
