@@ -277,6 +277,7 @@ def test_messages_too_long_or_empty_are_refused_before_anything_is_saved(
     openai_server.reply("Hello.")
     [started] = [e for e in run(engine.send("hi")) if isinstance(e, TurnStarted)]
     session_id = started.session.id
+    assert engine.wait_idle(10)  # the title and extraction calls that follow a turn are done
     before = store.sessions.messages(session_id)
     asked = len(openai_server.requests)
     for refused in ("\n\t ", "x" * 200_001):
