@@ -21,6 +21,7 @@ class MemoryDetail(QWidget):
     version_saved = Signal(object)  # the new version an edit made here
     chain_shown = Signal(list)  # the versions now on screen, oldest first
     failed = Signal(str)
+    forget_requested = Signal(object)  # the memory on show: the browser asks, then forgets
 
     def __init__(
         self,
@@ -56,10 +57,12 @@ class MemoryDetail(QWidget):
             ("edit", "Edit…", "edit"),
             ("archive", "Archive", "archive"),
             ("reject", "Reject", "close"),
+            ("restore", "Restore", "undo"),
+            ("forget", "Forget for good…", "trash"),
         ):
             button = QPushButton(icons.icon(icon, "text", 16), label, self)
             button.clicked.connect(lambda _=False, action=name: self.trigger(action))
-            if name in ("reject", "archive"):
+            if name in ("reject", "archive", "forget"):
                 button.setProperty("danger", True)
             bar.addWidget(button)
             self.buttons[name] = button
@@ -102,8 +105,11 @@ class MemoryDetail(QWidget):
         status = self.memory.status if self.memory else None
         allowed = (
             {
-                MemoryStatus.STAGED: {"confirm", "edit", "reject"},
-                MemoryStatus.ACTIVE: {"reconfirm", "edit", "archive"},
+                MemoryStatus.STAGED: {"confirm", "edit", "reject", "forget"},
+                MemoryStatus.ACTIVE: {"reconfirm", "edit", "archive", "forget"},
+                MemoryStatus.REJECTED: {"restore", "forget"},
+                MemoryStatus.ARCHIVED: {"restore", "forget"},
+                MemoryStatus.SUPERSEDED: {"forget"},
             }.get(status, set())
             if status
             else set()
@@ -117,6 +123,9 @@ class MemoryDetail(QWidget):
             return
         if name == "edit":
             self.open_editor(memory)
+            return
+        if name == "forget":
+            self.forget_requested.emit(memory)
             return
         for button in self.buttons.values():
             button.setEnabled(False)
