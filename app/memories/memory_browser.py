@@ -399,6 +399,7 @@ class MemoryBrowser(QWidget):
         if self.forget_confirmation is dialog:
             self.forget_confirmation = None
         dialog.deleteLater()
+        self.view.setFocus(Qt.FocusReason.OtherFocusReason)  # the keys work on the list again
 
     def _forget(self, chosen: list[Memory], chain: bool) -> None:
         self.memory_actions.forget(

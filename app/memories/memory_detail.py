@@ -13,6 +13,7 @@ from app.look import icons
 from app.memories.actions import MemoryActions
 from app.memories.chain_view import ChainView
 from app.memories.memory_editor import MemoryEditor
+from timothy.errors import NotFoundError
 from timothy.store import Memory, MemoryStatus, Store
 from timothy.store.records import utc_now
 
@@ -84,8 +85,18 @@ class MemoryDetail(QWidget):
             lambda: self.store.memories.chain(memory.id),
             "loading the memory's history",
             on_success=lambda chain: self._chain_loaded(generation, chain),
-            on_failure=self._failed,
+            on_failure=lambda failure: self._chain_failed(generation, failure),
         )
+
+    def _chain_failed(self, generation: int, failure: Failure) -> None:
+        if generation != self._generation:
+            return
+        if isinstance(failure.error, NotFoundError):
+            # Forgotten for good meanwhile (several versions go one event at a time): there
+            # is nothing to show and nothing went wrong.
+            self.show_memory(None)
+            return
+        self._failed(failure)
 
     def _chain_loaded(self, generation: int, chain: list[Memory]) -> None:
         if generation != self._generation or self.memory is None:
