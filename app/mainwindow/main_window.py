@@ -433,7 +433,9 @@ class MainWindow(QMainWindow):
         self.memory_pane.focus_search()
 
     def _memories_forgotten(self, report: ForgetReport) -> None:
-        """Say what went, as `timothy memories forget` says it (backups included)."""
+        """Say what went, as `timothy memories forget` says it (backups included), and read
+        the open conversation again: its replies' records now hold "[forgotten]"."""
+        self.chat.reload_conversation()
         summary = forget_summary(report)
         if report.compacted:
             self.show_info(summary)

@@ -148,6 +148,8 @@ class MemoryPane(QWidget):
         ):
             self.fading.schedule_reload()
         self.browser.memory_changed(event, memory)
+        if event == "forgotten":
+            self.recall_view.memory_forgotten(memory.id)
 
     def _queue_count(self, count: int) -> None:
         self.tabs.setTabText(QUEUE_TAB, f"To confirm · {count}" if count else "To confirm")

@@ -128,6 +128,18 @@ def test_forget_for_good_after_a_recalled_turn_leaves_no_trace_in_the_file(
         render_item(locker.type, LOCKER), render_item(locker.type, FORGOTTEN)
     )
     assert kept.recall is not None and FORGOTTEN in kept.recall.block
+    # What the window shows is read again: the reply's record and Last recall are redacted.
+    transcript = window.chat.transcript
+
+    def reply_redacted() -> bool:
+        replies = [w for w in transcript.messages if w.role == "assistant"]
+        recall = replies[-1].recall if replies else None
+        return recall is not None and recall.block == kept.memory_block
+
+    qtbot.waitUntil(reply_redacted, timeout=5000)
+    view = window.memory_pane.recall_view
+    qtbot.waitUntil(lambda: view.block_view.toPlainText() == kept.memory_block, timeout=5000)
+    assert LOCKER not in view.items_view.toPlainText()
     after = file_bytes(store.path)
     assert traces(after, SECRET) == []
     assert traces(after, "4471") == []
