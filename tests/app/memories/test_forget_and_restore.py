@@ -26,7 +26,7 @@ from timothy.retrieval.render import render_item
 from timothy.store import Memory, MemoryStatus, Store
 from timothy.store.backup_folder import backups_dir
 from timothy.store.backups import make_backup
-from timothy.store.forget import FORGOTTEN
+from timothy.store.forget import FORGOTTEN, ErasedCopies, ForgetReport
 from timothy.store.records import utc_now
 
 SECRET = "quokkaburrow"  # one word: the text index holds it as a term of its own
@@ -254,3 +254,42 @@ def test_restore_a_rejected_and_an_archived_memory_from_the_browser(
         timeout=5000,
     )
     assert not browser.detail.buttons["restore"].isVisible()
+
+
+def test_the_details_button_forgets_an_older_version_after_asking(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    first = store.memories.add("Prefers aisle seats")
+    second = store.memories.supersede(first.id, "Prefers window seats")
+    window = make_window()
+    browser, actions = browse(qtbot, window, first, second)
+    choose(qtbot, browser, first)  # superseded: nothing to do with it but forget it
+    button = browser.detail.buttons["forget"]
+    qtbot.waitUntil(button.isVisible, timeout=5000)
+    assert not browser.detail.buttons["restore"].isVisible()
+    button.click()
+    dialog = confirmation(qtbot, browser)
+    assert dialog.chain_button is not None and dialog.chain_button.text() == "Forget all 2 versions"
+    with qtbot.waitSignal(actions.memories_forgotten, timeout=10_000) as forgotten:
+        dialog.this_button.click()
+    assert forgotten.args[0].forgotten == (first.id,)
+    qtbot.waitUntil(lambda: browser.model.row_of(first.id) < 0, timeout=5000)
+    assert store.memories.get(second.id).supersedes is None
+
+
+def test_a_file_that_could_not_be_rebuilt_is_said_plainly(
+    qtbot: QtBot, make_window: WindowFactory
+) -> None:
+    window = make_window()
+    actions = window.memory_pane.memory_actions
+    assert actions is not None
+    report = ForgetReport(
+        forgotten=("01M8RPWX2NZB3H436MDVQYEC9Z",),
+        chains=0,
+        erased=ErasedCopies((), 0, 0, (), 0),
+        compacted=False,
+    )
+    actions.memories_forgotten.emit(report)
+    text = window.banner.text_label.text()
+    assert text.startswith(forget_summary(report))
+    assert "could not be rebuilt yet" in text and window.banner.kind == "error"
