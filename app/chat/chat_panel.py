@@ -212,6 +212,19 @@ class ChatPanel(QWidget):
             return
         if self.runner.running:
             self.stop()
+        self._load(conversation_id, title)
+
+    def reload_conversation(self) -> bool:
+        """Read the open conversation from the store again (after memories were forgotten
+        for good, so its replies' recall records are the redacted ones). Not while a reply
+        is running: False then, and nothing changes."""
+        conversation_id = self.conversation_id
+        if conversation_id is None or self.runner.running:
+            return False
+        self._load(conversation_id, self.title)
+        return True
+
+    def _load(self, conversation_id: str, title: str) -> None:
         self._generation += 1
         generation = self._generation
         self.conversation_id = conversation_id

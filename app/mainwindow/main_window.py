@@ -44,9 +44,11 @@ from app.memories.memory_pane import MemoryPane
 from app.settings.settings_dialog import BEDROCK_MODELS, SettingsDialog
 from timothy import paths
 from timothy.assistant import Setup
+from timothy.cli.memories import forget_summary
 from timothy.providers.model_list import list_chat_models
 from timothy.settings import Settings, load_settings, save_settings
 from timothy.store import Memory, Store
+from timothy.store.forget import ForgetReport
 from timothy.store.records import RecallRecord, utc_now
 
 log = logging.getLogger(__name__)
@@ -230,6 +232,7 @@ class MainWindow(QMainWindow):
             pane.memory_actions.memories_imported.connect(
                 lambda _count: self.upkeep.memories_changed()
             )
+            pane.memory_actions.memories_forgotten.connect(self._memories_forgotten)
         if pane.events is not None:
             pane.events.memory_changed.connect(
                 lambda _event, _memory: self.upkeep.memories_changed()
@@ -428,6 +431,21 @@ class MainWindow(QMainWindow):
     def focus_memory_search(self) -> None:
         self.set_memory_pane_visible(True)
         self.memory_pane.focus_search()
+
+    def _memories_forgotten(self, report: ForgetReport) -> None:
+        """Say what went, as `timothy memories forget` says it (backups included), and read
+        the open conversation again: its replies' records now hold "[forgotten]"."""
+        self.chat.reload_conversation()
+        summary = forget_summary(report)
+        if report.compacted:
+            self.show_info(summary)
+            return
+        self.banner.show_message(
+            summary + " The database file could not be rebuilt yet (another program may "
+            "have it open), so freed space in it may still hold the text until the next "
+            "forget.",
+            kind="error",
+        )
 
     # -- managing memories (the Memory menu) ------------------------------------------
 

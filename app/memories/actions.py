@@ -1,11 +1,13 @@
-"""What the owner does to a memory (confirm, reject, still true, archive, edit, add by hand,
-export and import), in one place that every view of the memory pane and the window's Memory
-menu use: it changes the store on a worker and says what happened, whichever view it
-happened in.
+"""What the owner does to a memory (confirm, reject, still true, archive, restore, edit, add
+by hand, forget for good, export and import), in one place that every view of the memory pane
+and the window's Memory menu use: it changes the store on a worker and says what happened,
+whichever view it happened in.
 
-Forgetting for good and restoring are the store's (`MemoryRepository.forget`, `.restore`,
-built apart from the window): each becomes one more action here, with its own signal, and
-the views offer it where they offer the others (`BROWSE_ACTIONS` in `memory_browser.py`).
+Forgetting for good goes through `timothy.memory.forget.forget`, never the store's bare
+`MemoryRepository.forget`: only the former redacts the text from past turns' memory blocks,
+`remember` tool messages and stored reports. Restoring is the store's `restore` (rejected ->
+staged, archived -> active). The views offer both where they offer the others
+(`BROWSE_ACTIONS` in `memory_browser.py`).
 
 The lists refresh from the store's own change events (`StoreEvents`), which also hear what
 the chat engine's extraction stages; these signals say what the owner did.
@@ -22,7 +24,9 @@ from PySide6.QtCore import QObject, Signal, SignalInstance
 from app.jobs.workers import Failure, Workers
 from app.memories.memory_editor import MemoryEdit
 from timothy.errors import TimothyError
+from timothy.memory.forget import forget
 from timothy.store import Memory, Store
+from timothy.store.forget import ForgetReport
 from timothy.store.records import MemorySource, utc_now
 from timothy.store.transfer import export_to_file, import_from_file
 
@@ -34,6 +38,8 @@ class MemoryActions(QObject):
     memory_rejected = Signal(object)
     memory_reconfirmed = Signal(object)
     memory_archived = Signal(object)
+    memory_restored = Signal(object)  # rejected -> staged, archived -> active
+    memories_forgotten = Signal(object)  # the ForgetReport of one forget for good
     memory_superseded = Signal(object)  # the new, active version an edit made
     memory_added = Signal(object)  # a memory the owner wrote by hand (active)
     memories_imported = Signal(int)  # how many; the store says nothing of each, so reload
@@ -62,6 +68,8 @@ class MemoryActions(QObject):
             return memories.reconfirm(memory.id, now=self.now())
         if action == "archive":
             return memories.archive(memory.id, now=self.now())
+        if action == "restore":
+            return memories.restore(memory.id, now=self.now())
         raise ValueError(action)
 
     def change(
@@ -138,8 +146,54 @@ class MemoryActions(QObject):
             "reject": self.memory_rejected,
             "reconfirm": self.memory_reconfirmed,
             "archive": self.memory_archived,
+            "restore": self.memory_restored,
         }
         return signals[action]
+
+    def chains(
+        self,
+        owner: QObject,
+        memories: Sequence[Memory],
+        *,
+        on_done: Callable[[dict[str, list[Memory]]], None],
+        on_failure: Callable[[Failure], None],
+    ) -> None:
+        """Each memory's whole version chain (oldest first), read on a worker: what
+        forgetting "all versions" would remove."""
+        ids = [memory.id for memory in memories]
+
+        def work() -> dict[str, list[Memory]]:
+            return {memory_id: self.store.memories.chain(memory_id) for memory_id in ids}
+
+        self.workers.run(
+            owner, work, "reading the memory's history", on_success=on_done, on_failure=on_failure
+        )
+
+    def forget(
+        self,
+        owner: QObject,
+        memories: Sequence[Memory],
+        *,
+        chain: bool,
+        on_done: Callable[[ForgetReport], None],
+        on_failure: Callable[[Failure], None],
+    ) -> None:
+        """Forget `memories` for good (with `chain`, every version of each), and every copy
+        of their text in the store, on a worker; then `memories_forgotten` and
+        `on_done(report)`. It cannot be undone; older backups are not touched."""
+        ids = [memory.id for memory in memories]
+
+        def finished(report: ForgetReport) -> None:
+            self.memories_forgotten.emit(report)
+            on_done(report)
+
+        self.workers.run(
+            owner,
+            lambda: forget(self.store, ids, chain=chain),
+            "forgetting for good",
+            on_success=finished,
+            on_failure=on_failure,
+        )
 
     def add(
         self,

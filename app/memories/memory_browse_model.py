@@ -212,6 +212,16 @@ class MemoryBrowseModel(QAbstractListModel):
             self.memories[row] = memory
             self.dataChanged.emit(self.index(row), self.index(row))
 
+    def remove(self, memory_id: str) -> None:
+        """Drop a memory that is gone from the store (forgotten for good)."""
+        row = self._rows.get(memory_id)
+        if row is None:
+            return
+        self.beginRemoveRows(QModelIndex(), row, row)
+        del self.memories[row]
+        self._reindex()
+        self.endRemoveRows()
+
     def _reindex(self) -> None:
         self._rows = {m.id: position for position, m in enumerate(self.memories)}
 

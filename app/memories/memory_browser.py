@@ -2,9 +2,11 @@
 status, with the chosen memory's version chain below.
 
 The queue's keys work on the selection here too (C confirms, or says an active memory is
-still true; E edits; R rejects; A archives), and so does a context menu with the same
-actions. The list and the history share the height: the history gets what its versions
-need, the list keeps at least a few rows (until the owner drags the divider).
+still true; E edits; R rejects; A archives; Del forgets for good, after a confirmation that
+says exactly what goes), and so does a context menu with the same actions and Restore (a
+rejected memory back to staged, an archived one back to active). The list and the history
+share the height: the history gets what its versions need, the list keeps at least a few rows
+(until the owner drags the divider).
 """
 
 from __future__ import annotations
@@ -31,10 +33,13 @@ from PySide6.QtWidgets import (
 from app.jobs.workers import Failure, Workers
 from app.look import icons, theme
 from app.memories.actions import MemoryActions
+from app.memories.forget_confirmation import ForgetConfirmation
 from app.memories.memory_browse_model import BrowseQuery, MemoryBrowseModel
 from app.memories.memory_detail import MemoryDetail
 from app.memories.memory_row_delegate import MemoryRowDelegate
 from timothy.store import Memory, MemoryStatus, MemoryType, Store
+from timothy.store.backup_folder import backups_dir
+from timothy.store.forget import ForgetReport
 from timothy.store.records import utc_now
 
 SEARCH_DELAY_MS = 180
@@ -45,13 +50,12 @@ LIST_MIN_ROWS = 3  # the list keeps this many rows in sight when the history is 
 class BrowseAction:
     name: str
     label: str
-    key: str
+    key: str  # "": no key of its own (the context menu and the detail's button offer it)
     statuses: frozenset[MemoryStatus]  # what a memory must be for the action to apply to it
     single: bool = False  # only for one memory at a time
 
 
 # The queue's keys, on the selection. "confirm" on an active memory says it is still true.
-# Forget for good (Del) and restore join here once the store offers them.
 BROWSE_ACTIONS = (
     BrowseAction("confirm", "Confirm", "C", frozenset({MemoryStatus.STAGED, MemoryStatus.ACTIVE})),
     BrowseAction(
@@ -59,6 +63,10 @@ BROWSE_ACTIONS = (
     ),
     BrowseAction("reject", "Reject", "R", frozenset({MemoryStatus.STAGED})),
     BrowseAction("archive", "Archive", "A", frozenset({MemoryStatus.ACTIVE})),
+    BrowseAction(
+        "restore", "Restore", "", frozenset({MemoryStatus.REJECTED, MemoryStatus.ARCHIVED})
+    ),
+    BrowseAction("forget", "Forget for good…", "Del", frozenset(MemoryStatus)),
 )
 
 
@@ -158,7 +166,10 @@ class MemoryBrowser(QWidget):
         self.memory_actions = actions
         self.context_menu: QMenu | None = None
         self.shortcuts: dict[str, QShortcut] = {}
+        self.forget_confirmation: ForgetConfirmation | None = None
         for action in BROWSE_ACTIONS:
+            if not action.key:
+                continue
             # On the list only: typing in the search box never confirms anything.
             shortcut = QShortcut(QKeySequence(action.key), self.view)
             shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
@@ -167,6 +178,7 @@ class MemoryBrowser(QWidget):
         self.detail = MemoryDetail(store, workers, actions, now=now, parent=self.splitter)
         self.detail.version_saved.connect(self._edited_here)
         self.detail.failed.connect(self.failed)
+        self.detail.forget_requested.connect(lambda memory: self.ask_forget([memory]))
         self.detail.chain_shown.connect(lambda _chain: self.share_height())
         self.splitter.addWidget(self.view)
         self.splitter.addWidget(self.detail)
@@ -285,6 +297,9 @@ class MemoryBrowser(QWidget):
     # -- changes from anywhere ---------------------------------------------------------
 
     def memory_changed(self, event: str, memory: Memory) -> None:
+        if event == "forgotten":
+            self._forgotten(memory)
+            return
         self.model.memory_changed(memory)
         if event == "superseded" and memory.supersedes:
             old_id = memory.supersedes
@@ -299,6 +314,18 @@ class MemoryBrowser(QWidget):
         shown = self.detail.memory
         if shown is not None and shown.id in (memory.id, memory.supersedes):
             self.detail.show_memory(memory if shown.id == memory.id else shown)
+        self._recount_timer.start()
+
+    def _forgotten(self, memory: Memory) -> None:
+        """A memory is gone for good: its row goes; a surviving version on show is read
+        again (its chain now skips the gap)."""
+        self.model.remove(memory.id)
+        shown = self.detail.memory
+        if shown is not None and shown.id == memory.id:
+            current = self.model.memory_at(self.view.currentIndex().row())
+            self.detail.show_memory(current)
+        elif shown is not None:
+            self.detail.show_memory(shown)
         self._recount_timer.start()
 
     # -- actions on the selection --------------------------------------------------------
@@ -323,6 +350,9 @@ class MemoryBrowser(QWidget):
             [memory] = memories
             self.detail.open_editor(memory)
             return
+        if name == "forget":
+            self.ask_forget(memories)
+            return
         groups: dict[str, list[Memory]] = {}
         for memory in memories:
             change = (
@@ -339,6 +369,47 @@ class MemoryBrowser(QWidget):
                 on_done=self._changed,
                 on_failure=self._change_failed,
             )
+
+    def ask_forget(self, memories: list[Memory]) -> None:
+        """Read each memory's version chain (on a worker), then ask, saying exactly what
+        goes; forgetting happens only on the owner's answer."""
+        chosen = list(memories)
+        if not chosen:
+            return
+        self.memory_actions.chains(
+            self,
+            chosen,
+            on_done=lambda chains: self._confirm_forget(chosen, chains),
+            on_failure=self._change_failed,
+        )
+
+    def _confirm_forget(self, chosen: list[Memory], chains: dict[str, list[Memory]]) -> None:
+        # The chains are the store's truth now: the browser's copies may be stale.
+        fresh = {m.id: m for chain in chains.values() for m in chain}
+        chosen = [fresh.get(m.id, m) for m in chosen]
+        if self.forget_confirmation is not None:
+            self.forget_confirmation.deleteLater()
+        dialog = ForgetConfirmation(chosen, chains, backups_dir(self.store.path), self)
+        dialog.chosen.connect(lambda chain: self._forget(chosen, chain))
+        dialog.finished.connect(lambda _result: self._confirmation_closed(dialog))
+        self.forget_confirmation = dialog
+        dialog.open()
+
+    def _confirmation_closed(self, dialog: ForgetConfirmation) -> None:
+        if self.forget_confirmation is dialog:
+            self.forget_confirmation = None
+        dialog.deleteLater()
+        self.view.setFocus(Qt.FocusReason.OtherFocusReason)  # the keys work on the list again
+
+    def _forget(self, chosen: list[Memory], chain: bool) -> None:
+        self.memory_actions.forget(
+            self, chosen, chain=chain, on_done=self._forget_done, on_failure=self._change_failed
+        )
+
+    def _forget_done(self, _report: ForgetReport) -> None:
+        # The rows go on the store's own "forgotten" events; the window says what went
+        # (it hears `MemoryActions.memories_forgotten`).
+        pass
 
     def _changed(self, _done: list[Memory], problems: list[str]) -> None:
         # The rows update from the store's own events (`memory_changed`).
@@ -364,7 +435,8 @@ class MemoryBrowser(QWidget):
             if applies and len(applies) > 1:
                 label += f" ({len(applies)})"
             item = menu.addAction(label)
-            item.setShortcut(QKeySequence(action.key))
+            if action.key:
+                item.setShortcut(QKeySequence(action.key))
             item.setObjectName(action.name)
             item.setEnabled(bool(applies))
             item.triggered.connect(lambda _checked=False, name=action.name: self.trigger(name))

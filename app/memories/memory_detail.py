@@ -13,6 +13,7 @@ from app.look import icons
 from app.memories.actions import MemoryActions
 from app.memories.chain_view import ChainView
 from app.memories.memory_editor import MemoryEditor
+from timothy.errors import NotFoundError
 from timothy.store import Memory, MemoryStatus, Store
 from timothy.store.records import utc_now
 
@@ -21,6 +22,7 @@ class MemoryDetail(QWidget):
     version_saved = Signal(object)  # the new version an edit made here
     chain_shown = Signal(list)  # the versions now on screen, oldest first
     failed = Signal(str)
+    forget_requested = Signal(object)  # the memory on show: the browser asks, then forgets
 
     def __init__(
         self,
@@ -56,10 +58,12 @@ class MemoryDetail(QWidget):
             ("edit", "Edit…", "edit"),
             ("archive", "Archive", "archive"),
             ("reject", "Reject", "close"),
+            ("restore", "Restore", "undo"),
+            ("forget", "Forget for good…", "trash"),
         ):
             button = QPushButton(icons.icon(icon, "text", 16), label, self)
             button.clicked.connect(lambda _=False, action=name: self.trigger(action))
-            if name in ("reject", "archive"):
+            if name in ("reject", "archive", "forget"):
                 button.setProperty("danger", True)
             bar.addWidget(button)
             self.buttons[name] = button
@@ -81,8 +85,18 @@ class MemoryDetail(QWidget):
             lambda: self.store.memories.chain(memory.id),
             "loading the memory's history",
             on_success=lambda chain: self._chain_loaded(generation, chain),
-            on_failure=self._failed,
+            on_failure=lambda failure: self._chain_failed(generation, failure),
         )
+
+    def _chain_failed(self, generation: int, failure: Failure) -> None:
+        if generation != self._generation:
+            return
+        if isinstance(failure.error, NotFoundError):
+            # Forgotten for good meanwhile (several versions go one event at a time): there
+            # is nothing to show and nothing went wrong.
+            self.show_memory(None)
+            return
+        self._failed(failure)
 
     def _chain_loaded(self, generation: int, chain: list[Memory]) -> None:
         if generation != self._generation or self.memory is None:
@@ -102,8 +116,11 @@ class MemoryDetail(QWidget):
         status = self.memory.status if self.memory else None
         allowed = (
             {
-                MemoryStatus.STAGED: {"confirm", "edit", "reject"},
-                MemoryStatus.ACTIVE: {"reconfirm", "edit", "archive"},
+                MemoryStatus.STAGED: {"confirm", "edit", "reject", "forget"},
+                MemoryStatus.ACTIVE: {"reconfirm", "edit", "archive", "forget"},
+                MemoryStatus.REJECTED: {"restore", "forget"},
+                MemoryStatus.ARCHIVED: {"restore", "forget"},
+                MemoryStatus.SUPERSEDED: {"forget"},
             }.get(status, set())
             if status
             else set()
@@ -117,6 +134,9 @@ class MemoryDetail(QWidget):
             return
         if name == "edit":
             self.open_editor(memory)
+            return
+        if name == "forget":
+            self.forget_requested.emit(memory)
             return
         for button in self.buttons.values():
             button.setEnabled(False)

@@ -135,11 +135,21 @@ class MemoryPane(QWidget):
 
     def _memory_changed(self, event: str, memory: Memory) -> None:
         assert self.queue is not None and self.fading is not None and self.browser is not None
-        if event in ("staged", "promoted", "rejected", "superseded"):
+        if event in ("staged", "promoted", "rejected", "superseded", "restored", "forgotten"):
             self.queue.schedule_reload()
-        if event in ("reconfirmed", "archived", "superseded", "rejected", "promoted"):
+        if event in (
+            "reconfirmed",
+            "archived",
+            "superseded",
+            "rejected",
+            "promoted",
+            "restored",
+            "forgotten",
+        ):
             self.fading.schedule_reload()
         self.browser.memory_changed(event, memory)
+        if event == "forgotten":
+            self.recall_view.memory_forgotten(memory.id)
 
     def _queue_count(self, count: int) -> None:
         self.tabs.setTabText(QUEUE_TAB, f"To confirm · {count}" if count else "To confirm")

@@ -211,6 +211,25 @@ class RecallView(QWidget):
         self.empty.setText((caption + "\n\n" if caption else "") + why)
         self.stack.setCurrentWidget(self.empty)
 
+    def memory_forgotten(self, memory_id: str) -> None:
+        """A memory was forgotten for good: a record on show that names it holds words the
+        store no longer keeps, so it goes (the turn's redacted record is read again)."""
+        recall = self.recall
+        if recall is None:
+            return
+        named = {m.id for m in (*recall.items, *recall.ranked)}
+        named.update(m.id for m in recall.below_floor)
+        if memory_id not in named:
+            return
+        self.recall = None
+        self.items_view.clear()
+        self.block_view.clear()
+        self.empty.setText(
+            "This turn's memory block named a memory you forgot for good. Choose “Memories "
+            "used” under a reply to see its block as it is kept now."
+        )
+        self.stack.setCurrentWidget(self.empty)
+
     def show_recall(self, recall: RecallRecord, caption: str = "Latest turn") -> None:
         self.recall = recall
         c = theme.colours()

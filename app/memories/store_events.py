@@ -13,7 +13,8 @@ from timothy.store import Memory, Store
 
 class StoreEvents(QObject):
     # (what happened: "staged", "added", "promoted", "reconfirmed", "rejected", "archived",
-    #  "superseded"; the memory as it is now). Queued to the GUI thread by Qt.
+    #  "restored", "superseded", "decayed"; the memory as it is now; or "forgotten" with the
+    #  record as it was before it was removed). Queued to the GUI thread by Qt.
     memory_changed = Signal(str, object)
 
     def __init__(self, store: Store, parent: QObject | None = None) -> None:

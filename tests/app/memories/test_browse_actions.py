@@ -130,16 +130,16 @@ def test_the_context_menu_offers_the_same_actions_where_they_apply(
     assert actions is not None
 
     offered = context_menu_on(qtbot, browser, proposal)
-    assert list(offered) == ["confirm", "edit", "reject", "archive"]
+    assert list(offered) == ["confirm", "edit", "reject", "archive", "restore", "forget"]
     enabled = {name for name, action in offered.items() if action.isEnabled()}
-    assert enabled == {"confirm", "edit", "reject"}
+    assert enabled == {"confirm", "edit", "reject", "forget"}
     assert [m.id for m in browser.selected_memories()] == [proposal.id]  # it chose the row
     assert browser.context_menu is not None
     browser.context_menu.close()
 
     offered = context_menu_on(qtbot, browser, fact)
     enabled = {name for name, action in offered.items() if action.isEnabled()}
-    assert enabled == {"confirm", "edit", "archive"}
+    assert enabled == {"confirm", "edit", "archive", "forget"}
     assert offered["confirm"].text() == "Still true"
     with qtbot.waitSignal(actions.memory_archived, timeout=5000):
         offered["archive"].trigger()

@@ -1,0 +1,109 @@
+"""The question before forgetting for good, saying exactly what goes: each memory's text (and,
+when it has older or newer versions, every version's), that the text also leaves the memory
+blocks recorded with past turns, that it cannot be undone, and that older backups may still
+hold it.
+
+Opened with `open()` (window-modal, never a nested event loop), answered by its buttons:
+`chosen(chain)` says which (`False`: only the chosen versions; `True`: every version).
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QTextDocument
+from PySide6.QtWidgets import QAbstractButton, QMessageBox, QPushButton, QWidget
+
+from timothy.store import Memory
+from timothy.store.forget import FORGOTTEN
+
+
+def _quoted(memory: Memory) -> str:
+    return f"“{escape(memory.content)}”"
+
+
+def confirmation_html(
+    chosen: list[Memory], chains: dict[str, list[Memory]], backups: Path
+) -> tuple[str, int]:
+    """The question's text (HTML, every memory's words escaped) and how many versions
+    forgetting "all versions" removes (no more than `len(chosen)`: there are no others)."""
+    chosen_ids = {memory.id for memory in chosen}
+    versions: dict[str, Memory] = {}
+    for memory in chosen:
+        for version in chains.get(memory.id) or [memory]:
+            versions.setdefault(version.id, version)
+    one = len(chosen) == 1
+    parts = [
+        "<p>This memory will be removed for good:</p>"
+        if one
+        else f"<p>These {len(chosen)} memories will be removed for good:</p>",
+        "<ul>" + "".join(f"<li>{_quoted(m)}</li>" for m in chosen) + "</ul>",
+    ]
+    if len(versions) > len(chosen):
+        listed = "".join(
+            f"<li>{_quoted(v)}{' <i>(chosen)</i>' if v.id in chosen_ids else ''}</li>"
+            for v in versions.values()
+        )
+        parts.append(
+            f"<p>{'It has' if one else 'They have'} {len(versions)} versions in all. "
+            f"<b>Forget all {len(versions)} versions</b> removes every one of these:</p>"
+            f"<ul>{listed}</ul>"
+        )
+    parts.append(
+        f"<p>{'Its' if one else 'Their'} text is also removed from the memory blocks recorded "
+        f"with past turns (the line there will read “{FORGOTTEN}”), and from any "
+        "<i>remember</i> message that saved it.</p>"
+        "<p><b>This cannot be undone.</b> Older backups made before now (in "
+        f"{escape(str(backups))}) may still hold this text; they are not changed.</p>"
+    )
+    return "".join(parts), len(versions)
+
+
+class ForgetConfirmation(QMessageBox):
+    chosen = Signal(bool)  # True: every version of each chain
+
+    def __init__(
+        self,
+        chosen: list[Memory],
+        chains: dict[str, list[Memory]],
+        backups: Path,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Forget for good")
+        self.setIcon(QMessageBox.Icon.Warning)
+        self.setTextFormat(Qt.TextFormat.RichText)
+        html, versions = confirmation_html(chosen, chains, backups)
+        self.setText(html)
+        self.memories = list(chosen)
+        count = len(chosen)
+        if versions == count:
+            label = "Forget this memory" if count == 1 else f"Forget {count} memories"
+        else:
+            label = "Forget this version" if count == 1 else f"Forget these {count} versions"
+        self.this_button: QPushButton = self.addButton(
+            label, QMessageBox.ButtonRole.DestructiveRole
+        )
+        self.chain_button: QPushButton | None = None
+        if versions > len(chosen):
+            self.chain_button = self.addButton(
+                f"Forget all {versions} versions", QMessageBox.ButtonRole.DestructiveRole
+            )
+        self.cancel_button: QPushButton = self.addButton(QMessageBox.StandardButton.Cancel)
+        self.setDefaultButton(self.cancel_button)  # Enter never forgets by accident
+        self.setEscapeButton(self.cancel_button)
+        self.buttonClicked.connect(self._clicked)
+
+    def text_shown(self) -> str:
+        """The question as the owner reads it (without markup)."""
+        document = QTextDocument()
+        document.setHtml(self.text())
+        return document.toPlainText()
+
+    def _clicked(self, button: QAbstractButton) -> None:
+        if button is self.this_button:
+            self.chosen.emit(False)
+        elif self.chain_button is not None and button is self.chain_button:
+            self.chosen.emit(True)
