@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from timothy.cli.context import Context, add_json, add_now
-from timothy.errors import InvalidInputError, StoreError, TimothyError
+from timothy.errors import InvalidInputError, TimothyError
 from timothy.memory.consolidation import LAST_REPORT_KEY
 from timothy.memory.forget import forget
 from timothy.retrieval.fading import fading
 from timothy.settings import load_settings
 from timothy.store.forget import ForgetReport
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
-from timothy.store.transfer import export_memories, import_memories
+from timothy.store.transfer import (
+    export_memories,
+    export_to_file,
+    import_from_file,
+    import_memories,
+)
 
 _TYPES = [t.value for t in MemoryType]
 _STATUSES = [s.value for s in MemoryStatus]
@@ -331,18 +334,7 @@ def cmd_export(ctx: Context) -> int:
         export_memories(store, ctx.out)
         return 0
     path = Path(target).expanduser()
-    # Write beside the target, then rename: an interrupted export never leaves half a file.
-    try:
-        handle, temp_name = tempfile.mkstemp(prefix=".export-", dir=path.parent or Path("."))
-    except OSError as exc:
-        raise StoreError(f"Cannot write to {path.parent}: {exc.strerror}.") from exc
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            count = export_memories(store, out)
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
+    count = export_to_file(store, path)
     ctx.err.write(f"Exported {count} memories to {path}\n")
     return 0
 
@@ -352,17 +344,6 @@ def cmd_import(ctx: Context) -> int:
     if source == "-":
         count = import_memories(ctx.store(writes=True), sys.stdin, now=ctx.now())
     else:
-        path = Path(source).expanduser()
-        try:
-            handle = path.open(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidInputError(f"Cannot read {path}: {exc.strerror}.") from exc
-        with handle:
-            try:
-                count = import_memories(ctx.store(writes=True), handle, now=ctx.now())
-            except UnicodeDecodeError:
-                raise InvalidInputError(
-                    f"{path} is not UTF-8 text; nothing was imported."
-                ) from None
+        count = import_from_file(ctx.store(writes=True), Path(source), now=ctx.now())
     ctx.err.write(f"Imported {count} memories\n")
     return 0
