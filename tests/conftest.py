@@ -12,7 +12,11 @@ import keyring
 import pytest
 
 from tests.fakes.keyring_backend import FileKeyring
+from tests.fakes.postgres import PgServer
 from timothy.store import Store
+from timothy.store.engine import StoreEngine
+from timothy.store.location import STORE_URL_ENV
+from timothy.store.postgres import PostgresStore
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -47,8 +51,65 @@ def data_dir(isolated_env: Path) -> Path:
     return isolated_env / "data"
 
 
+# Test modules whose `store` runs on both engines: the SQLite file and a PostgreSQL server.
+# A test in them that is about the SQLite file itself is marked `sqlite_only`.
+BOTH_ENGINES = (
+    "tests/store/test_memories_lifecycle.py",
+    "tests/store/test_memories_consolidation.py",
+    "tests/store/test_search_text.py",
+    "tests/store/test_search_entity.py",
+    "tests/store/test_search_dates.py",
+    "tests/store/test_sessions.py",
+    "tests/store/test_vectors.py",
+    "tests/store/test_forget.py",
+    "tests/retrieval/",
+    "tests/memory/test_consolidation.py",
+    "tests/memory/test_consolidation_merge.py",
+    "tests/memory/test_embedding.py",
+    "tests/chat/test_turn.py",
+    "tests/chat/test_remember_gate.py",
+)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "store_kind" not in metafunc.fixturenames:
+        return
+    where = Path(str(metafunc.definition.path)).relative_to(REPO).as_posix()
+    both = any(where.startswith(prefix) for prefix in BOTH_ENGINES)
+    if both and metafunc.definition.get_closest_marker("sqlite_only") is None:
+        metafunc.parametrize("store_kind", ["sqlite", "postgres"], indirect=True)
+
+
 @pytest.fixture
-def store(data_dir: Path) -> Iterator[Store]:
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Which engine the test's `store` is: "sqlite" unless the module runs on both."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """One real PostgreSQL + pgvector server for the whole run (see tests/fakes/postgres.py)."""
+    with PgServer.temporary() as server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> str:
+    """The address of an empty database (a schema of its own) on the test server."""
+    return pg_server.fresh_url()
+
+
+@pytest.fixture
+def store(
+    store_kind: str, data_dir: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[StoreEngine]:
+    """The test's store; on the server, the `timothy` command it runs uses the same one."""
+    if store_kind == "postgres":
+        url = request.getfixturevalue("pg_url")
+        monkeypatch.setenv(STORE_URL_ENV, url)
+        with PostgresStore(url) as server_store:
+            yield server_store
+        return
     with Store.open(data_dir) as opened:
         yield opened
 

@@ -18,7 +18,7 @@ from timothy.providers.factory import chat_provider, embedding_provider, query_e
 from timothy.providers.local import LocalEmbedder
 from timothy.retrieval.floor import background_for
 from timothy.settings import Settings
-from timothy.store import Store
+from timothy.store.engine import StoreEngine
 from timothy.tokens import encoding
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ class Setup:
 
 
 def embedding_state(
-    store: Store, embedder: EmbeddingProvider | None, problem: str | None = None
+    store: StoreEngine, embedder: EmbeddingProvider | None, problem: str | None = None
 ) -> EmbeddingState:
     """Blocking (store reads; may ask a server its dimension once)."""
     active = store.vectors.active_model()
@@ -77,7 +77,7 @@ def uses_memories(settings: Settings, chat: ChatProvider | None) -> bool:
 
 
 def engine_for(
-    store: Store,
+    store: StoreEngine,
     settings: Settings,
     chat: ChatProvider | None,
     query: EmbeddingProvider | None,
@@ -94,7 +94,7 @@ def engine_for(
     )
 
 
-def build(store: Store, settings: Settings, *, warm: bool = True) -> tuple[ChatEngine, Setup]:
+def build(store: StoreEngine, settings: Settings, *, warm: bool = True) -> tuple[ChatEngine, Setup]:
     """The chat engine and the embedding provider the settings name.
 
     A chat provider that cannot be set up is reported in `Setup.chat_problem`, not raised:

@@ -36,6 +36,22 @@ class IllegalTransitionError(StoreError):
     """The lifecycle does not allow this change from the memory's current status."""
 
 
+class ChangedElsewhereError(IllegalTransitionError):
+    """A shared store's memory was changed on another machine between our read and our write.
+
+    `ours` is what this machine wanted to write, `theirs` the version now stored (both as
+    the owner would read them), so nothing is lost: the owner picks."""
+
+    def __init__(self, message: str, *, ours: str, theirs: str) -> None:
+        super().__init__(message)
+        self.ours = ours
+        self.theirs = theirs
+
+
+class StoreUnreachableError(StoreError):
+    """The shared store's server did not answer (down, unreachable, refusing us)."""
+
+
 class ImportFailedError(StoreError):
     """An import file was refused; nothing from it was written."""
 

@@ -28,6 +28,7 @@ from timothy.errors import InvalidInputError
 from timothy.memory.settings import ConsolidationSettings, MemoryPolicySettings
 from timothy.providers.settings import BedrockSettings, OpenAISettings
 from timothy.retrieval.settings import RecallSettings
+from timothy.store.location import StoreSettings
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ __all__ = [
     "OpenAISettings",
     "RecallSettings",
     "Settings",
+    "StoreSettings",
     "first_run_settings",
     "load_settings",
     "save_settings",
@@ -59,6 +61,7 @@ class Settings:
     recall: RecallSettings = field(default_factory=RecallSettings)
     chat: ChatSettings = field(default_factory=ChatSettings)
     consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
 
     def to_json(self) -> dict[str, Any]:
         converted = to_json(self)

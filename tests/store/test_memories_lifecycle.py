@@ -175,6 +175,7 @@ def test_fts_index_follows_add_edit_and_archive(store: Store) -> None:
     assert active_ids_matching(store, "window") == set()
 
 
+@pytest.mark.sqlite_only
 def test_fts_rows_match_content_table(store: Store) -> None:
     for i in range(20):
         memory = store.memories.add(f"fact number {i} about tea")
@@ -213,9 +214,9 @@ def test_list_filters(store: Store) -> None:
 def test_entities_are_deduplicated_by_normal_form(store: Store) -> None:
     memory = store.memories.add("x", entities=["Zoë", " zoë ", "ZOË", "", "Paris"])
     assert memory.entities == ("Zoë", "Paris")
-    conn = store.db.connection()
-    norms = [row[0] for row in conn.execute("SELECT norm FROM memory_entities ORDER BY position")]
-    assert norms == ["zoë", "paris"]
+    with store.db.read() as conn:
+        rows = conn.execute("SELECT norm FROM memory_entities ORDER BY position").fetchall()
+    assert [row[0] for row in rows] == ["zoë", "paris"]
 
 
 def test_listeners_hear_committed_writes(store: Store) -> None:

@@ -68,13 +68,15 @@ def test_the_day_is_the_owners_local_day(data_dir: Path, zone: Callable[[str], N
 
 
 def test_browsing_matches_what_memories_say_not_their_day(store: Store) -> None:
-    store.memories.add("Went hiking", now=NOON_7_MAY_2023)
+    hiking = store.memories.add("Went hiking", now=NOON_7_MAY_2023)
     maybe = store.memories.add("Maybe buy a kayak", now=NOON_20_JUNE_2023)
-    assert store.memories.list(text="may") == []
+    # ("may" may find "Maybe" as a prefix, by the engine's stemming; never the May hike.)
+    assert hiking.id not in [m.id for m in store.memories.list(text="may")]
     assert [m.id for m in store.memories.list(text="ma")] == [maybe.id]
     assert store.search.text("May", 30) != []  # recall does look at the day
 
 
+@pytest.mark.sqlite_only
 def test_the_index_follows_raw_updates_and_deletes(store: Store) -> None:
     memory = store.memories.add("Sailing lesson", now=NOON_7_MAY_2023)
     conn = store.db.connection()

@@ -88,8 +88,8 @@ def test_delete_is_undoable_then_purged(store: Store) -> None:
     assert store.sessions.purge_deleted(before=T0 + timedelta(days=30)) == 1
     with pytest.raises(NotFoundError):
         store.sessions.get(session.id)
-    conn = store.db.connection()
-    assert conn.execute("SELECT count(*) FROM messages").fetchall() == [(0,)]
+    with store.db.read() as conn:
+        assert conn.execute("SELECT count(*) FROM messages").fetchall() == [(0,)]
 
 
 def test_regenerate_deletes_from_a_message_on(store: Store) -> None:

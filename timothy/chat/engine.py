@@ -56,7 +56,7 @@ from timothy.providers.base import (
 from timothy.retrieval.recall import Recaller
 from timothy.retrieval.settings import RecallSettings
 from timothy.retrieval.workers import DaemonPool
-from timothy.store import Store
+from timothy.store.engine import StoreEngine
 from timothy.store.records import (
     Message,
     MessageRole,
@@ -115,7 +115,7 @@ class ChatEngine:
 
     def __init__(
         self,
-        store: Store,
+        store: StoreEngine,
         *,
         chat: ChatProvider | None,
         embedder: EmbeddingProvider | None = None,

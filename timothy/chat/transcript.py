@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Literal
 
 from timothy.memory.remember import saved_memory_id
-from timothy.store import Store
+from timothy.store.engine import StoreEngine
 from timothy.store.records import Memory, Message, MessageRole, MessageStatus, RecallRecord
 
 
@@ -62,7 +62,7 @@ def _summary(message: Message, compacted: int) -> TranscriptMessage:
     )
 
 
-def _remembered(store: Store, stored: Sequence[Message]) -> dict[str, Memory]:
+def _remembered(store: StoreEngine, stored: Sequence[Message]) -> dict[str, Memory]:
     """Tool call id -> the memory its `remember` call saved (as it is now)."""
     ids: dict[str, str] = {}
     for message in stored:
@@ -76,7 +76,7 @@ def _remembered(store: Store, stored: Sequence[Message]) -> dict[str, Memory]:
     return {call: memories[m] for call, m in ids.items() if m in memories}
 
 
-def transcript(store: Store, session_id: str) -> list[TranscriptMessage]:
+def transcript(store: StoreEngine, session_id: str) -> list[TranscriptMessage]:
     """The conversation `session_id` as the owner reads it, oldest first."""
     stored = store.sessions.messages(session_id)
     # A summary is shown where the turns it stands for end, not where it was written

@@ -22,6 +22,7 @@ from timothy.cli import (
     providers,
     recall,
     sessions,
+    store,
 )
 from timothy.cli.context import Context, common_options
 from timothy.errors import TimothyError
@@ -44,6 +45,7 @@ COMMAND_MODULES = (
     providers,
     embed,
     backups,
+    store,
 )
 
 

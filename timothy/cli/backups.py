@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from timothy.cli.context import Context, add_json, add_now
-from timothy.store import backups
+from timothy.errors import InvalidInputError
+from timothy.store import Store, backups
 from timothy.store.backup_folder import BackupReason, backup_name
 
 
@@ -75,6 +76,11 @@ def cmd_backup(ctx: Context) -> int:
         if target.is_dir():
             target = target / backup_name(now, BackupReason.MANUAL)
     store = ctx.store(writes=True)  # a damaged store is not copied: its copy would be too
+    if not isinstance(store, Store):
+        raise InvalidInputError(
+            f"The memory is on a server ({store.location}); its backups are the server's "
+            "(pg_dump, or `timothy store copy --to` a file store)."
+        )
     made = backups.make_backup(store, target, now=now)
     if ctx.json:
         ctx.print_json({"path": str(made), "memories": store.memories.count()})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from timothy.cli.context import Context, add_json, add_now
@@ -11,6 +11,7 @@ from timothy.errors import ProviderError
 from timothy.memory.consolidation import (
     ConsolidationReport,
     consolidate,
+    consolidate_if_due,
     due,
     last_report,
     last_run,
@@ -59,6 +60,23 @@ def _print_report(ctx: Context, report: ConsolidationReport) -> None:
         ctx.print(line)
 
 
+def _not_run(ctx: Context, previous: datetime | None, interval_hours: float) -> None:
+    if previous is None:  # due, yet not run: another machine holds the run
+        if ctx.json:
+            ctx.print_json({"ran": False, "next_due": None})
+        else:
+            ctx.print("Not run: another machine sharing this memory is running it now.")
+        return
+    next_due = previous + timedelta(hours=interval_hours)
+    if ctx.json:
+        ctx.print_json({"ran": False, "next_due": next_due.isoformat()})
+    else:
+        ctx.print(
+            f"Not due: the last run was {previous:%Y-%m-%d %H:%M} UTC; next after "
+            f"{next_due:%Y-%m-%d %H:%M} UTC."
+        )
+
+
 def cmd_consolidate(ctx: Context) -> int:
     args = ctx.args
     store = ctx.store(writes=not (args.last or args.dry_run))
@@ -72,19 +90,18 @@ def cmd_consolidate(ctx: Context) -> int:
         _print_report(ctx, report)
         return 0
     now = ctx.now()
-    if args.if_due and not due(store, now, settings):
-        previous = last_run(store)
-        assert previous is not None  # not due means it ran
-        next_due = previous + timedelta(hours=settings.interval_hours)
-        if ctx.json:
-            ctx.print_json({"ran": False, "next_due": next_due.isoformat()})
-        else:
-            ctx.print(
-                f"Not due: the last run was {previous:%Y-%m-%d %H:%M} UTC; next after "
-                f"{next_due:%Y-%m-%d %H:%M} UTC."
-            )
-        return 0
     chat = chat_provider(ctx, owner_settings)  # a dry run only names it; it is not called
+    if args.if_due and not args.dry_run:
+        # Once across every machine that shares the store (its lock), and only when due.
+        found = consolidate_if_due(store, chat, settings, now=now)
+        if found is None:
+            _not_run(ctx, last_run(store), settings.interval_hours)
+            return 0
+        _print_report(ctx, found)
+        return 1 if found.failed else 0
+    if args.if_due and not due(store, now, settings):
+        _not_run(ctx, last_run(store), settings.interval_hours)
+        return 0
     report = consolidate(store, chat, settings, now=now, dry_run=args.dry_run)
     _print_report(ctx, report)
     return 1 if report.failed else 0

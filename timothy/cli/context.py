@@ -11,8 +11,11 @@ from typing import Any, TextIO
 
 from timothy import paths
 from timothy.errors import InvalidInputError
+from timothy.settings import load_settings
 from timothy.store import DamageCheck, Store
 from timothy.store.backup_folder import restore_advice
+from timothy.store.engine import StoreEngine
+from timothy.store.location import open_store
 from timothy.store.records import parse_time, utc_now
 
 
@@ -24,6 +27,15 @@ def common_options() -> argparse.ArgumentParser:
         metavar="DIR",
         default=argparse.SUPPRESS,
         help="use this data folder instead of the usual one (also: TIMOTHY_DATA_DIR)",
+    )
+    common.add_argument(
+        "--store",
+        metavar="URL",
+        default=argparse.SUPPRESS,
+        help=(
+            "use the shared memory on this PostgreSQL server (postgresql://user@host/db) "
+            "instead of the data folder's file (also: TIMOTHY_STORE_URL)"
+        ),
     )
     common.add_argument(
         "--verbose", action="store_true", default=argparse.SUPPRESS, help="log to stderr too"
@@ -50,7 +62,7 @@ class Context:
         self.args = args
         self.out = out or sys.stdout
         self.err = err or sys.stderr
-        self._store: Store | None = None
+        self._store: StoreEngine | None = None
         self.read_damaged = False  # a read ran on a damaged store: the command exits 1
 
     @property
@@ -62,15 +74,27 @@ class Context:
     def data_dir(self) -> Path:
         return paths.data_dir(self.data_override)
 
-    def store(self, *, writes: bool = False) -> Store:
-        """The store, checked for damage before it is used (quick_check: ~0.2 s at 10k
-        memories, ~1 s at 100k). A command that `writes` is refused at once on a damaged
-        store; one that reads goes on after a warning (what can still be read may help, as an
-        export does), and exits 1."""
+    @property
+    def store_override(self) -> str | None:
+        value = getattr(self.args, "store", None)
+        return str(value) if value else None
+
+    def store(self, *, writes: bool = False) -> StoreEngine:
+        """The store: the shared server `--store`, TIMOTHY_STORE_URL or the settings name,
+        else the data folder's file, checked for damage before it is used (quick_check:
+        ~0.2 s at 10k memories, ~1 s at 100k). A command that `writes` is refused at once on
+        a damaged file; one that reads goes on after a warning (what can still be read may
+        help, as an export does), and exits 1."""
         if self._store is None:
-            self._store = Store.open(self.data_dir, check=DamageCheck.NOW)
+            self._store = open_store(
+                self.store_override,
+                data_dir=self.data_dir,
+                settings=load_settings().store,
+                check=DamageCheck.NOW,
+                follow_changes=False,
+            )
         store = self._store
-        if store.damaged:
+        if isinstance(store, Store) and store.damaged:
             if writes:
                 raise store.db.damaged_error()
             if not self.read_damaged:

@@ -44,8 +44,7 @@ from timothy.memory.figures import describe, figures, figures_differ
 from timothy.memory.near_duplicates import near_duplicate_groups
 from timothy.memory.settings import ConsolidationSettings
 from timothy.providers.base import CancelToken, ChatMessage, ChatProvider, SystemBlock
-from timothy.store import Store
-from timothy.store.backups import backup_before_merge
+from timothy.store.engine import StoreEngine
 from timothy.store.forget import FORGOTTEN
 from timothy.store.memories import ConfidenceDecay
 from timothy.store.records import MAX_CONTENT_CHARS, Memory, MemoryType, format_time, parse_time
@@ -55,6 +54,8 @@ log = logging.getLogger(__name__)
 
 LAST_RUN_KEY = "consolidation.last_run"
 LAST_REPORT_KEY = "consolidation.last_report"
+# The store-wide lock a daily run holds, so machines sharing a store run it once between them.
+DAILY_LOCK = "daily-consolidation"
 EXCERPT_CHARS = 200
 
 
@@ -369,7 +370,7 @@ class _Run:
 
 
 def consolidate(
-    store: Store,
+    store: StoreEngine,
     chat: ChatProvider | None,
     settings: ConsolidationSettings | None = None,
     *,
@@ -388,7 +389,7 @@ def consolidate(
     _require_zone(now)
     started = time.monotonic()
     run = _Run(now=now, dry_run=dry_run, settings=settings, cancel=cancel)
-    steps: list[tuple[Step, Callable[[Store, ChatProvider | None, _Run], None]]] = [
+    steps: list[tuple[Step, Callable[[StoreEngine, ChatProvider | None, _Run], None]]] = [
         (Step.ARCHIVE, _archive_stale_episodes),
         (Step.DECAY, _decay_stale_facts),
         (Step.MERGE, _merge_near_duplicates),
@@ -416,7 +417,7 @@ def _require_zone(now: datetime) -> None:
         raise InvalidInputError("`now` must carry its time zone (e.g. UTC).")
 
 
-def _archive_stale_episodes(store: Store, chat: ChatProvider | None, run: _Run) -> None:
+def _archive_stale_episodes(store: StoreEngine, chat: ChatProvider | None, run: _Run) -> None:
     since = run.now - timedelta(days=run.settings.episodic_archive_days)
     if run.dry_run:
         stale = store.memories.unretrieved(MemoryType.EPISODIC, since)
@@ -435,7 +436,7 @@ def stale_periods(unconfirmed_for: timedelta, period: timedelta) -> int:
     return (unconfirmed_for - timedelta(microseconds=1)) // period
 
 
-def _decay_stale_facts(store: Store, chat: ChatProvider | None, run: _Run) -> None:
+def _decay_stale_facts(store: StoreEngine, chat: ChatProvider | None, run: _Run) -> None:
     settings = run.settings
     period = timedelta(days=settings.semantic_decay_days)
     changes: list[ConfidenceDecay] = []
@@ -558,7 +559,7 @@ def parse_merge_answer(text: str, group: Sequence[Memory]) -> MergeAnswer:
 
 
 def candidate_groups(
-    store: Store, ids: Sequence[str], matrix: npt.NDArray[np.float32], threshold: float
+    store: StoreEngine, ids: Sequence[str], matrix: npt.NDArray[np.float32], threshold: float
 ) -> list[list[Memory]]:
     """Groups of active memories of one type joined by near-duplicate vectors, each oldest
     first, the groups in memory order (of their first member stored)."""
@@ -587,7 +588,7 @@ def candidate_groups(
     return [sorted((members[ids[i]] for i in rows), key=lambda m: m.created_at) for rows in found]
 
 
-def _merge_near_duplicates(store: Store, chat: ChatProvider | None, run: _Run) -> None:
+def _merge_near_duplicates(store: StoreEngine, chat: ChatProvider | None, run: _Run) -> None:
     settings = run.settings
     model = store.vectors.active_model()
     if model is None:
@@ -646,12 +647,12 @@ def _merge_near_duplicates(store: Store, chat: ChatProvider | None, run: _Run) -
         run.merged = [MergedGroup(tuple(m.id for m in group)) for group in mergeable]
         return
     # Merging rewrites memories: a verified backup first (its failure fails this step).
-    backup_before_merge(store, run.now)
+    store.backup_before_merge(run.now)
     _merge_groups(store, chat, run, mergeable)
 
 
 def _merge_groups(
-    store: Store, chat: ChatProvider, run: _Run, groups: Sequence[Sequence[Memory]]
+    store: StoreEngine, chat: ChatProvider, run: _Run, groups: Sequence[Sequence[Memory]]
 ) -> None:
     settings = run.settings
     calls = 0
@@ -689,7 +690,7 @@ def _merge_groups(
         _apply_answer(store, run, group, text)
 
 
-def _apply_answer(store: Store, run: _Run, group: Sequence[Memory], text: str) -> None:
+def _apply_answer(store: StoreEngine, run: _Run, group: Sequence[Memory], text: str) -> None:
     try:
         answer = parse_merge_answer(text, group)
     except MalformedAnswerError as exc:
@@ -731,7 +732,7 @@ def _apply_answer(store: Store, run: _Run, group: Sequence[Memory], text: str) -
 # -- the schedule ----------------------------------------------------------------------
 
 
-def record(store: Store, report: ConsolidationReport) -> None:
+def record(store: StoreEngine, report: ConsolidationReport) -> None:
     """Store the report; a complete run also becomes the last run `due` counts from."""
     with store.db.write():
         store.db.set_meta(LAST_REPORT_KEY, json.dumps(report.to_json(), ensure_ascii=False))
@@ -739,7 +740,7 @@ def record(store: Store, report: ConsolidationReport) -> None:
             store.db.set_meta(LAST_RUN_KEY, format_time(report.ran_at))
 
 
-def last_run(store: Store) -> datetime | None:
+def last_run(store: StoreEngine) -> datetime | None:
     """When the last complete run happened (its `now`), or None."""
     value = store.db.get_meta(LAST_RUN_KEY)
     if value is None:
@@ -782,7 +783,7 @@ def redact_report(stored: str, forgotten: Mapping[str, Memory]) -> str | None:
     return json.dumps(data, ensure_ascii=False) if changed else None
 
 
-def last_report(store: Store) -> ConsolidationReport | None:
+def last_report(store: StoreEngine) -> ConsolidationReport | None:
     """The last stored report (complete or not), or None."""
     value = store.db.get_meta(LAST_REPORT_KEY)
     if value is None:
@@ -797,7 +798,24 @@ def last_report(store: Store) -> ConsolidationReport | None:
         return None
 
 
-def due(store: Store, now: datetime, settings: ConsolidationSettings | None = None) -> bool:
+def consolidate_if_due(
+    store: StoreEngine,
+    chat: ChatProvider | None,
+    settings: ConsolidationSettings | None = None,
+    *,
+    now: datetime,
+    cancel: CancelToken | None = None,
+) -> ConsolidationReport | None:
+    """Run when due, once across every machine that shares the store: the run holds the
+    store's `DAILY_LOCK`; a machine that finds it held, or finds the run already done once it
+    has it, does nothing and gets None."""
+    with store.exclusive(DAILY_LOCK) as mine:
+        if not mine or not due(store, now, settings):
+            return None
+        return consolidate(store, chat, settings, now=now, cancel=cancel)
+
+
+def due(store: StoreEngine, now: datetime, settings: ConsolidationSettings | None = None) -> bool:
     """Whether a run is due: never ran to completion, or `interval_hours` have passed (or
     the clock went back past the last run)."""
     settings = settings or ConsolidationSettings()

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from timothy.errors import ErrorKind, NotFoundError, ProviderError, StoreError
 from timothy.providers.base import CancelToken, EmbeddingProvider
-from timothy.store import Store
+from timothy.store.engine import StoreEngine
 from timothy.store.records import Memory, MemoryStatus
 from timothy.store.vectors import EmbeddingModel
 
@@ -62,13 +62,16 @@ def embedding_text(memory: Memory) -> str:
     return f"{', '.join(memory.entities)}: {memory.content}"
 
 
-def model_for(store: Store, embedder: EmbeddingProvider) -> EmbeddingModel:
+def model_for(store: StoreEngine, embedder: EmbeddingProvider) -> EmbeddingModel:
     """The store's record (and vector table) for the embedder's model, made on first use."""
     return store.vectors.ensure_model(embedder.model_id, embedder.dimension)
 
 
 def store_vectors(
-    store: Store, model: EmbeddingModel, ids: Sequence[str], vectors: Sequence[Sequence[float]]
+    store: StoreEngine,
+    model: EmbeddingModel,
+    ids: Sequence[str],
+    vectors: Sequence[Sequence[float]],
 ) -> int:
     """Write vectors; memories that vanished meanwhile are skipped, not fatal."""
     pairs = list(zip(ids, vectors, strict=True))
@@ -85,7 +88,7 @@ def store_vectors(
         return written
 
 
-def activate_if_complete(store: Store, model: EmbeddingModel) -> bool:
+def activate_if_complete(store: StoreEngine, model: EmbeddingModel) -> bool:
     """Point the vector leg at `model` once every active memory has its vector
     (or when no model was active at all: some vectors beat none). True if it switched."""
     active = store.vectors.active_model()
@@ -118,7 +121,7 @@ class BackfillResult:
 
 
 def backfill(
-    store: Store,
+    store: StoreEngine,
     embedder: EmbeddingProvider,
     *,
     progress: Progress | None = None,
@@ -161,7 +164,7 @@ class EmbeddingQueue:
     superseded. Failures are logged and left for the next backfill."""
 
     def __init__(
-        self, store: Store, embedder: EmbeddingProvider, *, batch_size: int = QUEUE_BATCH
+        self, store: StoreEngine, embedder: EmbeddingProvider, *, batch_size: int = QUEUE_BATCH
     ) -> None:
         self.store = store
         self.embedder = embedder

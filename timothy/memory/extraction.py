@@ -21,7 +21,7 @@ from typing import Any
 from timothy.errors import InvalidInputError, ProviderError
 from timothy.memory.dates import absolutise, local_date
 from timothy.providers.base import ChatMessage, ChatProvider, SystemBlock
-from timothy.store import Store
+from timothy.store.engine import StoreEngine
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
 from timothy.text import content_words
 
@@ -124,7 +124,7 @@ def restates(proposal: str, existing: str) -> bool:
     return len(new & old) / len(new | old) >= 0.8
 
 
-def already_known(store: Store, proposal: str, also: Sequence[str] = ()) -> bool:
+def already_known(store: StoreEngine, proposal: str, also: Sequence[str] = ()) -> bool:
     """Whether an active or staged memory (or one of `also`) already says this."""
     if any(restates(proposal, text) for text in also):
         return True
@@ -134,7 +134,7 @@ def already_known(store: Store, proposal: str, also: Sequence[str] = ()) -> bool
     return any(restates(proposal, memory.content) for memory in candidates)
 
 
-def rejected_before(store: Store, proposal: str) -> bool:
+def rejected_before(store: StoreEngine, proposal: str) -> bool:
     """Whether the owner already rejected this fact: a rejected memory says it, in the same
     words or more (the same test as a restatement). Compaction re-reads older turns, so
     without this a fact the owner said no to would come back with every compaction."""
@@ -157,7 +157,7 @@ def format_exchange(messages: Sequence[ChatMessage]) -> str:
 
 
 def extract(
-    store: Store,
+    store: StoreEngine,
     chat: ChatProvider,
     exchange: Sequence[ChatMessage],
     *,

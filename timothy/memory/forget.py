@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from timothy.memory.consolidation import LAST_REPORT_KEY, redact_report
 from timothy.memory.remember import redact_remember_call, redact_remember_result
 from timothy.retrieval.render import render_item
-from timothy.store import Store
+from timothy.store.engine import StoreEngine
 from timothy.store.forget import FORGOTTEN, ForgetReport, Redaction
 from timothy.store.records import Memory
 
@@ -28,7 +28,7 @@ REDACTION = Redaction(
 )
 
 
-def forget(store: Store, memory_ids: Iterable[str], *, chain: bool = False) -> ForgetReport:
+def forget(store: StoreEngine, memory_ids: Iterable[str], *, chain: bool = False) -> ForgetReport:
     """Remove memories for good (with `chain`, each one's whole version chain) and every copy
     of their text in the store; see `timothy.store.forget`. Older backups still hold it."""
     return store.memories.forget(memory_ids, chain=chain, redaction=REDACTION)

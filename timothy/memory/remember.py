@@ -20,7 +20,7 @@ from timothy.errors import InvalidInputError
 from timothy.memory.dates import absolutise, local_date
 from timothy.memory.provenance import staging_reason
 from timothy.providers.base import ToolSpec
-from timothy.store import Store
+from timothy.store.engine import StoreEngine
 from timothy.store.forget import FORGOTTEN
 from timothy.store.records import Memory, MemorySource, MemoryType
 
@@ -72,7 +72,7 @@ def _refuse(reason: str) -> RememberOutcome:
 
 
 def apply_remember(
-    store: Store,
+    store: StoreEngine,
     arguments: str,
     *,
     session_id: str | None,
@@ -81,7 +81,7 @@ def apply_remember(
     owner_message: str | None = None,
     tz: tzinfo | None = None,
 ) -> RememberOutcome:
-    """Store what a `remember` call asks for; bad arguments become an error the model sees.
+    """StoreEngine what a `remember` call asks for; bad arguments become an error the model sees.
 
     `owner_message` is the turn's message from the owner: the fact is saved at once only
     when it shows the owner asked for it in their own words (`provenance.staging_reason`).

@@ -15,7 +15,7 @@ from typing import Any
 
 from timothy.retrieval.fusion import confirmed_at, days_unconfirmed, decay_factor, rrf_term
 from timothy.retrieval.settings import RecallSettings
-from timothy.store.memories import MemoryRepository
+from timothy.store.engine import MemoryRepo
 from timothy.store.records import Memory, MemoryType, format_time
 
 NEVER = datetime.max.replace(tzinfo=UTC)  # a cutoff every memory is before
@@ -55,9 +55,7 @@ def best_single_leg_score(memory: Memory, now: datetime, settings: RecallSetting
     )
 
 
-def fading(
-    memories: MemoryRepository, settings: RecallSettings, now: datetime
-) -> list[FadingMemory]:
+def fading(memories: MemoryRepo, settings: RecallSettings, now: datetime) -> list[FadingMemory]:
     """Active semantic, preference and procedural memories whose best single-leg score is
     under the minimum, the longest unconfirmed first."""
     limits = {t: fading_after_days(t, settings) for t in FADING_TYPES}

@@ -37,7 +37,7 @@ from timothy.retrieval.fusion import LEGS, Candidate, fuse
 from timothy.retrieval.pack import PackedItem, pack
 from timothy.retrieval.settings import RecallSettings
 from timothy.retrieval.workers import DaemonPool
-from timothy.store import Store
+from timothy.store.engine import StoreEngine
 from timothy.store.records import LegVerdict, Memory, MemoryStatus, RecallRecord, utc_now
 from timothy.store.search import MAX_NAME_WORDS, MemorySearch
 from timothy.store.vectors import Vector
@@ -121,7 +121,7 @@ class Recaller:
 
     def __init__(
         self,
-        store: Store,
+        store: StoreEngine,
         settings: RecallSettings | None = None,
         embedder: EmbeddingProvider | None = None,
         *,

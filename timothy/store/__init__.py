@@ -1,8 +1,15 @@
-"""The memory store: one SQLite file holding memories, their entities, text index and vectors."""
+"""The memory store: one SQLite file holding memories, their entities, text index and vectors.
+
+`Store` is the embedded engine; `timothy.store.postgres.PostgresStore` the shared one. Both
+implement `timothy.store.engine.StoreEngine`, which is what the layers above depend on;
+`timothy.store.location.open_store` opens whichever a location names.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 
 from timothy import paths
@@ -78,6 +85,11 @@ class Store:
         return self.db.path
 
     @property
+    def location(self) -> str:
+        """Where the store is, for the owner: the file's path."""
+        return str(self.db.path)
+
+    @property
     def damaged(self) -> bool:
         """The file is known to be damaged: it is read, never written (see `damage`)."""
         return self.db.damaged
@@ -94,6 +106,16 @@ class Store:
     def wait_for_check(self, timeout: float | None = None) -> str | None:
         """Wait for the open-time damage check; what it found, or None."""
         return self.db.wait_for_check(timeout)
+
+    @contextlib.contextmanager
+    def exclusive(self, name: str) -> Iterator[bool]:
+        """Always this machine's: one file is one machine's store (the shared engine's
+        version takes a lock across machines)."""
+        yield True
+
+    def backup_before_merge(self, now: datetime) -> None:
+        """A verified backup of the file before consolidation merges memories (then rotation)."""
+        backups.backup_before_merge(self, now)
 
     def close(self) -> None:
         self.db.close()

@@ -422,6 +422,14 @@ class Database:
                     (key, value),
                 )
 
+    def meta_items(self) -> list[tuple[str, str]]:
+        """Every meta key and value, by key (what copying a store carries over)."""
+        with self.read() as conn:
+            return [
+                (str(key), str(value))
+                for key, value in conn.execute("SELECT key, value FROM meta ORDER BY key")
+            ]
+
     # -- migrations --------------------------------------------------------------------
 
     def schema_version(self) -> int:

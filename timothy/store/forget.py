@@ -102,7 +102,7 @@ class ForgetReport:
         }
 
 
-def _replace_lines(text: str, lines: Sequence[tuple[str, str]]) -> str:
+def replace_lines(text: str, lines: Sequence[tuple[str, str]]) -> str:
     """Every whole line `old` of a block (it follows a line break) replaced by `new`."""
     for old, new in lines:
         if old:
@@ -110,7 +110,7 @@ def _replace_lines(text: str, lines: Sequence[tuple[str, str]]) -> str:
     return text
 
 
-def _redact_recalled(entry: Any, forgotten: Mapping[str, Memory]) -> bool:
+def redact_recalled(entry: Any, forgotten: Mapping[str, Memory]) -> bool:
     """A recall record's entry for a forgotten memory keeps its place and scores; its words
     go, and so do its floor verdicts (a text verdict names the words it matched)."""
     if isinstance(entry, dict) and entry.get("id") in forgotten:
@@ -150,7 +150,7 @@ def _redact_turns(
         block, recall = conn.execute(
             "SELECT memory_block, recall FROM messages WHERE seq = ?", (seq,)
         ).fetchall()[0]
-        new_block = None if block is None else _replace_lines(str(block), lines)
+        new_block = None if block is None else replace_lines(str(block), lines)
         new_recall = recall
         if recall is not None:
             try:
@@ -161,9 +161,9 @@ def _redact_turns(
                 changed = False
                 for key in ("items", "ranked", "below_floor"):
                     for entry in data.get(key) or ():
-                        changed = _redact_recalled(entry, forgotten) or changed
+                        changed = redact_recalled(entry, forgotten) or changed
                 if isinstance(data.get("block"), str):
-                    record_block = _replace_lines(data["block"], lines)
+                    record_block = replace_lines(data["block"], lines)
                     changed = changed or record_block != data["block"]
                     data["block"] = record_block
                 if changed:

@@ -370,3 +370,57 @@ class SessionRepository:
                 (session_id, seq),
             ).fetchall()
         return len(deleted)
+
+    def import_conversation(self, session: Session, messages: Sequence[Message]) -> bool:
+        """Write a conversation exactly as given (ids, times, every field of every message),
+        in one transaction: what copying a store does. False, and nothing written, when a
+        conversation with its id is already stored."""
+        with self.db.write() as conn:
+            added = conn.execute(
+                "INSERT INTO sessions (id, title, title_source, provider, model, created_at, "
+                "updated_at, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (id) DO NOTHING RETURNING id",
+                (
+                    session.id,
+                    session.title,
+                    session.title_source,
+                    session.provider,
+                    session.model,
+                    format_time(session.created_at),
+                    format_time(session.updated_at),
+                    None if session.deleted_at is None else format_time(session.deleted_at),
+                ),
+            ).fetchall()
+            if not added:
+                return False
+            for message in messages:
+                conn.execute(
+                    "INSERT INTO messages (id, session_id, role, content, tool_calls, "
+                    "tool_call_id, status, error, provider, model, input_tokens, output_tokens, "
+                    "cached_tokens, memory_block, recall, compacted_by, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        message.id,
+                        session.id,
+                        message.role.value,
+                        message.content,
+                        json.dumps([c.to_json() for c in message.tool_calls])
+                        if message.tool_calls
+                        else None,
+                        message.tool_call_id,
+                        message.status.value,
+                        message.error,
+                        message.provider,
+                        message.model,
+                        message.input_tokens,
+                        message.output_tokens,
+                        message.cached_tokens,
+                        message.memory_block,
+                        None
+                        if message.recall is None
+                        else json.dumps(message.recall.to_json(), ensure_ascii=False),
+                        message.compacted_by,
+                        format_time(message.created_at),
+                    ),
+                )
+        return True

@@ -23,6 +23,7 @@ import numpy.typing as npt
 from timothy.errors import DamagedStoreError, ImportFailedError, InvalidInputError, StoreError
 from timothy.store import Store
 from timothy.store.db import scalar
+from timothy.store.engine import StoreEngine
 from timothy.store.ids import new_id
 from timothy.store.memories import (
     COLUMNS,
@@ -115,7 +116,7 @@ def readable_memories(store: Store) -> Iterator[Memory]:
         yield from batch
 
 
-def _sound_batches(store: Store) -> Iterator[list[Memory]]:
+def _sound_batches(store: StoreEngine) -> Iterator[list[Memory]]:
     offset = 0
     while True:
         batch = store.memories.list(limit=EXPORT_BATCH, offset=offset, oldest_first=True)
@@ -136,15 +137,18 @@ def _salvaged_batches(store: Store) -> Iterator[list[Memory]]:
         yield batch
 
 
-def export_lines(store: Store) -> Iterator[str]:
+def export_lines(store: StoreEngine) -> Iterator[str]:
     """One JSON object per memory, oldest first, with its vector when it has one (from a
     damaged store: every memory that can still be read, vectors where they can)."""
-    batches = _salvaged_batches(store) if store.damaged else _sound_batches(store)
+    damaged = isinstance(store, Store) and store.damaged
+    batches = (
+        _salvaged_batches(store) if isinstance(store, Store) and damaged else _sound_batches(store)
+    )
     for batch in batches:
         try:
             vectors = store.vectors.vectors_of([m.id for m in batch])
         except DamagedStoreError:
-            if not store.damaged:
+            if not damaged:
                 raise
             vectors = {}
         for memory in batch:
@@ -156,7 +160,7 @@ def export_lines(store: Store) -> Iterator[str]:
             yield json.dumps(record, ensure_ascii=False)
 
 
-def export_memories(store: Store, out: IO[str]) -> int:
+def export_memories(store: StoreEngine, out: IO[str]) -> int:
     count = 0
     for line in export_lines(store):
         out.write(line + "\n")
@@ -246,7 +250,9 @@ def _parse_embedding(value: Any) -> npt.NDArray[np.float32]:
     return np.asarray(value, dtype=np.float32)
 
 
-def import_memories(store: Store, lines: Iterable[str], *, now: datetime | None = None) -> int:
+def import_memories(
+    store: StoreEngine, lines: Iterable[str], *, now: datetime | None = None
+) -> int:
     """Import JSON Lines; a bad line raises ImportFailedError naming it, and nothing is written."""
     moment = now or utc_now()
     parsed: list[_Parsed] = []
@@ -317,7 +323,7 @@ def import_memories(store: Store, lines: Iterable[str], *, now: datetime | None 
     return len(parsed)
 
 
-def export_to_file(store: Store, path: Path) -> int:
+def export_to_file(store: StoreEngine, path: Path) -> int:
     """Export to `path`, written beside it and then renamed: an interrupted export never
     leaves half a file (what `timothy memories export FILE` does)."""
     path = path.expanduser()
@@ -335,7 +341,7 @@ def export_to_file(store: Store, path: Path) -> int:
     return count
 
 
-def import_from_file(store: Store, path: Path, *, now: datetime | None = None) -> int:
+def import_from_file(store: StoreEngine, path: Path, *, now: datetime | None = None) -> int:
     """Import a JSON Lines file, all or nothing (what `timothy memories import FILE` does)."""
     path = path.expanduser()
     try:

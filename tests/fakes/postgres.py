@@ -1,0 +1,69 @@
+"""A real PostgreSQL 16 server with pgvector for the tests, from the `pgserver` wheel.
+
+One server per test session, in a temporary folder, listening on a Unix socket only; each
+test gets a schema of its own (the URL's `search_path`), so tests never see each other's
+rows and nothing needs dropping. `PgServer.stop()` / `start()` let a test take the server
+away and bring it back (the offline and server-kill tests).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pgserver
+import psycopg
+from pgserver._commands import pg_ctl
+
+_schemas = itertools.count(1)
+
+
+class PgServer:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._server = pgserver.get_server(folder, cleanup_mode="stop")
+        self.uri = self._server.get_uri()
+        with psycopg.connect(self.uri, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+
+    def fresh_url(self, prefix: str = "t") -> str:
+        """The address of a new, empty schema on the server."""
+        schema = f"{prefix}{next(_schemas)}"
+        with psycopg.connect(self.uri, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+        separator = "&" if "?" in self.uri else "?"
+        return f"{self.uri}{separator}options={quote(f'-c search_path={schema},public')}"
+
+    def kill(self) -> None:
+        """Stop the server at once, as a crash or a pulled cable would (no clean shutdown)."""
+        pg_ctl(
+            ["-w", "-m", "immediate", "stop"],
+            pgdata=self._server.pgdata,
+            user=self._server.system_user,
+        )
+
+    def start(self) -> None:
+        """Start the server again (same folder, same socket) after `kill`."""
+        self._server.ensure_postgres_running()
+
+    def close(self) -> None:
+        self._server.cleanup()
+
+    @classmethod
+    @contextlib.contextmanager
+    def temporary(cls) -> Iterator[PgServer]:
+        """A server in a new folder, stopped and removed afterwards. The folder is readable
+        by all: run as root, pgserver runs PostgreSQL as a user of its own."""
+        folder = Path(tempfile.mkdtemp(prefix="timothy-pg-"))
+        folder.chmod(0o755)
+        server = cls(folder / "data")
+        try:
+            yield server
+        finally:
+            server.close()
+            shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,131 @@
+"""Copying a whole store to another engine (`timothy store copy --to URL` / `--from URL`).
+
+Everything goes across as it is: memories with their ids, statuses, chains, timestamps,
+confidences and entities; every vector of every embedding model (and which model is active);
+conversations with every message and what each turn recalled; the meta values (the last
+consolidation, its report). The source is only read.
+
+A copy is resumable: what the target already holds (a memory or a conversation with the same
+id) is skipped, vectors are written again (the same numbers), so a copy that stopped half way
+(a lost connection, a closed laptop) is finished by running it again. Memories go across in
+batches of `BATCH`, each batch one transaction with its vectors, oldest first, so chains
+point at memories that are already there whenever a batch lands.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from timothy.errors import StoreError
+from timothy.store.engine import StoreEngine
+from timothy.store.records import MemoryStatus
+
+log = logging.getLogger(__name__)
+
+BATCH = 500
+
+# (what, done, total): "memories", "vectors", "conversations".
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(slots=True)
+class CopyReport:
+    memories_copied: int = 0
+    memories_already_there: int = 0
+    vectors_copied: int = 0
+    conversations_copied: int = 0
+    conversations_already_there: int = 0
+    meta_copied: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "memories_copied": self.memories_copied,
+            "memories_already_there": self.memories_already_there,
+            "vectors_copied": self.vectors_copied,
+            "conversations_copied": self.conversations_copied,
+            "conversations_already_there": self.conversations_already_there,
+            "meta_copied": list(self.meta_copied),
+        }
+
+
+def _quiet(what: str, done: int, total: int) -> None:
+    pass
+
+
+def copy_store(
+    source: StoreEngine, target: StoreEngine, *, progress: Progress | None = None
+) -> CopyReport:
+    """Copy everything in `source` that `target` lacks (see the module's notes)."""
+    if source.location == target.location:
+        raise StoreError(f"{source.location} cannot be copied onto itself.")
+    tell = progress or _quiet
+    report = CopyReport()
+    _copy_memories(source, target, report, tell)
+    _copy_vectors(source, target, report, tell)
+    _copy_conversations(source, target, report, tell)
+    for key, value in source.db.meta_items():
+        if target.db.get_meta(key) != value:
+            target.db.set_meta(key, value)
+            report.meta_copied.append(key)
+    log.info("copied %s to %s: %s", source.location, target.location, report.to_json())
+    return report
+
+
+def _copy_memories(
+    source: StoreEngine, target: StoreEngine, report: CopyReport, tell: Progress
+) -> None:
+    total = source.memories.count()
+    done = 0
+    offset = 0
+    tell("memories", 0, total)
+    while True:
+        batch = source.memories.list(limit=BATCH, offset=offset, oldest_first=True)
+        if not batch:
+            break
+        offset += len(batch)
+        there = target.memories.get_many(m.id for m in batch)
+        missing = [m for m in batch if m.id not in there]
+        if missing:
+            with target.db.write() as conn:
+                for memory in missing:
+                    target.memories.insert(conn, memory)
+        report.memories_copied += len(missing)
+        report.memories_already_there += len(batch) - len(missing)
+        done += len(batch)
+        tell("memories", done, total)
+
+
+def _copy_vectors(
+    source: StoreEngine, target: StoreEngine, report: CopyReport, tell: Progress
+) -> None:
+    models = source.vectors.models()
+    total = sum(source.vectors.count(model) for model in models)
+    done = 0
+    tell("vectors", 0, total)
+    for model in models:
+        target_model = target.vectors.ensure_model(model.name, model.dimension)
+        for status in MemoryStatus:
+            ids, matrix = source.vectors.matrix(model, status=status.value)
+            for start in range(0, len(ids), BATCH):
+                chunk = ids[start : start + BATCH]
+                report.vectors_copied += target.vectors.put_many(
+                    target_model, zip(chunk, matrix[start : start + BATCH], strict=True)
+                )
+                done += len(chunk)
+                tell("vectors", done, total)
+
+
+def _copy_conversations(
+    source: StoreEngine, target: StoreEngine, report: CopyReport, tell: Progress
+) -> None:
+    sessions = source.sessions.list(include_deleted=True)
+    sessions.reverse()  # oldest activity first, so the target lists them in the same order
+    tell("conversations", 0, len(sessions))
+    for done, session in enumerate(sessions, start=1):
+        if target.sessions.import_conversation(session, source.sessions.messages(session.id)):
+            report.conversations_copied += 1
+        else:
+            report.conversations_already_there += 1
+        tell("conversations", done, len(sessions))

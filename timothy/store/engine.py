@@ -1,0 +1,258 @@
+"""The store interface: what retrieval, chat, memory, the CLI and the app call on a store.
+
+Two engines implement it: `timothy.store.Store` (one SQLite file: apsw, sqlite-vec, FTS5),
+the embedded default, and `timothy.store.postgres.PostgresStore` (a PostgreSQL server with
+pgvector), which several machines share. Nothing above `store/` needs to know which one
+answers: the layers above annotate `StoreEngine` and its parts, and `open_store` builds the
+engine a location names.
+
+A transaction is opaque above the store: `db.write()` yields a handle that only the same
+engine's `memories.insert` and `vectors.put_many` take, so an import or a benchmark can
+group many writes into one transaction on either engine.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from timothy.store.forget import ForgetReport, Redaction
+from timothy.store.memories import ConfidenceDecay, MemoryListener, StaleMemory
+from timothy.store.records import (
+    Memory,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    Message,
+    MessageRole,
+    MessageStatus,
+    RecallRecord,
+    Session,
+    StoredToolCall,
+)
+from timothy.store.search import MemorySearch
+from timothy.store.vectors import EmbeddingModel, Vector
+
+
+class MemoryRepo(Protocol):
+    """The seed's lifecycle: stage, add, promote, reject, supersede, archive, and the reads
+    and consolidation queries around it (`timothy.store.memories.MemoryRepository`)."""
+
+    listeners: builtins.list[MemoryListener]
+
+    def get(self, memory_id: str) -> Memory: ...
+    def get_many(self, memory_ids: Iterable[str]) -> dict[str, Memory]: ...
+    def list(
+        self,
+        *,
+        status: MemoryStatus | str | Iterable[MemoryStatus | str] | None = None,
+        type: MemoryType | str | Iterable[MemoryType | str] | None = None,
+        text: str | None = None,
+        session_id: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        oldest_first: bool = False,
+        match_any: bool = False,
+    ) -> builtins.list[Memory]: ...
+    def count(
+        self, *, status: MemoryStatus | str | None = None, type: MemoryType | str | None = None
+    ) -> int: ...
+    def unconfirmed_since(
+        self, cutoffs: Mapping[MemoryType, datetime]
+    ) -> builtins.list[Memory]: ...
+    def chain(self, memory_id: str) -> builtins.list[Memory]: ...
+    def insert(self, conn: Any, memory: Memory) -> None: ...
+    def stage(
+        self,
+        content: str,
+        *,
+        type: MemoryType | str = ...,
+        entities: Iterable[str] = (),
+        confidence: float = ...,
+        source: MemorySource | str = ...,
+        session_id: str | None = None,
+        now: datetime | None = None,
+    ) -> Memory: ...
+    def add(
+        self,
+        content: str,
+        *,
+        type: MemoryType | str = ...,
+        entities: Iterable[str] = (),
+        confidence: float = ...,
+        source: MemorySource | str = ...,
+        session_id: str | None = None,
+        now: datetime | None = None,
+    ) -> Memory: ...
+    def promote(self, memory_id: str, *, now: datetime | None = None) -> Memory: ...
+    def reconfirm(self, memory_id: str, *, now: datetime | None = None) -> Memory: ...
+    def confirm(self, memory_id: str, *, now: datetime | None = None) -> Memory: ...
+    def reject(self, memory_id: str, *, now: datetime | None = None) -> Memory: ...
+    def archive(self, memory_id: str, *, now: datetime | None = None) -> Memory: ...
+    def restore(self, memory_id: str, *, now: datetime | None = None) -> Memory: ...
+    def supersede(
+        self,
+        memory_id: str,
+        content: str,
+        *,
+        entities: Iterable[str] | None = None,
+        type: MemoryType | str | None = None,
+        confidence: float | None = None,
+        source: MemorySource | str = ...,
+        now: datetime | None = None,
+    ) -> Memory: ...
+    def mark_retrieved(self, memory_ids: Iterable[str], *, now: datetime | None = None) -> None: ...
+    def merge(
+        self, member_ids: Sequence[str], content: str, *, now: datetime | None = None
+    ) -> Memory: ...
+    def unretrieved(self, type: MemoryType | str, since: datetime) -> builtins.list[Memory]: ...
+    def archive_unretrieved(
+        self, type: MemoryType | str, since: datetime, *, now: datetime | None = None
+    ) -> builtins.list[Memory]: ...
+    def unconfirmed(
+        self, type: MemoryType | str, since: datetime
+    ) -> builtins.list[StaleMemory]: ...
+    def decay(
+        self, changes: Iterable[ConfidenceDecay], *, now: datetime | None = None
+    ) -> builtins.list[Memory]: ...
+    def forget(
+        self,
+        memory_ids: Iterable[str],
+        *,
+        chain: bool = False,
+        redaction: Redaction | None = None,
+    ) -> ForgetReport: ...
+
+
+class SessionRepo(Protocol):
+    """Conversations and their messages (`timothy.store.sessions.SessionRepository`)."""
+
+    def create(
+        self,
+        *,
+        title: str = "",
+        provider: str | None = None,
+        model: str | None = None,
+        now: datetime | None = None,
+    ) -> Session: ...
+    def get(self, session_id: str) -> Session: ...
+    def list(
+        self, *, search: str | None = None, include_deleted: bool = False, limit: int | None = None
+    ) -> builtins.list[Session]: ...
+    def set_title(self, session_id: str, title: str, *, source: str = "owner") -> Session: ...
+    def set_model(self, session_id: str, provider: str | None, model: str | None) -> None: ...
+    def delete(self, session_id: str, *, now: datetime | None = None) -> Session: ...
+    def restore(self, session_id: str) -> Session: ...
+    def purge_deleted(self, *, before: datetime) -> int: ...
+    def add_message(
+        self,
+        session_id: str,
+        role: MessageRole | str,
+        content: str,
+        *,
+        status: MessageStatus | str = ...,
+        tool_calls: Iterable[StoredToolCall] = (),
+        tool_call_id: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        now: datetime | None = None,
+    ) -> Message: ...
+    def update_message(
+        self,
+        message_id: str,
+        *,
+        content: str = ...,
+        status: MessageStatus | str = ...,
+        error: str | None = ...,
+        tool_calls: Iterable[StoredToolCall] = ...,
+        input_tokens: int | None = ...,
+        output_tokens: int | None = ...,
+        cached_tokens: int | None = ...,
+        memory_block: str | None = ...,
+        recall: RecallRecord | None = ...,
+    ) -> Message: ...
+    def message(self, message_id: str) -> Message: ...
+    def messages(
+        self, session_id: str, *, include_compacted: bool = True
+    ) -> builtins.list[Message]: ...
+    def mark_compacted(self, message_ids: Iterable[str], summary_id: str) -> None: ...
+    def delete_messages_from(self, message_id: str) -> int: ...
+    def import_conversation(self, session: Session, messages: Sequence[Message]) -> bool: ...
+
+
+class VectorRepo(Protocol):
+    """Vectors per embedding model (`timothy.store.vectors.VectorStore`)."""
+
+    def models(self) -> list[EmbeddingModel]: ...
+    def model(self, name: str) -> EmbeddingModel | None: ...
+    def require_model(self, name: str) -> EmbeddingModel: ...
+    def ensure_model(self, name: str, dimension: int) -> EmbeddingModel: ...
+    def active_model(self) -> EmbeddingModel | None: ...
+    def set_active_model(self, name: str | None) -> None: ...
+    def put_many(
+        self, model: EmbeddingModel, items: Iterable[tuple[str, Vector]], conn: Any = None
+    ) -> int: ...
+    def put(self, memory_id: str, model: EmbeddingModel, vector: Vector) -> None: ...
+    def get(self, memory_id: str, model: EmbeddingModel) -> npt.NDArray[np.float32] | None: ...
+    def vectors_of(
+        self, memory_ids: Sequence[str]
+    ) -> dict[str, tuple[str, npt.NDArray[np.float32]]]: ...
+    def count(self, model: EmbeddingModel) -> int: ...
+    def missing(
+        self, model: EmbeddingModel, statuses: Sequence[str] = ("active",)
+    ) -> list[str]: ...
+    def nearest(
+        self, model: EmbeddingModel, query: Vector, k: int, *, status: str = "active"
+    ) -> list[tuple[str, float]]: ...
+    def matrix(
+        self, model: EmbeddingModel, *, status: str = "active", read_shadow_tables: bool = True
+    ) -> tuple[list[str], npt.NDArray[np.float32]]: ...
+
+
+class MetaDatabase(Protocol):
+    """Transactions, the key-value meta table and the schema version."""
+
+    def write(self) -> AbstractContextManager[Any]: ...
+    def get_meta(self, key: str) -> str | None: ...
+    def set_meta(self, key: str, value: str | None) -> None: ...
+    def meta_items(self) -> list[tuple[str, str]]: ...
+    def schema_version(self) -> int: ...
+
+
+class StoreEngine(Protocol):
+    """One memory store, whichever engine holds it."""
+
+    @property
+    def memories(self) -> MemoryRepo: ...
+    @property
+    def sessions(self) -> SessionRepo: ...
+    @property
+    def vectors(self) -> VectorRepo: ...
+    @property
+    def search(self) -> MemorySearch: ...
+    @property
+    def db(self) -> MetaDatabase: ...
+    @property
+    def location(self) -> str:
+        """Where the store is, in words for the owner (a file path, or a server URL
+        without its password)."""
+        ...
+
+    @property
+    def damaged(self) -> bool: ...
+    def exclusive(self, name: str) -> AbstractContextManager[bool]:
+        """Whether this machine may do the job `name` now: True inside the block for one
+        machine at a time among all that share the store; never waits."""
+        ...
+
+    def backup_before_merge(self, now: datetime) -> None:
+        """Keep a copy before consolidation rewrites memories (where the engine keeps them)."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,156 @@
+"""Changes made on other machines, as they happen: LISTEN on the store's channel.
+
+The server announces every change to a memory (migration 2's trigger). A thread of the store
+holds one connection that LISTENs and turns each announcement made by another machine into
+the same memory event this machine's own writes give its listeners ("staged", "promoted",
+"superseded", "forgotten", ...), so the queue pane, the browser and the counts follow within
+moments without a restart. Announcements of this machine's own writes are skipped (its
+listeners heard those already). A lost connection is re-made, with a pause that grows.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
+
+log = logging.getLogger(__name__)
+
+CHANNEL_PREFIX = "timothy_changes_"
+POLL_SECONDS = 0.5
+MAX_PAUSE_SECONDS = 30.0
+
+# (event, the memory's id, the memory as the announcement describes it, for "forgotten")
+Announcement = tuple[str, str, Memory | None]
+
+
+def event_of(payload: dict[str, Any]) -> str | None:
+    """The memory event an announcement stands for (None: nothing the owner would see)."""
+    op, status, old = payload.get("op"), payload.get("status"), payload.get("old_status")
+    if op == "DELETE":
+        return "forgotten"
+    if op == "INSERT":
+        if status == "staged":
+            return "staged"
+        return "superseded" if payload.get("supersedes") else "added"
+    if status != old:
+        if status == "active" and old == "staged":
+            return "promoted"
+        if old in ("rejected", "archived") and status in ("staged", "active"):
+            return "restored"
+        if status in ("rejected", "archived"):
+            return str(status)
+        return None  # -> superseded: the new version's INSERT tells it
+    if payload.get("confirmed"):
+        return "reconfirmed"
+    if payload.get("confidence"):
+        return "decayed"
+    return None
+
+
+def forgotten_record(payload: dict[str, Any]) -> Memory:
+    """What a listener gets for a memory forgotten elsewhere: its id and kind, no words."""
+    created = datetime.fromisoformat(str(payload["created_at"]))
+    return Memory(
+        id=str(payload["id"]),
+        type=MemoryType(str(payload.get("type") or "semantic")),
+        content="",
+        status=MemoryStatus(str(payload.get("status") or "active")),
+        confidence=0.0,
+        source=MemorySource.MANUAL,
+        session_id=None,
+        supersedes=None,
+        superseded_by=None,
+        created_at=created,
+        last_confirmed_at=None,
+        last_retrieved_at=None,
+    )
+
+
+class ChangeFollower:
+    """One LISTEN connection on a thread; `deliver` gets each other machine's change."""
+
+    def __init__(
+        self,
+        conninfo: str,
+        schema: str,
+        own_backends: Callable[[], set[int]],
+        deliver: Callable[[list[Announcement]], None],
+        *,
+        on_connected: Callable[[], object] | None = None,
+    ) -> None:
+        self.conninfo = conninfo
+        self.channel = CHANNEL_PREFIX + schema
+        self.own_backends = own_backends
+        self.deliver = deliver
+        self.on_connected = on_connected  # each time the feed is (re)connected
+        self.listening = threading.Event()  # set while the LISTEN connection is up
+        self.connections = 0  # how many times the feed has connected (and handed over)
+        self._connected = threading.Condition()
+        self._stop = threading.Event()
+        self._conn: psycopg.Connection[Any] | None = None
+        self._thread = threading.Thread(target=self._run, name="timothy-changes", daemon=True)
+
+    def start(self) -> ChangeFollower:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._thread.join(timeout)
+
+    def wait_connected(self, after: int, timeout: float) -> bool:
+        """Wait until the feed has connected more than `after` times (a reconnection)."""
+        with self._connected:
+            return self._connected.wait_for(lambda: self.connections > after, timeout)
+
+    def _run(self) -> None:
+        pause = 0.5
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(self.conninfo, autocommit=True) as conn:
+                    conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
+                    pause = 0.5
+                    if self.on_connected is not None:
+                        self.on_connected()
+                    with self._connected:
+                        self.connections += 1
+                        self.listening.set()
+                        self._connected.notify_all()
+                    self._listen(conn)
+            except psycopg.Error as exc:
+                if self._stop.is_set():
+                    break
+                log.warning("lost the change feed of the memory server (%s); retrying", exc)
+            except Exception:  # a listener's failure must not end the feed
+                log.exception("the change feed failed; retrying")
+            finally:
+                self.listening.clear()
+            self._stop.wait(pause)
+            pause = min(pause * 2, MAX_PAUSE_SECONDS)
+
+    def _listen(self, conn: psycopg.Connection[Any]) -> None:
+        while not self._stop.is_set():
+            batch: list[Announcement] = []
+            for notice in conn.notifies(timeout=POLL_SECONDS):
+                if notice.pid in self.own_backends():
+                    continue
+                try:
+                    payload = json.loads(notice.payload)
+                except ValueError:
+                    continue
+                event = event_of(payload)
+                if event is None:
+                    continue
+                record = forgotten_record(payload) if event == "forgotten" else None
+                batch.append((event, str(payload["id"]), record))
+            if batch:
+                self.deliver(batch)

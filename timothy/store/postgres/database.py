@@ -1,0 +1,292 @@
+"""One PostgreSQL database through psycopg 3: a connection pool, transactions, meta, migrations.
+
+Each thread borrows its own pooled connection for a read or a write (the recall legs run side
+by side, each on its own), and keeps it while the block runs, so a read inside a write sees
+what the write has done and nested writes become savepoints. Connections are in autocommit
+mode; `write()` opens a real transaction (`conn.transaction()`).
+
+The server's schema is versioned like the SQLite file's (`timothy_schema.version`, numbered
+migrations); a server whose schema is newer than this app is refused with a plain message and
+left untouched, and migrations run under an advisory lock, so two machines starting at once
+upgrade a server once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import psycopg
+import psycopg.errors
+from pgvector.psycopg import register_vector
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from timothy.errors import StoreError, StoreUnreachableError
+from timothy.store.postgres.migrations import MIGRATIONS, PgMigration
+
+log = logging.getLogger(__name__)
+
+# pg_advisory_xact_lock key held while migrating ("timothy1" as a number).
+MIGRATION_LOCK = 0x74696D6F74687931
+DEFAULT_CONNECT_TIMEOUT_S = 5
+POOL_SIZE = 8
+
+
+def safe_location(conninfo: str) -> str:
+    """The server as the owner reads it: postgresql://user@host:port/db, never a password."""
+    try:
+        parts = conninfo_to_dict(conninfo)
+    except psycopg.ProgrammingError:
+        return "postgresql://(unreadable address)"
+    user = str(parts.get("user") or "")
+    host = str(parts.get("host") or "localhost")
+    port = str(parts.get("port") or "")
+    dbname = str(parts.get("dbname") or "")
+    where = f"{host}:{port}" if port else str(host)
+    options = str(parts.get("options") or "")
+    # A schema chosen in the options is part of where the memory is.
+    suffix = f" ({options.strip()})" if options.strip() else ""
+    return f"postgresql://{user + '@' if user else ''}{where}/{dbname}{suffix}"
+
+
+def newer_message(location: str, version: int, latest: int) -> str:
+    return (
+        f"The memory database at {location} was set up by a newer Timothy (schema {version}; "
+        f"this version reads up to {latest}). Update Timothy on this machine to use it; the "
+        "server was left untouched."
+    )
+
+
+class PgDatabase:
+    """The shared database: pooled connections, transactions, meta and the schema version."""
+
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        connect_timeout: int = DEFAULT_CONNECT_TIMEOUT_S,
+        migrations: Sequence[PgMigration] = MIGRATIONS,
+        pool_size: int = POOL_SIZE,
+    ) -> None:
+        params: dict[str, Any] = {"application_name": "timothy"}
+        if "connect_timeout" not in conninfo_to_dict(conninfo):
+            params["connect_timeout"] = connect_timeout
+        self.conninfo = make_conninfo(conninfo, **params)
+        self.location = safe_location(self.conninfo)
+        self.migrations = tuple(migrations)
+        self._local = threading.local()
+        self._backends: set[int] = set()
+        self._backends_lock = threading.Lock()
+        with self.errors():
+            self._migrate()
+        self.pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] = ConnectionPool(
+            self.conninfo,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            configure=self._configure,
+            check=ConnectionPool.check_connection,
+            timeout=max(connect_timeout, 2),
+            open=False,
+            name="timothy-store",
+        )
+        with self.errors():
+            self.pool.open(wait=True, timeout=max(connect_timeout * 2, 5))
+
+    # -- errors ------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def errors(self) -> Iterator[None]:
+        """The server's failures as StoreErrors that say what happened in plain words."""
+        try:
+            yield
+        except (PoolTimeout, psycopg.OperationalError) as exc:
+            if isinstance(exc, psycopg.errors.QueryCanceled):
+                raise TimeoutError("stopped at the deadline") from exc
+            raise StoreUnreachableError(
+                f"The memory server {self.location} did not answer ({_first_line(exc)}). "
+                "Check that it is running and reachable from this machine."
+            ) from exc
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise StoreError(
+                f"The memory server {self.location} refused this user: {_first_line(exc)}."
+            ) from exc
+
+    # -- connections -------------------------------------------------------------------
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        register_vector(conn)
+        with self._backends_lock:
+            self._backends.add(conn.info.backend_pid)
+
+    def own_backends(self) -> set[int]:
+        """The server processes serving this machine's pool (its own writes' announcers)."""
+        with self._backends_lock:
+            return set(self._backends)
+
+    def schema(self) -> str:
+        """The schema the store's tables live in (the first of the search path)."""
+        with self.read() as conn:
+            row = conn.execute("SELECT current_schema()").fetchone()
+        return "public" if row is None or row[0] is None else str(row[0])
+
+    def connect(self) -> psycopg.Connection[tuple[Any, ...]]:
+        """A connection of its own, outside the pool (LISTEN, long-held locks)."""
+        with self.errors():
+            conn = psycopg.connect(self.conninfo, autocommit=True)
+        register_vector(conn)
+        return conn
+
+    @contextlib.contextmanager
+    def _borrow(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+        held: psycopg.Connection[tuple[Any, ...]] | None = getattr(self._local, "conn", None)
+        if held is not None:
+            yield held
+            return
+        with self.errors(), self.pool.connection() as conn:
+            self._local.conn = conn
+            try:
+                yield conn
+            finally:
+                self._local.conn = None
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+        """This thread's connection (the write's own, inside a write)."""
+        with self._borrow() as conn, self.errors():
+            yield conn
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+        """A transaction on this thread's connection (a savepoint when nested)."""
+        with self._borrow() as conn, self.errors(), conn.transaction():
+            yield conn
+
+    @property
+    def in_transaction(self) -> bool:
+        held: psycopg.Connection[tuple[Any, ...]] | None = getattr(self._local, "conn", None)
+        return held is not None and held.info.transaction_status != 0
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.pool.close()
+
+    def __enter__(self) -> PgDatabase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def exclusive(self, name: str) -> Iterator[bool]:
+        """Whether this machine got the server-wide lock `name` (an advisory lock held on a
+        connection of its own for as long as the block runs; the server lets it go if this
+        machine vanishes). Never waits: a lock another machine holds gives False."""
+        key = f"timothy:{self.schema()}:{name}"
+        conn = self.connect()
+        try:
+            row = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (key,)).fetchone()
+            yield bool(row and row[0])
+        finally:
+            with contextlib.suppress(psycopg.Error):
+                conn.close()  # ends the session, and with it the lock
+
+    # -- meta --------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        with self.read() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        with self.write() as conn:
+            if value is None:
+                conn.execute("DELETE FROM meta WHERE key = %s", (key,))
+            else:
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES (%s, %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
+
+    def meta_items(self) -> list[tuple[str, str]]:
+        """Every meta key and value, by key (what copying a store carries over)."""
+        with self.read() as conn:
+            return [
+                (str(key), str(value))
+                for key, value in conn.execute("SELECT key, value FROM meta ORDER BY key")
+            ]
+
+    # -- migrations --------------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        with self.read() as conn:
+            return _version(conn)
+
+    def _migrate(self) -> None:
+        latest = len(self.migrations)
+        with psycopg.connect(self.conninfo, autocommit=True) as conn:
+            version = _version(conn)
+            if version > latest:
+                raise StoreError(newer_message(self.location, version, latest))
+            while version < latest:
+                try:
+                    with conn.transaction():
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+                        # Another machine may have migrated while we waited for the lock.
+                        version = _version(conn)
+                        if version > latest:
+                            raise StoreError(newer_message(self.location, version, latest))
+                        if version == latest:
+                            break
+                        migration = self.migrations[version]
+                        if isinstance(migration, str):
+                            conn.execute(migration)
+                        else:
+                            migration(conn)
+                        conn.execute(
+                            "INSERT INTO timothy_schema (id, version) VALUES (1, %s) "
+                            "ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+                            (version + 1,),
+                        )
+                except (StoreError, psycopg.OperationalError):
+                    raise
+                except psycopg.errors.FeatureNotSupported as exc:
+                    raise StoreError(_extension_advice(self.location, exc)) from exc
+                except psycopg.errors.UndefinedFile as exc:
+                    raise StoreError(_extension_advice(self.location, exc)) from exc
+                except psycopg.errors.InsufficientPrivilege as exc:
+                    raise StoreError(_extension_advice(self.location, exc)) from exc
+                except Exception as exc:
+                    raise StoreError(
+                        f"Upgrading the memory database at {self.location} to schema "
+                        f"{version + 1} failed ({_first_line(exc)}); it was left at schema "
+                        f"{version}. Please report this."
+                    ) from exc
+                log.info("migrated %s to schema %d", self.location, version + 1)
+                version += 1
+
+
+def _version(conn: psycopg.Connection[Any]) -> int:
+    row = conn.execute("SELECT to_regclass('timothy_schema') IS NOT NULL").fetchone()
+    if row is None or not row[0]:
+        return 0
+    found = conn.execute("SELECT version FROM timothy_schema WHERE id = 1").fetchone()
+    return 0 if found is None else int(found[0])
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0].rstrip(".")
+
+
+def _extension_advice(location: str, exc: BaseException) -> str:
+    return (
+        f"The memory server {location} cannot hold Timothy's memories: {_first_line(exc)}. "
+        "It needs PostgreSQL 15 or newer with the pgvector extension installed; its admin "
+        "can run CREATE EXTENSION vector in this database."
+    )

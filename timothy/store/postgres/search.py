@@ -1,0 +1,236 @@
+"""The three recall legs on PostgreSQL (the `MemorySearch` protocol of timothy/store/search.py).
+
+Text: the article's query: the question's lexemes (English stemming) joined by OR, matched
+against `tsv` (what each memory says and the day it was made), ranked by ts_rank. Entity: the
+names the question contains, looked up in the normalised entity table, then ranked by how
+well the rest of the question matches. Vector: exact cosine nearest neighbours on pgvector.
+Each leg runs on its own pooled connection, so recall runs them side by side; a deadline
+becomes the statement's `statement_timeout`.
+
+The relevance floor's term evidence (`TextHits.matched`) is computed with the same tokenizer
+as on SQLite, so the floor admits the same hits on either engine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import psycopg
+import psycopg.errors
+
+from timothy.store.postgres.database import PgDatabase
+from timothy.store.postgres.rows import Conn
+from timothy.store.postgres.vectors import PgVectorStore
+from timothy.store.search import MAX_NAME_WORDS, TextHits, index_terms
+from timothy.store.vectors import EmbeddingModel, Vector
+from timothy.text import name_candidates, pick_names, query_terms, words
+
+# The article's OR-query: every lexeme of the question, quoted, joined by |.
+_OR_QUERY = """
+q AS (
+    SELECT to_tsquery('english',
+        string_agg('''' || replace(lexeme, '''', '''''') || '''', ' | ')) AS query
+    FROM unnest(tsvector_to_array(to_tsvector('english', %(text)s))) AS lexeme
+)"""
+
+_TEXT_SQL = f"""
+WITH {_OR_QUERY}
+SELECT m.seq, m.id FROM memories m, q
+WHERE m.status = 'active' AND m.tsv @@ q.query
+ORDER BY ts_rank(m.tsv, q.query) DESC, m.seq DESC
+LIMIT %(limit)s
+"""
+
+_ENTITY_SQL = f"""
+WITH {_OR_QUERY},
+named (seq, names) AS (
+    SELECT memory_seq, count(*) FROM memory_entities WHERE norm = ANY(%(names)s)
+    GROUP BY memory_seq
+)
+SELECT m.id
+FROM named JOIN memories m ON m.seq = named.seq, q
+WHERE m.status = 'active'
+ORDER BY named.names DESC,
+         CASE WHEN m.tsv @@ q.query THEN ts_rank(m.tsv, q.query) END DESC NULLS LAST,
+         coalesce(m.last_confirmed_at, m.created_at) DESC,
+         m.seq DESC
+LIMIT %(limit)s
+"""
+
+_ENTITY_ONLY_SQL = """
+WITH named (seq, names) AS (
+    SELECT memory_seq, count(*) FROM memory_entities WHERE norm = ANY(%(names)s)
+    GROUP BY memory_seq
+)
+SELECT m.id
+FROM named JOIN memories m ON m.seq = named.seq
+WHERE m.status = 'active'
+ORDER BY named.names DESC, coalesce(m.last_confirmed_at, m.created_at) DESC, m.seq DESC
+LIMIT %(limit)s
+"""
+
+
+def named_entities(conn: Conn, query: str) -> list[str]:
+    """The entity names (matching form) the query names, longest first where they overlap."""
+    candidates = name_candidates(query, MAX_NAME_WORDS)
+    if not candidates:
+        return []
+    stored = {
+        str(row[0])
+        for row in conn.execute(
+            "SELECT DISTINCT norm FROM memory_entities WHERE norm = ANY(%s)",
+            (sorted({c[2] for c in candidates}),),
+        )
+    }
+    if not stored:
+        return []
+    return list(dict.fromkeys(norm for _, _, norm in pick_names(candidates, stored)))
+
+
+class PgSearch:
+    """The legs over one PostgreSQL store."""
+
+    def __init__(self, db: PgDatabase, vectors: PgVectorStore) -> None:
+        self.db = db
+        self.vectors = vectors
+
+    @contextlib.contextmanager
+    def _bounded(self, deadline: float | None) -> Iterator[Conn]:
+        """This thread's connection; a statement still running at the deadline is cancelled."""
+        with self.db.read() as conn:
+            if deadline is None:
+                yield conn
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no time was left")
+            try:
+                with conn.transaction():
+                    conn.execute(
+                        "SELECT set_config('statement_timeout', %s, true)",
+                        (f"{max(1, int(left * 1000))}ms",),
+                    )
+                    yield conn
+            except psycopg.errors.QueryCanceled:
+                raise TimeoutError("stopped at the deadline") from None
+
+    # -- vector -------------------------------------------------------------------------
+
+    def vector_model(self) -> EmbeddingModel | None:
+        return self.vectors.active_model()
+
+    def has_vectors(self, model: EmbeddingModel) -> bool:
+        with self.db.read() as conn:
+            row = conn.execute(f"SELECT EXISTS (SELECT 1 FROM {model.table})").fetchone()
+        return bool(row and row[0])
+
+    def vector(
+        self,
+        model: EmbeddingModel,
+        query: Vector,
+        limit: int,
+        *,
+        deadline: float | None = None,
+    ) -> list[str]:
+        return [memory_id for memory_id, _ in self.vector_hits(model, query, limit)]
+
+    def vector_hits(
+        self,
+        model: EmbeddingModel,
+        query: Vector,
+        limit: int,
+        *,
+        deadline: float | None = None,
+    ) -> list[tuple[str, float]]:
+        vector = np.asarray(query, dtype=np.float32).reshape(-1)
+        if vector.shape[0] != model.dimension:
+            raise ValueError(
+                f"The query vector has {vector.shape[0]} numbers; {model.name} vectors "
+                f"have {model.dimension}."
+            )
+        norm = float(np.linalg.norm(vector))
+        if limit <= 0 or not np.isfinite(norm) or norm == 0:
+            return []
+        with self._bounded(deadline) as conn:
+            rows = conn.execute(
+                f"SELECT m.id, 1 - (v.embedding <=> %(q)s) FROM {model.table} v "
+                "JOIN memories m ON m.seq = v.memory_seq WHERE m.status = 'active' "
+                "ORDER BY v.embedding <=> %(q)s, m.seq LIMIT %(limit)s",
+                {"q": vector, "limit": limit},
+            ).fetchall()
+        # A zero vector stored for a memory has no direction: cosine is NaN; leave it out.
+        return [(str(i), float(s)) for i, s in rows if s is not None and s == s]
+
+    def prepare(self) -> None:
+        """Nothing to warm: the server holds the vectors."""
+
+    # -- text ---------------------------------------------------------------------------
+
+    def text(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+        if limit <= 0 or not query_terms(query):
+            return []
+        with self._bounded(deadline) as conn:
+            return [memory_id for _, memory_id in self._text_seqs(conn, query, limit)]
+
+    @staticmethod
+    def _text_seqs(conn: Conn, query: str, limit: int) -> list[tuple[int, str]]:
+        return [
+            (int(seq), str(memory_id))
+            for seq, memory_id in conn.execute(_TEXT_SQL, {"text": query, "limit": limit})
+        ]
+
+    def text_hits(self, query: str, limit: int, *, deadline: float | None = None) -> TextHits:
+        if limit <= 0 or not query_terms(query):
+            return TextHits([], {}, {}, 0)
+        with self._bounded(deadline) as conn:
+            found = self._text_seqs(conn, query, limit)
+            if not found:
+                return TextHits([], {}, {}, 0)
+            terms = [term for term in query_terms(query) if index_terms(term)]
+            documents = {
+                str(term): int(count)
+                for term, count in conn.execute(
+                    "SELECT t, (SELECT count(*) FROM memories "
+                    "WHERE tsv @@ plainto_tsquery('english', t)) "
+                    "FROM unnest(%s::text[]) AS t",
+                    (terms,),
+                )
+            }
+            total_row = conn.execute("SELECT count(*) FROM memories").fetchone()
+            total = 0 if total_row is None else int(total_row[0])
+            texts = {
+                int(seq): f"{content} {day}"
+                for seq, content, day in conn.execute(
+                    "SELECT seq, content, day FROM memories WHERE seq = ANY(%s)",
+                    ([seq for seq, _ in found],),
+                )
+            }
+        matched: dict[str, tuple[str, ...]] = {}
+        for seq, memory_id in found:
+            present = index_terms(texts.get(seq, ""))
+            matched[memory_id] = tuple(term for term in terms if index_terms(term) <= present)
+        return TextHits([memory_id for _, memory_id in found], matched, documents, total)
+
+    # -- entity -------------------------------------------------------------------------
+
+    def named(self, query: str, *, deadline: float | None = None) -> list[str]:
+        with self._bounded(deadline) as conn:
+            return named_entities(conn, query)
+
+    def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+        if limit <= 0:
+            return []
+        with self._bounded(deadline) as conn:
+            names = named_entities(conn, query)
+            if not names:
+                return []
+            name_words = {word for name in names for word in words(name)}
+            rest = " ".join(t for t in query_terms(query) if t not in name_words)
+            params: dict[str, Any] = {"names": names, "limit": limit, "text": rest}
+            sql = _ENTITY_SQL if rest else _ENTITY_ONLY_SQL
+            rows = conn.execute(sql, params).fetchall()
+        return [str(row[0]) for row in rows]
