@@ -16,7 +16,9 @@ from app.mainwindow.main_window import MainWindow
 from timothy import __version__, paths
 from timothy.errors import TimothyError
 from timothy.health import Check
-from timothy.store import Store
+from timothy.settings import load_settings
+from timothy.store.engine import StoreEngine
+from timothy.store.location import open_store
 from timothy.tokens import encoding
 
 
@@ -41,9 +43,10 @@ def run_app(data_dir: Path | None) -> int:
     app.setDesktopFileName("timothy")
     theme.follow_system(app)
     store_error: str | None = None
-    store: Store | None = None
+    store: StoreEngine | None = None
     try:
-        store = Store.open(paths.data_dir(data_dir))
+        # The data folder's file, or the shared server TIMOTHY_STORE_URL or the settings name.
+        store = open_store(data_dir=paths.data_dir(data_dir), settings=load_settings().store)
     except TimothyError as exc:
         store_error = str(exc)
     # The window builds the chat engine and the embedding queue from the owner's settings

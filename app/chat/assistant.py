@@ -22,7 +22,7 @@ from timothy.chat.events import BackgroundEvent, FactsProposed, SessionCompacted
 from timothy.memory.embedding import EmbeddingQueue
 from timothy.providers.base import ChatProvider, EmbeddingProvider
 from timothy.settings import Settings
-from timothy.store import Store
+from timothy.store.engine import StoreEngine
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class Assistant(QObject):
 
     def __init__(
         self,
-        store: Store,
+        store: StoreEngine,
         conversations: StoreConversations,
         workers: Workers,
         parent: QObject | None = None,

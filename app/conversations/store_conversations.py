@@ -17,7 +17,8 @@ from timothy.chat.events import TurnEvent
 from timothy.chat.transcript import transcript
 from timothy.errors import NotFoundError
 from timothy.providers.base import CancelToken
-from timothy.store import Memory, Store
+from timothy.store import Memory
+from timothy.store.engine import StoreEngine
 from timothy.store.records import MessageRole, Session
 from timothy.text import fold, words
 
@@ -50,7 +51,7 @@ def snippet_of(text: str, terms: Sequence[str]) -> str | None:
 
 
 class StoreConversations:
-    def __init__(self, store: Store, engine: ChatEngine | None = None) -> None:
+    def __init__(self, store: StoreEngine, engine: ChatEngine | None = None) -> None:
         self.store = store
         self.engine = engine
         self.unavailable = NO_CHAT_MODEL  # why there is no engine, for the owner

@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.jobs.workers import Failure, Report, Task, Workers, while_alive
 from timothy.memory.consolidation import (
+    DAILY_LOCK,
     ConsolidationReport,
     consolidate,
     due,
@@ -24,7 +25,7 @@ from timothy.memory.consolidation import (
 )
 from timothy.memory.settings import ConsolidationSettings
 from timothy.providers.base import CancelToken, ChatProvider
-from timothy.store import Store
+from timothy.store.engine import StoreEngine
 
 RUNNING = "running"
 
@@ -59,7 +60,7 @@ class DailyConsolidation(QObject):
 
     def run_if_due(
         self,
-        store: Store,
+        store: StoreEngine,
         chat: ChatProvider | None,
         settings: ConsolidationSettings,
         now: Callable[[], datetime],
@@ -75,12 +76,14 @@ class DailyConsolidation(QObject):
 
         def work(report: Report) -> ConsolidationReport | NotDue | NeverRun:
             moment = now()
-            if not due(store, moment, settings):
-                return NotDue(last_run(store), last_report(store))
-            if ask_first and last_report(store) is None:
-                return NeverRun()
-            report(RUNNING)
-            return consolidate(store, chat, settings, now=moment, cancel=token)
+            # Once across every machine that shares the store: the run holds its lock.
+            with store.exclusive(DAILY_LOCK) as mine:
+                if not mine or not due(store, moment, settings):
+                    return NotDue(last_run(store), last_report(store))
+                if ask_first and last_report(store) is None:
+                    return NeverRun()
+                report(RUNNING)
+                return consolidate(store, chat, settings, now=moment, cancel=token)
 
         task = Task(work, "tidying your memories", reports=True)
         task.progressed.connect(while_alive(self, lambda _value: self.started.emit()))

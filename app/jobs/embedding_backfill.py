@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from app.jobs.workers import Failure, Report, Task, Workers, while_alive
 from timothy.memory.embedding import BackfillResult, backfill
 from timothy.providers.base import CancelToken, EmbeddingProvider
-from timothy.store import Store
+from timothy.store.engine import StoreEngine
 
 PROGRESS_EVERY_SECONDS = 0.1  # at most ten progress reports a second reach the GUI thread
 
@@ -35,7 +35,7 @@ class EmbeddingBackfill(QObject):
     def running(self) -> bool:
         return self.cancel_token is not None
 
-    def start(self, store: Store, embedder: EmbeddingProvider) -> bool:
+    def start(self, store: StoreEngine, embedder: EmbeddingProvider) -> bool:
         """Start unless one is running; False when it was already running."""
         if self.running:
             return False

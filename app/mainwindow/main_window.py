@@ -48,6 +48,7 @@ from timothy.cli.memories import forget_summary
 from timothy.providers.model_list import list_chat_models
 from timothy.settings import Settings, load_settings, save_settings
 from timothy.store import Memory, Store
+from timothy.store.engine import StoreEngine
 from timothy.store.forget import ForgetReport
 from timothy.store.records import RecallRecord, utc_now
 
@@ -68,7 +69,7 @@ class MainWindow(QMainWindow):
 
     def __init__(
         self,
-        store: Store | None,
+        store: StoreEngine | None,
         *,
         store_error: str | None = None,
         settings: Settings | None = None,
@@ -711,7 +712,7 @@ class MainWindow(QMainWindow):
         return dialog
 
     def show_about(self) -> AboutDialog:
-        folder = self.store.path.parent if self.store is not None else paths.data_dir()
+        folder = self.store.path.parent if isinstance(self.store, Store) else paths.data_dir()
         dialog = AboutDialog(folder, self.workers, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()

@@ -27,6 +27,7 @@ from timothy.memory.embedding import BackfillResult
 from timothy.settings import Settings
 from timothy.store import MemoryStatus, Store, backups
 from timothy.store.backup_folder import damaged_message
+from timothy.store.engine import StoreEngine
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ class MemoryUpkeep(QObject):
     def __init__(
         self,
         window: QWidget,
-        store: Store | None,
+        store: StoreEngine | None,
         assistant: Assistant | None,
         *,
         status: StatusBar,
@@ -101,7 +102,7 @@ class MemoryUpkeep(QObject):
         if assistant is not None:
             assistant.embedding_changed.connect(self.embedding_changed)
         self.store_damaged.connect(self._store_damaged)
-        if store is not None:
+        if isinstance(store, Store):  # a server looks after its own pages
             store.on_damage(self._heard_damage)
 
         self._consolidation_timer = QTimer(self)
@@ -215,7 +216,7 @@ class MemoryUpkeep(QObject):
             log.info("store damage found after the window closed: %s", what)
 
     def _store_damaged(self, what: str) -> None:
-        if self.store is None:
+        if not isinstance(self.store, Store):
             return
         log.error("the memory database is damaged: %s", what)
         self.banner.show_message(
@@ -226,7 +227,8 @@ class MemoryUpkeep(QObject):
 
     def backup_if_due(self) -> None:
         """The daily backup, on a worker (a sound store only; the backup is verified)."""
-        if self.store is None or self.closing or self.store.damaged:
+        # A server store's backups are the server's (its admin's pg_dump).
+        if not isinstance(self.store, Store) or self.closing or self.store.damaged:
             return
         store, now = self.store, self.now()
 

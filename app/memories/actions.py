@@ -25,7 +25,8 @@ from app.jobs.workers import Failure, Workers
 from app.memories.memory_editor import MemoryEdit
 from timothy.errors import TimothyError
 from timothy.memory.forget import forget
-from timothy.store import Memory, Store
+from timothy.store import Memory
+from timothy.store.engine import StoreEngine
 from timothy.store.forget import ForgetReport
 from timothy.store.records import MemorySource, utc_now
 from timothy.store.transfer import export_to_file, import_from_file
@@ -46,7 +47,7 @@ class MemoryActions(QObject):
 
     def __init__(
         self,
-        store: Store,
+        store: StoreEngine,
         workers: Workers,
         *,
         now: Callable[[], datetime] = utc_now,

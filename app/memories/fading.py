@@ -7,13 +7,14 @@ from datetime import datetime
 
 from timothy.retrieval.fading import fading
 from timothy.retrieval.settings import RecallSettings
-from timothy.store import Memory, Store
+from timothy.store import Memory
+from timothy.store.engine import StoreEngine
 
 FADING_LIMIT = 50
 
 
 def fading_memories(
-    store: Store, settings: RecallSettings, now: datetime, limit: int = FADING_LIMIT
+    store: StoreEngine, settings: RecallSettings, now: datetime, limit: int = FADING_LIMIT
 ) -> list[Memory]:
     """The longest unconfirmed first (blocking: call from a worker)."""
     return [item.memory for item in fading(store.memories, settings, now)[:limit]]

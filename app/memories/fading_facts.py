@@ -16,7 +16,8 @@ from app.memories.actions import MemoryActions
 from app.memories.memory_card_list import CardAction, MemoryCardList, TitleLookup
 from timothy.retrieval.fusion import days_unconfirmed
 from timothy.retrieval.settings import RecallSettings
-from timothy.store import Memory, Store
+from timothy.store import Memory
+from timothy.store.engine import StoreEngine
 from timothy.store.records import utc_now
 
 
@@ -48,7 +49,7 @@ class FadingFacts(MemoryCardList):
 
     def __init__(
         self,
-        store: Store,
+        store: StoreEngine,
         workers: Workers,
         actions: MemoryActions,
         *,

@@ -15,7 +15,8 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelInde
 
 from app.jobs.workers import Failure, Workers
 from app.memories.memory_list_model import MEMORY_ROLE
-from timothy.store import Memory, MemoryStatus, MemoryType, Store
+from timothy.store import Memory, MemoryStatus, MemoryType
+from timothy.store.engine import StoreEngine
 from timothy.text import words
 
 Index = QModelIndex | QPersistentModelIndex
@@ -52,7 +53,7 @@ class MemoryBrowseModel(QAbstractListModel):
     # (no text); the second is None when the query names a status.
     total_known = Signal(int, object)
 
-    def __init__(self, store: Store, workers: Workers) -> None:
+    def __init__(self, store: StoreEngine, workers: Workers) -> None:
         super().__init__()
         self.store = store
         self.workers = workers

@@ -37,8 +37,10 @@ from app.memories.forget_confirmation import ForgetConfirmation
 from app.memories.memory_browse_model import BrowseQuery, MemoryBrowseModel
 from app.memories.memory_detail import MemoryDetail
 from app.memories.memory_row_delegate import MemoryRowDelegate
+from timothy import paths
 from timothy.store import Memory, MemoryStatus, MemoryType, Store
 from timothy.store.backup_folder import backups_dir
+from timothy.store.engine import StoreEngine
 from timothy.store.forget import ForgetReport
 from timothy.store.records import utc_now
 
@@ -89,7 +91,7 @@ class MemoryBrowser(QWidget):
 
     def __init__(
         self,
-        store: Store,
+        store: StoreEngine,
         workers: Workers,
         actions: MemoryActions,
         *,
@@ -389,7 +391,14 @@ class MemoryBrowser(QWidget):
         chosen = [fresh.get(m.id, m) for m in chosen]
         if self.forget_confirmation is not None:
             self.forget_confirmation.deleteLater()
-        dialog = ForgetConfirmation(chosen, chains, backups_dir(self.store.path), self)
+        # The backups that may still hold the words: this machine's file's (a server's own
+        # backups are its admin's).
+        database = (
+            self.store.path
+            if isinstance(self.store, Store)
+            else paths.database_path(paths.data_dir())
+        )
+        dialog = ForgetConfirmation(chosen, chains, backups_dir(database), self)
         dialog.chosen.connect(lambda chain: self._forget(chosen, chain))
         dialog.finished.connect(lambda _result: self._confirmation_closed(dialog))
         self.forget_confirmation = dialog

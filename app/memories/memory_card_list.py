@@ -33,7 +33,8 @@ from app.memories.actions import MemoryActions
 from app.memories.memory_card_delegate import MemoryCardDelegate
 from app.memories.memory_editor import MemoryEditor
 from app.memories.memory_list_model import MemoryListModel
-from timothy.store import Memory, Store
+from timothy.store import Memory
+from timothy.store.engine import StoreEngine
 from timothy.store.records import utc_now
 
 TitleLookup = Callable[[str], str | None]
@@ -62,7 +63,7 @@ class MemoryCardList(QWidget):
 
     def __init__(
         self,
-        store: Store,
+        store: StoreEngine,
         workers: Workers,
         actions: MemoryActions,
         *,

@@ -14,7 +14,8 @@ from app.memories.actions import MemoryActions
 from app.memories.chain_view import ChainView
 from app.memories.memory_editor import MemoryEditor
 from timothy.errors import NotFoundError
-from timothy.store import Memory, MemoryStatus, Store
+from timothy.store import Memory, MemoryStatus
+from timothy.store.engine import StoreEngine
 from timothy.store.records import utc_now
 
 
@@ -26,7 +27,7 @@ class MemoryDetail(QWidget):
 
     def __init__(
         self,
-        store: Store,
+        store: StoreEngine,
         workers: Workers,
         actions: MemoryActions,
         *,

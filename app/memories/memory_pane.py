@@ -22,7 +22,8 @@ from app.memories.memory_card_list import TitleLookup
 from app.memories.recall_view import RecallView
 from app.memories.store_events import StoreEvents
 from timothy.retrieval.settings import RecallSettings
-from timothy.store import Memory, Store
+from timothy.store import Memory
+from timothy.store.engine import StoreEngine
 from timothy.store.records import RecallRecord, utc_now
 
 QUEUE_TAB, FADING_TAB, BROWSE_TAB, RECALL_TAB = range(4)
@@ -36,7 +37,7 @@ class MemoryPane(QWidget):
 
     def __init__(
         self,
-        store: Store | None,
+        store: StoreEngine | None,
         workers: Workers,
         *,
         now: Callable[[], datetime] = utc_now,

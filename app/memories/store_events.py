@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from timothy.store import Memory, Store
+from timothy.store import Memory
+from timothy.store.engine import StoreEngine
 
 
 class StoreEvents(QObject):
@@ -17,7 +18,7 @@ class StoreEvents(QObject):
     #  record as it was before it was removed). Queued to the GUI thread by Qt.
     memory_changed = Signal(str, object)
 
-    def __init__(self, store: Store, parent: QObject | None = None) -> None:
+    def __init__(self, store: StoreEngine, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.store = store
         store.memories.listeners.append(self._heard)

@@ -1,5 +1,5 @@
-"""Settings: the chat model, embeddings and memory. Saved to settings.json; the API key goes
-to the OS keyring only, and is never shown again once saved.
+"""Settings: the chat model, embeddings, memory and storage. Saved to settings.json; the API
+key (and a memory server's password) go to the OS keyring only, never shown again once saved.
 
 Keyring reads and writes and the connection test run on workers: a locked keyring or a
 slow server never freezes the dialog.
@@ -37,14 +37,16 @@ from app.jobs.workers import Failure, Workers
 from app.look import theme
 from app.settings import connection_check
 from app.settings.settings_section_form import SettingsSectionForm, is_basic
+from app.settings.storage_page import StoragePage
 from timothy import secrets
+from timothy.errors import InvalidInputError
 from timothy.providers.model_list import list_chat_models
 from timothy.providers.openai_client import is_official
-from timothy.settings import OpenAISettings, Settings, save_settings
+from timothy.settings import OpenAISettings, Settings, StoreSettings, save_settings
 
 log = logging.getLogger(__name__)
 
-OWN_SECTIONS = ("openai", "bedrock", "memory")
+OWN_SECTIONS = ("openai", "bedrock", "memory", "store")
 OPENAI_MODELS = ["gpt-4o-mini", "gpt-4o", "gpt-4.1-mini", "gpt-4.1", "o4-mini"]
 BEDROCK_MODELS = [
     "us.amazon.nova-lite-v1:0",
@@ -120,7 +122,7 @@ class SettingsDialog(QDialog):
         outer = QVBoxLayout(self)
         body = QHBoxLayout()
         self.nav = QListWidget(self)
-        self.nav.addItems(["Chat model", "Embeddings", "Memory"])
+        self.nav.addItems(["Chat model", "Embeddings", "Memory", "Storage"])
         self.nav.setObjectName("SettingsNav")
         self.nav.setFixedWidth(170)
         self.nav.setFrameShape(QListWidget.Shape.NoFrame)
@@ -129,6 +131,8 @@ class SettingsDialog(QDialog):
         self.pages.addWidget(self._scrolling(self._chat_page()))
         self.pages.addWidget(self._scrolling(self._embedding_page()))
         self.pages.addWidget(self._scrolling(self._memory_page()))
+        self.storage_page = StoragePage(settings.store, workers, self)
+        self.pages.addWidget(self._scrolling(self.storage_page))
         self.nav.currentRowChanged.connect(self.pages.setCurrentIndex)
         body.addWidget(self.pages, 1)
         outer.addLayout(body, 1)
@@ -144,7 +148,7 @@ class SettingsDialog(QDialog):
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
         outer.addWidget(self.buttons)
-        self.nav.setCurrentRow({"chat": 0, "embeddings": 1, "memory": 2}.get(page, 0))
+        self.nav.setCurrentRow({"chat": 0, "embeddings": 1, "memory": 2, "storage": 3}.get(page, 0))
         self._listed_for: str | None = None  # the server address the model list is from
         self._list_runs = 0  # bumped by each listing: an older answer is dropped
         self._provider_changed()
@@ -467,6 +471,7 @@ class SettingsDialog(QDialog):
             "openai": openai,
             "bedrock": bedrock,
             "memory": memory,
+            "store": self._chosen_store(),
         }
         for name, (basic, advanced) in self.section_forms.items():
             section = basic.value()
@@ -599,8 +604,23 @@ class SettingsDialog(QDialog):
         button.setEnabled(True)
         cancel.hide()
 
+    def _chosen_store(self) -> StoreSettings:
+        """The Storage page as chosen; the saved section while what is typed cannot work
+        (Save says why)."""
+        try:
+            return self.storage_page.value()
+        except InvalidInputError:
+            return self.settings.store
+
     def save(self) -> None:
-        chosen = self.chosen_settings()
+        try:
+            self.storage_page.value()
+            chosen = self.chosen_settings()
+        except InvalidInputError as exc:
+            self.nav.setCurrentRow(3)  # the only page whose fields are checked here
+            self.error_label.setText(str(exc))
+            self.error_label.show()
+            return
         key = self.key_edit.text().strip()
         self.buttons.setEnabled(False)
         self.error_label.hide()
@@ -608,6 +628,7 @@ class SettingsDialog(QDialog):
         def work() -> Settings:
             if key:
                 secrets.set_secret(secrets.OPENAI_API_KEY, key)  # raises if there is no safe place
+            self.storage_page.save_password(chosen.store)
             save_settings(chosen)
             return chosen
 
@@ -623,6 +644,7 @@ class SettingsDialog(QDialog):
     def _saved(self, settings: Settings) -> None:
         self.buttons.setEnabled(True)
         self.key_edit.clear()
+        self.storage_page.saved()
         self.settings = settings
         self.settings_saved.emit(settings)
         self.accept()
