@@ -136,6 +136,28 @@ def _probe_database(folder: Path) -> Callable[[], str]:
     return probe
 
 
+def _server_checks() -> list[Check]:
+    """The shared memory server, when TIMOTHY_STORE_URL or the settings choose one: asked
+    what it is (PostgreSQL's version, pgvector, what it holds), changing nothing."""
+    from timothy.errors import TimothyError
+    from timothy.settings import load_settings
+    from timothy.store.location import check_server, chosen_location
+
+    section = load_settings().store
+    try:
+        url = chosen_location(None, section)
+    except TimothyError as exc:
+        return [Check("memory server", False, str(exc))]
+    if url is None:
+        return []
+    return [
+        _run(
+            "memory server",
+            lambda: check_server(url, sslmode=section.sslmode, ca_file=section.ca_file),
+        )
+    ]
+
+
 def _probe_backups(folder: Path) -> Callable[[], str]:
     def probe() -> str:
         from timothy.store.backups import list_backups
@@ -391,6 +413,7 @@ def self_checks(data: Path | None = None) -> list[Check]:
         _run("token encoding", _probe_encoding),
         _run("data folder", _probe_data_dir(folder)),
         _run("database", _probe_database(folder)),
+        *_server_checks(),
         _run("keyring", _probe_keyring),
         _run("OpenAI client", _probe_openai),
         _run("Bedrock client", _probe_bedrock),

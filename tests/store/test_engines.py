@@ -198,6 +198,9 @@ def test_an_edit_made_on_another_machine_meanwhile_is_not_overwritten(pg_url: st
             laptop.memories.supersede(seen_on_laptop.id, "I live in Marseille")
         assert caught.value.ours == "I live in Marseille"
         assert caught.value.theirs == "I live in Lyon"
+        # Both versions are in the words the window shows.
+        assert "“I live in Lyon”" in str(caught.value)
+        assert "“I live in Marseille”" in str(caught.value)
         # Nothing was lost or overwritten: the desktop's edit stands, the chain is whole.
         chain = laptop.memories.chain(fact.id)
         assert [m.content for m in chain] == ["I live in Paris", "I live in Lyon"]
@@ -268,3 +271,14 @@ def test_a_server_that_does_not_answer_is_said_plainly(tmp_path: Path) -> None:
     url = f"postgresql://nobody@/nothing?host={tmp_path}&connect_timeout=2"
     with pytest.raises(StoreError, match=r"did not answer.*running and reachable"):
         PostgresStore(url)
+
+
+def test_doctor_asks_the_chosen_server_what_it_is(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from timothy.health import self_checks
+
+    assert "memory server" not in [check.name for check in self_checks()]
+    monkeypatch.setenv(STORE_URL_ENV, pg_url)
+    [server] = [check for check in self_checks() if check.name == "memory server"]
+    assert server.ok and "PostgreSQL 16" in server.detail and "pgvector" in server.detail

@@ -68,6 +68,18 @@ def browse_query(text: str, *, match_any: bool) -> str | None:
     return (" | " if match_any else " & ").join(quoted)
 
 
+def changed_elsewhere(memory_id: str, ours: str, theirs: str) -> ChangedElsewhereError:
+    """The plain words for an edit that lost the race with another machine: both texts, so
+    the owner can keep either (nothing was written; their version stands)."""
+    return ChangedElsewhereError(
+        f"This memory was changed on another machine while you edited it, so your edit was "
+        f"not saved. It now says: “{theirs}”. Your version: “{ours}”. Edit it again to "
+        "keep yours.",
+        ours=ours,
+        theirs=theirs,
+    )
+
+
 class PgMemoryRepository:
     """Every read and write of memories on the shared server."""
 
@@ -475,12 +487,7 @@ class PgMemoryRepository:
         if old.status is MemoryStatus.SUPERSEDED:  # edited elsewhere since the owner saw it
             with self.db.read() as conn:
                 theirs = self._newest_version(conn, old.id)
-            raise ChangedElsewhereError(
-                f"Memory {memory_id} was changed on another machine while you edited it; "
-                "nothing was saved. Both versions are shown: keep one, or edit again.",
-                ours=validate_content(content),
-                theirs=theirs,
-            )
+            raise changed_elsewhere(memory_id, validate_content(content), theirs)
         if old.status not in allowed:
             raise IllegalTransitionError(
                 f"Memory {memory_id} is {old.status.value}; only a staged or active memory "
@@ -505,12 +512,7 @@ class PgMemoryRepository:
             ).fetchall()
             if not changed:
                 theirs = self._newest_version(conn, old.id)
-                raise ChangedElsewhereError(
-                    f"Memory {memory_id} was changed on another machine while you edited it; "
-                    "nothing was saved. Both versions are shown: keep one, or edit again.",
-                    ours=new.content,
-                    theirs=theirs,
-                )
+                raise changed_elsewhere(memory_id, new.content, theirs)
             self.insert(conn, new)
         self._notify("superseded", new)
         return new
