@@ -67,6 +67,11 @@ BOTH_ENGINES = (
     "tests/memory/test_consolidation_merge.py",
     "tests/memory/test_embedding.py",
     "tests/chat/test_turn.py",
+    "tests/chat/test_extraction.py",
+    "tests/chat/test_compaction.py",
+    "tests/chat/test_rejected_facts.py",
+    "tests/chat/test_degradation.py",
+    "tests/chat/test_local_dates.py",
     "tests/chat/test_remember_gate.py",
 )
 

@@ -14,6 +14,7 @@ from timothy.providers.factory import embedding_provider
 from timothy.retrieval.render import BLOCK_OPEN
 from timothy.settings import Settings
 from timothy.store import Store
+from timothy.store.postgres import PostgresStore
 
 BOUND = 0.6
 MARGIN = 3.0
@@ -88,9 +89,14 @@ def test_the_whole_store_failing_on_recall(
     # Take the text and entity indexes away: every text and entity query now raises. (Wrecking
     # their pages would be damage, which makes the whole store read only and refuses the
     # reply's save too: tests/store/test_damage.py.)
-    conn = store.db.connection()
-    conn.execute("DROP TABLE memories_fts")
-    conn.execute("DROP TABLE memory_entities")
+    if isinstance(store, PostgresStore):  # the server's text column and entity table
+        with store.db.write() as server:
+            server.execute("ALTER TABLE memories DROP COLUMN tsv")
+            server.execute("DROP TABLE memory_entities")
+    else:
+        conn = store.db.connection()
+        conn.execute("DROP TABLE memories_fts")
+        conn.execute("DROP TABLE memory_entities")
     engine = make_engine(openai_server, recall_bound=BOUND)
     openai_server.reply("Window or aisle, your call.")
     started = time.monotonic()
