@@ -282,3 +282,19 @@ def test_doctor_asks_the_chosen_server_what_it_is(
     monkeypatch.setenv(STORE_URL_ENV, pg_url)
     [server] = [check for check in self_checks() if check.name == "memory server"]
     assert server.ok and "PostgreSQL 16" in server.detail and "pgvector" in server.detail
+
+
+def test_an_export_file_imports_into_a_server_store_as_it_was(
+    pg_url: str, data_dir: Path, tmp_path: Path
+) -> None:
+    with Store.open(data_dir) as store:
+        fill(store)
+    exported = tmp_path / "memories.jsonl"
+    assert main(["memories", "export", str(exported)]) == 0
+    assert main(["--store", pg_url, "memories", "import", str(exported)]) == 0
+    assert main(["--store", pg_url, "memories", "export", str(tmp_path / "again.jsonl")]) == 0
+    assert (tmp_path / "again.jsonl").read_bytes() == exported.read_bytes()
+    # All or nothing there too: importing the same file again is refused, nothing written.
+    assert main(["--store", pg_url, "memories", "import", str(exported)]) == 1
+    with PostgresStore(pg_url, follow_changes=False) as server:
+        assert server.memories.count() == 8
