@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from collections.abc import Sequence
@@ -248,11 +249,16 @@ def test_a_question_about_the_owner_needs_less_text_evidence(store: Store) -> No
         assert below.memory.id == car.id
 
 
+_GATED = itertools.count()
+
+
 class GatedEmbedder(HashingEmbedder):
     """Embeds the background sentences only once `gate` is set (memories at once)."""
 
     def __init__(self) -> None:
-        super().__init__(model_id="test/gated-background")
+        # A model of its own each time: the background is kept for the process per model,
+        # and this test runs once per store engine.
+        super().__init__(model_id=f"test/gated-background-{next(_GATED)}")
         self.gate = threading.Event()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:

@@ -72,9 +72,9 @@ def changed_elsewhere(memory_id: str, ours: str, theirs: str) -> ChangedElsewher
     """The plain words for an edit that lost the race with another machine: both texts, so
     the owner can keep either (nothing was written; their version stands)."""
     return ChangedElsewhereError(
-        f"This memory was changed on another machine while you edited it, so your edit was "
-        f"not saved. It now says: “{theirs}”. Your version: “{ours}”. Edit it again to "
-        "keep yours.",
+        f"Memory {memory_id} was changed on another machine (or in another window) while "
+        f"you edited it, so your edit was not saved. It now says: “{theirs}”. Your version: "
+        f"“{ours}”. Edit it again to keep yours.",
         ours=ours,
         theirs=theirs,
     )
