@@ -95,6 +95,12 @@ class Store:
         """Wait for the open-time damage check; what it found, or None."""
         return self.db.wait_for_check(timeout)
 
+    def reopened(self) -> None:
+        """The file was swapped under the open store (a restore): what the store keeps in
+        memory of the old file (the vector legs' copies) is dropped and read again."""
+        if isinstance(self.search, SqliteSearch):
+            self.search.drop_copies()
+
     def close(self) -> None:
         self.db.close()
 

@@ -16,7 +16,9 @@ aside in the data folder with its log (`-wal`), never deleted.
 
 For the app: `backup_if_due(store, now)` on a worker after start (it waits for the open-time
 damage check, and never copies a damaged store); `list_backups(data)` for Settings > Backups;
-`restore(data, file, now=...)` with the store closed, then open it again. `Store.on_damage`
+`restore_open(store, file, now=...)` restores into the open store (it closes its connections,
+swaps the file and opens the restored one; `aside_path` says beforehand where the replaced file
+will be kept). `Store.on_damage`
 tells when the banner should offer `list_backups(data)[0]`.
 """
 
@@ -69,16 +71,19 @@ _LOG_SUFFIXES = ("-wal", "-shm", "-journal")
 __all__ = [
     "KEEP_DAILY",
     "KEEP_WEEKLY",
+    "RESTORING",
     "Backup",
     "BackupFile",
     "BackupReason",
     "RestoreResult",
+    "aside_path",
     "backup_before_merge",
     "backup_before_migration",
     "backup_if_due",
     "list_backups",
     "make_backup",
     "restore",
+    "restore_open",
     "rotate",
 ]
 
@@ -454,6 +459,54 @@ def _swap_in(copy: Path, database: Path, now: datetime) -> Path | None:
     return aside
 
 
+RESTORING = (
+    "Your memories are being restored from a backup; this takes a moment. Try again when "
+    "it has finished."
+)
+
+
+def _prepared_copy(database: Path, source: Path) -> tuple[Path, int]:
+    """The backup copied beside the store and checked (not damaged, not newer, a Timothy
+    store); the copy and how many memories it holds. The caller removes the copy."""
+    with contextlib.suppress(OSError):
+        if source.resolve() == database.resolve():
+            raise InvalidInputError(f"{source} is the memory database itself; nothing to do.")
+    _check_backup(source)
+    make_folder(database.parent)
+    copy = database.parent / f".restore-{uuid.uuid4().hex}.db"
+    try:
+        shutil.copyfile(source, copy)
+        log_file = Path(f"{source}-wal")
+        if log_file.is_file() and log_file.stat().st_size > 0:
+            shutil.copyfile(log_file, Path(f"{copy}-wal"))  # committed work not yet folded in
+        memories = _verify_copy(copy, source)
+        _fsync(copy)
+    except OSError as exc:
+        _remove_with_logs(copy)
+        raise StoreError(
+            f"Restoring {source} failed: {exc.strerror or exc}; the current store was kept."
+        ) from exc
+    except BaseException:
+        _remove_with_logs(copy)
+        raise
+    return copy, memories
+
+
+def _put_in_place(copy: Path, source: Path, database: Path, now: datetime) -> Path | None:
+    try:
+        _refuse_if_in_use(database)
+        return _swap_in(copy, database, now)
+    except OSError as exc:
+        raise StoreError(
+            f"Restoring {source} failed: {exc.strerror or exc}; the current store was kept."
+        ) from exc
+
+
+def aside_path(database: Path, now: datetime) -> Path:
+    """Where restoring at `now` keeps the file it replaces (what the app's question names)."""
+    return _aside_path(database, now)
+
+
 def restore(data: Path, backup: Path, *, now: datetime) -> RestoreResult:
     """Replace the store in the data folder `data` with `backup`.
 
@@ -464,26 +517,33 @@ def restore(data: Path, backup: Path, *, now: datetime) -> RestoreResult:
     """
     database = paths.database_path(data)
     source = backup.expanduser()
-    with contextlib.suppress(OSError):
-        if source.resolve() == database.resolve():
-            raise InvalidInputError(f"{source} is the memory database itself; nothing to do.")
-    _check_backup(source)
-    make_folder(data)
-    copy = data / f".restore-{uuid.uuid4().hex}.db"
+    copy, memories = _prepared_copy(database, source)
     try:
-        shutil.copyfile(source, copy)
-        log_file = Path(f"{source}-wal")
-        if log_file.is_file() and log_file.stat().st_size > 0:
-            shutil.copyfile(log_file, Path(f"{copy}-wal"))  # committed work not yet folded in
-        memories = _verify_copy(copy, source)
-        _fsync(copy)
-        _refuse_if_in_use(database)
-        aside = _swap_in(copy, database, now)
-    except OSError as exc:
-        raise StoreError(
-            f"Restoring {source} failed: {exc.strerror or exc}; the current store was kept."
-        ) from exc
+        aside = _put_in_place(copy, source, database, now)
     finally:
         _remove_with_logs(copy)
     log.info("restored %s from %s; the old file is %s", database, source, aside)
+    return RestoreResult(source, database, aside, memories)
+
+
+def restore_open(store: Store, backup: Path, *, now: datetime) -> RestoreResult:
+    """Restore `backup` into a store this program has open (the app's Settings > Backups).
+
+    The backup is copied and checked while the store stays open, so a damaged or newer
+    backup is refused with nothing closed. Then the store's connections close (any thread
+    asking for one meanwhile is told `RESTORING`), the file is swapped as `restore` does,
+    and the store opens the restored file (or, when the swap failed, the file it had) and
+    drops what it kept in memory of the old one. Another program holding the file open
+    makes it refuse, with the current store kept.
+    """
+    database = store.path
+    source = backup.expanduser()
+    copy, memories = _prepared_copy(database, source)
+    try:
+        with store.db.closed_for(RESTORING):
+            aside = _put_in_place(copy, source, database, now)
+    finally:
+        _remove_with_logs(copy)
+        store.reopened()
+    log.info("restored %s from %s while open; the old file is %s", database, source, aside)
     return RestoreResult(source, database, aside, memories)
