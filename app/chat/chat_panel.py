@@ -162,6 +162,7 @@ class ChatPanel(QWidget):
         composer_row.addStretch(1)
         layout.addLayout(composer_row)
         self.chat_ready = True
+        self.paused: str | None = None  # why no turn may start now (a restore), or None
         self.new_chat()
 
     def _tool(self, icon: str, tip: str) -> QToolButton:
@@ -176,11 +177,23 @@ class ChatPanel(QWidget):
     def set_chat_ready(self, ready: bool) -> None:
         """With no chat model the welcome explains what to set up (memory still works)."""
         self.chat_ready = ready
+        self._offer_composer()
+        self._show_page()
+
+    def set_paused(self, reason: str | None) -> None:
+        """While the memory store is being restored no turn starts; the composer says why
+        (None: turns may start again)."""
+        self.paused = reason
+        self._offer_composer()
+
+    def _offer_composer(self) -> None:
+        if self.paused is not None:
+            self.composer.set_available(False, self.paused)
+            return
+        ready = self.chat_ready
         self.composer.set_available(
             ready, None if ready else "Set up a chat model in Settings to start chatting"
         )
-        self.composer.setVisible(ready or not self.transcript.is_empty())
-        self._show_page()
 
     def _show_page(self) -> None:
         if not self.transcript.is_empty():
@@ -263,7 +276,7 @@ class ChatPanel(QWidget):
         return self.runner.running
 
     def send(self, text: str) -> None:
-        if self.runner.running or not text.strip():
+        if self.runner.running or self.paused is not None or not text.strip():
             return
         conversation_id = self.conversation_id
         self.transcript.add_user_message(text, self.now())
@@ -275,7 +288,7 @@ class ChatPanel(QWidget):
 
     def regenerate(self) -> None:
         conversation_id = self.conversation_id
-        if self.runner.running or conversation_id is None:
+        if self.runner.running or self.paused is not None or conversation_id is None:
             return
         self.transcript.remove_last_reply()
         self._begin()

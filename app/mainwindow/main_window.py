@@ -30,6 +30,7 @@ from app.mainwindow.about_dialog import AboutDialog
 from app.mainwindow.banner import Banner
 from app.mainwindow.memory_upkeep import (
     CONSOLIDATION_DELAY_MS,
+    RESTORE_LATEST,
     TIDY_DETAILS,
     TIDY_UP,
     MemoryUpkeep,
@@ -37,17 +38,20 @@ from app.mainwindow.memory_upkeep import (
 from app.mainwindow.menus import MenuCommands, WindowMenus
 from app.mainwindow.shortcuts_dialog import ShortcutsDialog
 from app.mainwindow.status_bar import StatusBar
+from app.mainwindow.store_restore import StoreRestore
 from app.mainwindow.window_state import WindowState
 from app.memories.actions import MemoryActions
 from app.memories.memory_editor import MemoryEditor
 from app.memories.memory_pane import MemoryPane
+from app.settings.backups_page import KIND_LABELS, BackupsPage, made_text
 from app.settings.settings_dialog import BEDROCK_MODELS, SettingsDialog
 from timothy import paths
 from timothy.assistant import Setup
 from timothy.cli.memories import forget_summary
 from timothy.providers.model_list import list_chat_models
 from timothy.settings import Settings, load_settings, save_settings
-from timothy.store import Memory, Store
+from timothy.store import Memory, Store, backups
+from timothy.store.backups import Backup, RestoreResult
 from timothy.store.forget import ForgetReport
 from timothy.store.records import RecallRecord, utc_now
 
@@ -60,6 +64,10 @@ SIDEBAR_MIN_WIDTH = 200
 MEMORY_MIN_WIDTH = 340  # the pane's four tabs side by side
 CONVERSATION_LIMIT = 500
 MEMORY_FILES = "JSON Lines (*.jsonl *.json);;All files (*)"
+RESTORING = (
+    "Your memories are being restored from a backup; chatting and changes to memories wait "
+    "until it has finished."
+)
 
 
 class MainWindow(QMainWindow):
@@ -101,6 +109,8 @@ class MainWindow(QMainWindow):
         self.file_dialog: QFileDialog | None = None  # export's or import's, while it is open
         self._conversation_search = ""
         self._closing = False
+        self.restoring = False  # a backup is being put in place: no turn, no memory change
+        self._restoring_from: Backup | None = None
         self.setWindowTitle("Timothy")
         self.resize(1380, 860)
         # Below the panes' own minimums side by side, panes give way (`_fit_panes`): none is
@@ -160,6 +170,11 @@ class MainWindow(QMainWindow):
             show_error=self.show_error,
             show_info=self.show_info,
             consolidation_delay_ms=consolidation_delay_ms,
+        )
+        self.store_restore = (
+            StoreRestore(store, now=now, busy=self._restore_blocker, parent=self)
+            if store is not None
+            else None
         )
 
         self._connect()
@@ -237,6 +252,12 @@ class MainWindow(QMainWindow):
             pane.events.memory_changed.connect(
                 lambda _event, _memory: self.upkeep.memories_changed()
             )
+        restore = self.store_restore
+        if restore is not None:
+            restore.started.connect(self._restore_started)
+            restore.restored.connect(self._restored)
+            restore.failed.connect(self._restore_failed)
+            restore.refused.connect(self._restore_refused)
         assistant = self.assistant
         if assistant is not None:
             assistant.configured.connect(self._assistant_configured)
@@ -372,6 +393,10 @@ class MainWindow(QMainWindow):
             self.upkeep.tidy_up_now()
         elif kind == TIDY_DETAILS:
             self.upkeep.show_consolidation_details()
+        elif kind == RESTORE_LATEST:
+            self.restore_latest_good_backup()
+        elif kind == "backups":
+            self.open_settings("backups")
 
     # -- memory ------------------------------------------------------------------------
 
@@ -450,6 +475,9 @@ class MainWindow(QMainWindow):
     # -- managing memories (the Memory menu) ------------------------------------------
 
     def _memory_actions(self) -> MemoryActions | None:
+        if self.restoring:
+            self.show_error(RESTORING)
+            return None
         actions = self.memory_pane.memory_actions
         if actions is None:
             self.show_error("Your memories cannot be changed: the memory store is not open.")
@@ -588,6 +616,162 @@ class MainWindow(QMainWindow):
         if hasattr(self, "menus"):  # not while __init__ lays the window out
             self._fit_panes()
 
+    # -- backups and restoring ---------------------------------------------------------
+
+    def _data_folder(self) -> Path:
+        return self.store.path.parent if self.store is not None else paths.data_dir()
+
+    def _backups_page(self) -> BackupsPage | None:
+        dialog = self.settings_dialog
+        return dialog.backups_page if dialog is not None else None
+
+    def back_up_now(self) -> None:
+        """A backup made by hand (kept until the owner deletes it), on a worker, verified."""
+        store, page = self.store, self._backups_page()
+        if store is None or self.restoring:
+            return
+        now = self.now()
+        if page is not None:
+            page.set_busy("Backing up…")
+
+        def made(path: Path) -> None:
+            if page is not None:
+                page.set_busy(None)
+                page.show_note(f"Backed up to {path.name} (integrity checked).")
+                page.reload()
+
+        def failed(failure: Failure) -> None:
+            if page is not None:
+                page.set_busy(None)
+                page.show_note(f"No backup was made: {failure.message}")
+            else:
+                self.show_error(f"No backup was made: {failure.message}")
+
+        self.workers.run(
+            self,
+            lambda: backups.make_backup(store, now=now),
+            "backing up your memories",
+            on_success=made,
+            on_failure=failed,
+        )
+
+    def ask_restore(self, backup: Backup, kind: str, parent: QWidget | None = None) -> None:
+        """Ask, then restore `backup` in place of the store (Settings > Backups, banner)."""
+        if self.store_restore is not None:
+            self.store_restore.ask(backup, kind or KIND_LABELS[backup.reason], parent or self)
+
+    def restore_latest_good_backup(self) -> None:
+        """The damage banner's offer: find the newest backup that passes its check (on a
+        worker: each is checked whole), then ask to restore it."""
+        if self.store is None or self.store_restore is None:
+            return
+        data = self._data_folder()
+        self.banner.show_message(
+            "Looking for the newest backup that passes its check…", kind="info"
+        )
+
+        def found(backup: Backup | None) -> None:
+            if backup is not None:
+                self.banner.dismiss()
+                self.ask_restore(backup, KIND_LABELS[backup.reason])
+                return
+            self.banner.show_message(
+                "No backup of your memories passes its check, so none can be restored. "
+                "Settings ▸ Backups lists them; `timothy doctor` in a terminal says what "
+                "else can be done.",
+                kind="error",
+                action="backups",
+                action_label="Open Backups",
+            )
+
+        self.workers.run(
+            self,
+            lambda: backups.newest_sound_backup(data),
+            "checking the backups",
+            on_success=found,
+            on_failure=self._failed,
+        )
+
+    def _restore_blocker(self) -> str | None:
+        """Why a restore cannot start now (work that uses the store for long), or None."""
+        if self.chat.streaming:
+            return "A reply is being written. Restore when it has finished, or stop it first."
+        if self.upkeep.backfill.running:
+            return (
+                "Timothy is re-embedding your memories. Restore when it has finished, or stop "
+                "it in the status bar first."
+            )
+        if self.upkeep.consolidation.running:
+            return "Timothy is tidying up your memories. Restore when it has finished."
+        return None
+
+    def _restore_refused(self, reason: str) -> None:
+        page = self._backups_page()
+        if page is not None:
+            page.show_note(reason)
+        self.show_error(reason)
+
+    def _restore_started(self, backup: Backup) -> None:
+        self.restoring = True
+        self._restoring_from = backup
+        self.upkeep.paused = True
+        self.chat.set_paused(RESTORING)
+        self.memory_pane.setEnabled(False)
+        self.banner.show_message(
+            f"Restoring your memories from the backup of {made_text(backup)}; chatting and "
+            "changes to memories wait until it has finished.",
+            kind="info",
+        )
+        page = self._backups_page()
+        if page is not None:
+            page.set_busy("Restoring this backup…")
+
+    def _restore_ended(self) -> None:
+        self.restoring = False
+        self.upkeep.paused = False
+        self.chat.set_paused(None)
+        self.memory_pane.setEnabled(True)
+        page = self._backups_page()
+        if page is not None:
+            page.set_busy(None)
+            page.reload()
+
+    def _restored(self, result: RestoreResult) -> None:
+        """Every view reads the restored store: conversations, the open one, the memory
+        pane, the counts; the engine is rebuilt over it."""
+        self._restore_ended()
+        count = result.memories
+        kept = (
+            f" The file it replaced is kept at {result.kept_aside}."
+            if result.kept_aside is not None
+            else ""
+        )
+        source = self._restoring_from
+        when = made_text(source) if source is not None else result.restored_from.name
+        memories = f"{count:,} memor{'y' if count == 1 else 'ies'}"
+        text = f"Restored {memories} from the backup of {when}.{kept}"
+        self.banner.show_message(text, kind="info")
+        page = self._backups_page()
+        if page is not None:
+            page.show_note(text)
+        current = self.chat.conversation_id
+        self.chat.new_chat()
+        self.memory_pane.recall_view.show_nothing()
+        self.reload_conversations(open_id=current)
+        self.memory_pane.start()
+        self.upkeep.refresh_counts()
+        if self.assistant is not None:
+            self.assistant.configure(self.settings)
+
+    def _restore_failed(self, message: str) -> None:
+        self._restore_ended()
+        page = self._backups_page()
+        if page is not None:
+            page.show_note(message)
+        self.show_error(message)
+        self.memory_pane.start()  # a view that asked while the store was closed asks again
+        self.upkeep.refresh_counts()
+
     # -- the reply ---------------------------------------------------------------------
 
     def stop_reply(self) -> None:
@@ -599,8 +783,21 @@ class MainWindow(QMainWindow):
         if self.settings_dialog is not None:
             self.settings_dialog.raise_()
             return self.settings_dialog
-        dialog = SettingsDialog(self.settings, self.network, page=page, parent=self)
+        dialog = SettingsDialog(
+            self.settings,
+            self.network,
+            page=page,
+            data=self._data_folder(),
+            can_restore=self.store is not None,
+            parent=self,
+        )
         dialog.settings_saved.connect(self.apply_settings)
+        dialog.backups_page.backup_requested.connect(self.back_up_now)
+        dialog.backups_page.restore_requested.connect(
+            lambda backup, kind: self.ask_restore(backup, kind, dialog)
+        )
+        if self.restoring:
+            dialog.backups_page.set_busy("Restoring a backup…")
         dialog.finished.connect(lambda _code: self._settings_closed(dialog))
         self.settings_dialog = dialog
         dialog.open()
@@ -693,6 +890,17 @@ class MainWindow(QMainWindow):
     # -- messages ----------------------------------------------------------------------
 
     def show_error(self, message: str) -> None:
+        store = self.store
+        if (
+            store is not None
+            and store.damaged
+            and message.startswith(f"The memory database {store.path} is damaged")
+        ):
+            # A view refused by the damaged store: the damage banner says it with the way
+            # back (its offer to restore, or what followed it), so it is not pushed away.
+            if not (self.banner.isVisible() and self.banner.kind == "error"):
+                self.upkeep.show_damage()
+            return
         self.banner.show_message(message, kind="error")
 
     def show_info(self, message: str) -> None:
@@ -726,6 +934,8 @@ class MainWindow(QMainWindow):
             self.chat.stop()
             self.upkeep.cancel()
             self.memory_pane.close_store_events()
+            if self.store_restore is not None and not self.store_restore.wait(60_000):
+                log.warning("closing while a backup is still being restored")
             pools = (self.workers, self.network, self.jobs)
             if not all(pool.wait(3000) for pool in pools):
                 log.warning("closing with work still running")

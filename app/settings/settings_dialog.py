@@ -1,5 +1,6 @@
 """Settings: the chat model, embeddings and memory. Saved to settings.json; the API key goes
-to the OS keyring only, and is never shown again once saved.
+to the OS keyring only, and is never shown again once saved. The Backups page
+(`backups_page.py`) lists the store's backups and asks the window to make or restore one.
 
 Keyring reads and writes and the connection test run on workers: a locked keyring or a
 slow server never freezes the dialog.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -36,8 +38,9 @@ from PySide6.QtWidgets import (
 from app.jobs.workers import Failure, Workers
 from app.look import theme
 from app.settings import connection_check
+from app.settings.backups_page import BackupsPage
 from app.settings.settings_section_form import SettingsSectionForm, is_basic
-from timothy import secrets
+from timothy import paths, secrets
 from timothy.providers.model_list import list_chat_models
 from timothy.providers.openai_client import is_official
 from timothy.settings import OpenAISettings, Settings, save_settings
@@ -105,8 +108,12 @@ class SettingsDialog(QDialog):
         workers: Workers,
         *,
         page: str = "chat",
+        data: Path | None = None,
+        can_restore: bool = True,
         parent: QWidget | None = None,
     ) -> None:
+        """`data`: the data folder whose backups the Backups page lists (default: the
+        configured one); `can_restore`: False when the memory store is not open."""
         super().__init__(parent)
         self.settings = settings
         self.workers = workers
@@ -120,7 +127,7 @@ class SettingsDialog(QDialog):
         outer = QVBoxLayout(self)
         body = QHBoxLayout()
         self.nav = QListWidget(self)
-        self.nav.addItems(["Chat model", "Embeddings", "Memory"])
+        self.nav.addItems(["Chat model", "Embeddings", "Memory", "Backups"])
         self.nav.setObjectName("SettingsNav")
         self.nav.setFixedWidth(170)
         self.nav.setFrameShape(QListWidget.Shape.NoFrame)
@@ -129,6 +136,13 @@ class SettingsDialog(QDialog):
         self.pages.addWidget(self._scrolling(self._chat_page()))
         self.pages.addWidget(self._scrolling(self._embedding_page()))
         self.pages.addWidget(self._scrolling(self._memory_page()))
+        self.backups_page = BackupsPage(
+            data if data is not None else paths.data_dir(),
+            workers,
+            can_restore=can_restore,
+            parent=self,
+        )
+        self.pages.addWidget(self.backups_page)
         self.nav.currentRowChanged.connect(self.pages.setCurrentIndex)
         body.addWidget(self.pages, 1)
         outer.addLayout(body, 1)
@@ -144,7 +158,7 @@ class SettingsDialog(QDialog):
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
         outer.addWidget(self.buttons)
-        self.nav.setCurrentRow({"chat": 0, "embeddings": 1, "memory": 2}.get(page, 0))
+        self.nav.setCurrentRow({"chat": 0, "embeddings": 1, "memory": 2, "backups": 3}.get(page, 0))
         self._listed_for: str | None = None  # the server address the model list is from
         self._list_runs = 0  # bumped by each listing: an older answer is dropped
         self._provider_changed()

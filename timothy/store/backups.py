@@ -82,6 +82,8 @@ __all__ = [
     "backup_if_due",
     "list_backups",
     "make_backup",
+    "newest_sound_backup",
+    "problem_with",
     "restore",
     "restore_open",
     "rotate",
@@ -340,6 +342,44 @@ def list_backups(data: Path) -> list[Backup]:
 
 
 # -- restoring -------------------------------------------------------------------------
+
+
+def problem_with(path: Path) -> str | None:
+    """Why a backup cannot be restored (damaged, newer, not a Timothy store), in the words
+    restoring would use, or None when it can be: the whole file is checked, read only."""
+    try:
+        _check_backup(path)
+        conn = _open_read_only(path)
+        try:
+            if int(scalar(conn, "PRAGMA user_version")) > SCHEMA_VERSION:
+                _check_backup(path)  # the header lags behind: say it as restore would
+            problems = [str(row[0]) for row in conn.execute("PRAGMA integrity_check(10)")]
+            if problems != ["ok"]:
+                return (
+                    f"{path} is damaged ({problems[0] if problems else 'no answer'}); "
+                    "nothing was restored: choose an older backup."
+                )
+            tables = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_schema")}
+        finally:
+            conn.close()
+    except InvalidInputError as exc:
+        return str(exc)
+    except apsw.Error as exc:
+        return f"{path} is damaged ({exc}); nothing was restored: choose an older backup."
+    if "memories" not in tables:
+        return f"{path} is not a Timothy database (it holds no memories table)."
+    return None
+
+
+def newest_sound_backup(data: Path) -> Backup | None:
+    """The newest backup in a data folder that passes `problem_with` (the damage banner's
+    "Restore latest good backup"), or None when none does."""
+    for backup in list_backups(data):
+        problem = problem_with(backup.path)
+        if problem is None:
+            return backup
+        log.warning("backup %s cannot be restored: %s", backup.path, problem)
+    return None
 
 
 def _check_backup(path: Path) -> None:
