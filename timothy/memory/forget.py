@@ -1,15 +1,18 @@
 """Forget for good, with the house's redaction: how each package's copies of a memory's text
 are found and replaced (the block line as `render.py` renders it, the `remember` tool's
-result and call, the consolidation report's excerpts). The app and the CLI call `forget`."""
+result and call, the consolidation report's excerpts). The app and the CLI call `forget`,
+then, when the owner asks, `purge_backups` for the copies the backups still hold."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from timothy.memory.consolidation import LAST_REPORT_KEY, redact_report
 from timothy.memory.remember import redact_remember_call, redact_remember_result
 from timothy.retrieval.render import render_item
-from timothy.store import Store
+from timothy.store import Store, backups
+from timothy.store.backup_folder import backups_dir
 from timothy.store.forget import FORGOTTEN, ForgetReport, Redaction
 from timothy.store.records import Memory
 
@@ -32,3 +35,18 @@ def forget(store: Store, memory_ids: Iterable[str], *, chain: bool = False) -> F
     """Remove memories for good (with `chain`, each one's whole version chain) and every copy
     of their text in the store; see `timothy.store.forget`. Older backups still hold it."""
     return store.memories.forget(memory_ids, chain=chain, redaction=REDACTION)
+
+
+def backups_holding(store: Store, memory_ids: Iterable[str]) -> list[Path]:
+    """The store's backups (its data folder's `backups/`) that hold any of these memories."""
+    return backups.backups_holding(backups_dir(store.path), memory_ids)
+
+
+def purge_backups(
+    store: Store | Path, memory_ids: Iterable[str], *, chain: bool = False
+) -> backups.PurgeReport:
+    """Forget these memories in every backup in the store's `backups/` folder too (`store`:
+    the store, or its database file), as `forget` does in the store: see
+    `timothy.store.backups.purge`. Ids a backup does not hold are passed over."""
+    database = store.path if isinstance(store, Store) else store
+    return backups.purge(backups_dir(database), memory_ids, chain=chain, redaction=REDACTION)

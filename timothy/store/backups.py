@@ -25,15 +25,17 @@ tells when the banner should offer `list_backups(data)[0]`.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
 import urllib.parse
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
@@ -56,6 +58,8 @@ from timothy.store.db import (
     read_header,
     scalar,
 )
+from timothy.store.forget import Redaction
+from timothy.store.memories import MemoryRepository
 from timothy.store.migrations import SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -75,6 +79,7 @@ __all__ = [
     "Backup",
     "BackupFile",
     "BackupReason",
+    "PurgeReport",
     "RestoreResult",
     "aside_path",
     "backup_before_merge",
@@ -84,6 +89,7 @@ __all__ = [
     "make_backup",
     "newest_sound_backup",
     "problem_with",
+    "purge",
     "restore",
     "restore_open",
     "rotate",
@@ -587,3 +593,133 @@ def restore_open(store: Store, backup: Path, *, now: datetime) -> RestoreResult:
         store.reopened()
     log.info("restored %s from %s while open; the old file is %s", database, source, aside)
     return RestoreResult(source, database, aside, memories)
+
+
+# -- purging forgotten memories --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PurgeReport:
+    """What purging forgotten memories from the backups did."""
+
+    purged: tuple[Path, ...]  # backups that held some of them and no longer do
+    memories: int  # memory rows removed, across those backups
+    unchanged: int  # backups that held none of them
+    failed: tuple[tuple[Path, str], ...]  # backups that could not be purged, and why
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "purged": [str(path) for path in self.purged],
+            "memories": self.memories,
+            "unchanged": self.unchanged,
+            "failed": [{"path": str(path), "reason": why} for path, why in self.failed],
+        }
+
+
+def backups_holding(folder: Path, memory_ids: Iterable[str]) -> list[Path]:
+    """The backups in `folder` that hold any of these memories (read only; a backup that
+    cannot be read counts as holding them: it cannot be shown not to)."""
+    ids = json.dumps(list(dict.fromkeys(memory_ids)))
+    found = []
+    for backup in backup_files(folder):
+        try:
+            conn = _open_read_only(backup.path)
+            try:
+                held = scalar(
+                    conn,
+                    "SELECT 1 FROM memories WHERE id IN (SELECT value FROM json_each(?)) LIMIT 1",
+                    (ids,),
+                )
+            finally:
+                conn.close()
+        except apsw.Error:
+            held = True
+        if held:
+            found.append(backup.path)
+    return found
+
+
+def _purge_one(path: Path, memory_ids: list[str], chain: bool, redaction: Redaction) -> int:
+    """Forget the memories in one backup: on a copy opened as a store (migrated there when
+    it is older, with no backup of its own), then folded back into one self-contained file,
+    checked with integrity_check, and swapped in for the backup. Returns the rows removed."""
+    copy = path.with_name(f".purge-{uuid.uuid4().hex}.db")
+    try:
+        shutil.copyfile(path, copy)
+        log_file = Path(f"{path}-wal")
+        if log_file.is_file() and log_file.stat().st_size > 0:
+            shutil.copyfile(log_file, Path(f"{copy}-wal"))
+        db = Database(copy, check="now")
+        try:
+            if db.damaged:
+                raise db.damaged_error()
+            repository = MemoryRepository(db)
+            with db.read() as conn:
+                present = [
+                    str(row[0])
+                    for row in conn.execute(
+                        "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+                        (json.dumps(memory_ids),),
+                    )
+                ]
+            removed = 0
+            if present:
+                report = repository.forget(present, chain=chain, redaction=redaction)
+                if not report.compacted:
+                    raise StoreError(f"the copy of {path} could not be rebuilt")
+                removed = report.count
+        finally:
+            db.close()
+        conn = apsw.Connection(str(copy))
+        try:
+            conn.execute("PRAGMA journal_mode = DELETE")
+            problems = [str(row[0]) for row in conn.execute("PRAGMA integrity_check(10)")]
+        finally:
+            conn.close()
+        if problems != ["ok"]:
+            raise StoreError(
+                f"the purged copy of {path} did not pass its integrity check ({problems[0]})"
+            )
+        for suffix in _LOG_SUFFIXES:
+            if Path(f"{copy}{suffix}").exists():
+                raise StoreError(f"the purged copy of {path} kept a {suffix} file")
+        _fsync(copy)
+        os.replace(copy, path)
+        for suffix in _LOG_SUFFIXES:  # a log of the old file must never meet the new one
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        _fsync(path.parent)
+    finally:
+        _remove_with_logs(copy)
+    return removed
+
+
+def purge(
+    folder: Path, memory_ids: Iterable[str], *, chain: bool = False, redaction: Redaction
+) -> PurgeReport:
+    """Forget memories (with `chain`, each one's whole version chain as the backup holds
+    it) in every backup in `folder` that holds them, with the same redaction, secure
+    deletion and rebuild as forgetting in the store. Each backup is changed on a copy, which
+    must pass integrity_check before it atomically replaces the backup; a backup that
+    cannot be purged (damaged, from a newer Timothy, the disk full) is left exactly as it
+    was and named in the report. A backup older than this Timothy is migrated on the copy
+    (it is restored the same way either way), without a backup of its own."""
+    ids = list(dict.fromkeys(memory_ids))
+    if not ids:
+        raise InvalidInputError("Name at least one memory to purge from the backups.")
+    purged: list[Path] = []
+    failed: list[tuple[Path, str]] = []
+    removed = 0
+    holding = backups_holding(folder, ids)
+    for path in holding:
+        try:
+            count = _purge_one(path, ids, chain, redaction)
+        except (StoreError, OSError, apsw.Error) as exc:
+            reason = str(exc) if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
+            log.warning("could not purge %s: %s", path, reason)
+            failed.append((path, reason))
+            continue
+        removed += count
+        purged.append(path)
+    unchanged = len(backup_files(folder)) - len(holding)
+    log.info("purged %d memories from %d backups in %s", removed, len(purged), folder)
+    return PurgeReport(tuple(purged), removed, unchanged, tuple(failed))
