@@ -526,6 +526,48 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     about.reject()
     window.close()
 
+    # 12. Settings > Backups: daily, weekly, before a merge and by hand, with their counts;
+    #     then the question before a restore.
+    from datetime import UTC, datetime
+
+    from timothy.store.backup_folder import BackupReason
+    from timothy.store.backups import make_backup
+
+    def with_backups(store: Store) -> None:
+        staged(store)
+        today = datetime.now(UTC).replace(hour=9, minute=30, second=0, microsecond=0)
+        moments = [
+            (today - timedelta(days=23), BackupReason.DAILY),
+            (today - timedelta(days=16), BackupReason.DAILY),
+            (today - timedelta(days=7), BackupReason.DAILY),
+            (today - timedelta(days=6), BackupReason.DAILY),
+            (today - timedelta(days=5, hours=-2), BackupReason.MERGE),
+            (today - timedelta(days=4), BackupReason.DAILY),
+            (today - timedelta(days=3), BackupReason.DAILY),
+            (today - timedelta(days=2), BackupReason.DAILY),
+            (today - timedelta(days=1), BackupReason.DAILY),
+            (today - timedelta(hours=3), BackupReason.MANUAL),
+        ]
+        for number, (moment, reason) in enumerate(moments):
+            store.memories.add(f"A fact written before backup {number}: the plan for day {number}")
+            make_backup(store, now=moment, reason=reason)
+
+    window = build(Qt.ColorScheme.Light, settings=chat_with_server(), fill=with_backups)
+    dialog = window.open_settings("backups")
+    dialog.resize(780, 600)
+    page = dialog.backups_page
+    wait_for(window, lambda: page.tree.topLevelItemCount() == 10)
+    settle(window)
+    shoot(window, "18-settings-backups", dialog)
+    page.select(page.backups[2].path)
+    page.request_restore()
+    settle(window)
+    assert window.store_restore is not None and window.store_restore.confirmation is not None
+    shoot(window, "19-restore-question", window.store_restore.confirmation)
+    window.store_restore.confirmation.reject()
+    dialog.reject()
+    window.close()
+
     for path in written:
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
     return 0

@@ -130,6 +130,10 @@ class BackupsPage(QWidget):
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         header = self.tree.header()
         header.setStretchLastSection(False)
+        for column in (SIZE, MEMORIES):
+            self.tree.headerItem().setTextAlignment(
+                column, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+            )
         header.setSectionResizeMode(MADE, QHeaderView.ResizeMode.Stretch)
         for column in (KIND, SIZE, MEMORIES):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)

@@ -57,6 +57,8 @@ class RestoreConfirmation(QMessageBox):
         self.setIcon(QMessageBox.Icon.Warning)
         self.setTextFormat(Qt.TextFormat.RichText)
         self.setText(confirmation_html(backup, made, kind, aside))
+        # Wide enough for the kept-aside path on one line or two, not cut every few words.
+        self.setStyleSheet("QLabel#qt_msgbox_label { min-width: 560px; }")
         self.restore_button: QPushButton = self.addButton(
             "Restore this backup", QMessageBox.ButtonRole.DestructiveRole
         )
