@@ -47,11 +47,11 @@ from app.settings.backups_page import KIND_LABELS, BackupsPage, made_text
 from app.settings.settings_dialog import BEDROCK_MODELS, SettingsDialog
 from timothy import paths
 from timothy.assistant import Setup
-from timothy.cli.memories import forget_summary
+from timothy.cli.memories import forget_summary, purge_summary
 from timothy.providers.model_list import list_chat_models
 from timothy.settings import Settings, load_settings, save_settings
 from timothy.store import Memory, Store, backups
-from timothy.store.backups import Backup, RestoreResult
+from timothy.store.backups import Backup, PurgeReport, RestoreResult
 from timothy.store.forget import ForgetReport
 from timothy.store.records import RecallRecord, utc_now
 
@@ -111,6 +111,7 @@ class MainWindow(QMainWindow):
         self._closing = False
         self.restoring = False  # a backup is being put in place: no turn, no memory change
         self._restoring_from: Backup | None = None
+        self._last_forget: ForgetReport | None = None  # what the last purge of backups is for
         self.setWindowTitle("Timothy")
         self.resize(1380, 860)
         # Below the panes' own minimums side by side, panes give way (`_fit_panes`): none is
@@ -248,6 +249,8 @@ class MainWindow(QMainWindow):
                 lambda _count: self.upkeep.memories_changed()
             )
             pane.memory_actions.memories_forgotten.connect(self._memories_forgotten)
+            pane.memory_actions.purging_backups.connect(self._purging_backups)
+            pane.memory_actions.backups_purged.connect(self._backups_purged)
         if pane.events is not None:
             pane.events.memory_changed.connect(
                 lambda _event, _memory: self.upkeep.memories_changed()
@@ -460,6 +463,7 @@ class MainWindow(QMainWindow):
     def _memories_forgotten(self, report: ForgetReport) -> None:
         """Say what went, as `timothy memories forget` says it (backups included), and read
         the open conversation again: its replies' records now hold "[forgotten]"."""
+        self._last_forget = report
         self.chat.reload_conversation()
         summary = forget_summary(report)
         if report.compacted:
@@ -471,6 +475,44 @@ class MainWindow(QMainWindow):
             "forget.",
             kind="error",
         )
+
+    def _forgotten_line(self) -> str:
+        report = self._last_forget
+        if report is None:
+            return ""
+        return forget_summary(report).removesuffix(" Older backups may still hold this text.")
+
+    def _purging_backups(self, count: int) -> None:
+        report = self._last_forget
+        it = "it" if report is None or report.count == 1 else "them"
+        self.banner.show_message(
+            f"{self._forgotten_line()} Removing {it} from {count} "
+            f"backup{'' if count == 1 else 's'} too…",
+            kind="info",
+        )
+
+    def _backups_purged(self, outcome: PurgeReport | Failure) -> None:
+        """Say what purging did, as `timothy memories forget --purge-backups` says it."""
+        report = self._last_forget
+        count = report.count if report is not None else 1
+        if isinstance(outcome, Failure):
+            self.banner.show_message(
+                f"{self._forgotten_line()} It could not be removed from the backups: "
+                f"{outcome.message}",
+                kind="error",
+            )
+            return
+        text = f"{self._forgotten_line()} {purge_summary(outcome, count)}"
+        if outcome.failed:
+            self.banner.show_message(
+                text + " Delete the backups that still hold it in Settings ▸ Backups' folder "
+                "if you do not need them.",
+                kind="error",
+                action="backups",
+                action_label="Open Backups",
+            )
+        else:
+            self.banner.show_message(text, kind="info", timeout_ms=8000)
 
     # -- managing memories (the Memory menu) ------------------------------------------
 
