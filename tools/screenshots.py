@@ -568,6 +568,19 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     dialog.reject()
     window.close()
 
+    # 13. Forget for good, with the box that removes it from the backups that hold it too.
+    window = build(Qt.ColorScheme.Light, settings=chat_with_server(), fill=with_backups)
+    browser = window.memory_pane.browser
+    assert browser is not None and window.store is not None
+    chosen = next(m for m in window.store.memories.list() if "backup 3:" in m.content)
+    browser.ask_forget([chosen])
+    wait_for(window, lambda: browser.forget_confirmation is not None)
+    settle(window)
+    assert browser.forget_confirmation is not None
+    shoot(window, "20-forget-and-backups", browser.forget_confirmation)
+    browser.forget_confirmation.reject()
+    window.close()
+
     for path in written:
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
     return 0

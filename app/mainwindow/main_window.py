@@ -823,6 +823,7 @@ class MainWindow(QMainWindow):
 
     def open_settings(self, page: str = "chat") -> SettingsDialog:
         if self.settings_dialog is not None:
+            self.settings_dialog.show_page(page)
             self.settings_dialog.raise_()
             return self.settings_dialog
         dialog = SettingsDialog(

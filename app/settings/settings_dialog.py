@@ -48,6 +48,7 @@ from timothy.settings import OpenAISettings, Settings, save_settings
 log = logging.getLogger(__name__)
 
 OWN_SECTIONS = ("openai", "bedrock", "memory")
+PAGES = {"chat": 0, "embeddings": 1, "memory": 2, "backups": 3}
 OPENAI_MODELS = ["gpt-4o-mini", "gpt-4o", "gpt-4.1-mini", "gpt-4.1", "o4-mini"]
 BEDROCK_MODELS = [
     "us.amazon.nova-lite-v1:0",
@@ -158,13 +159,17 @@ class SettingsDialog(QDialog):
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
         outer.addWidget(self.buttons)
-        self.nav.setCurrentRow({"chat": 0, "embeddings": 1, "memory": 2, "backups": 3}.get(page, 0))
+        self.show_page(page)
         self._listed_for: str | None = None  # the server address the model list is from
         self._list_runs = 0  # bumped by each listing: an older answer is dropped
         self._provider_changed()
         self._load_key_state()
         if settings.openai.base_url:
             self.list_models()  # a compatible server: offer its own models from the start
+
+    def show_page(self, page: str) -> None:
+        """Turn to a page by name: "chat", "embeddings", "memory" or "backups"."""
+        self.nav.setCurrentRow(PAGES.get(page, 0))
 
     def _scrolling(self, page: QWidget) -> QScrollArea:
         area = QScrollArea(self)

@@ -588,6 +588,12 @@ def restore_open(store: Store, backup: Path, *, now: datetime) -> RestoreResult:
     try:
         with store.db.closed_for(RESTORING):
             aside = _put_in_place(copy, source, database, now)
+    except DatabaseLockedError as exc:  # "close Timothy" would be no help from inside it
+        raise DatabaseLockedError(
+            f"The memory database {database} is still in use (by another program, or by "
+            "work in Timothy that is still reading it); try again in a moment. Nothing was "
+            "restored."
+        ) from exc
     finally:
         _remove_with_logs(copy)
         store.reopened()

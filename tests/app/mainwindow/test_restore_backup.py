@@ -11,7 +11,7 @@ from pathlib import Path
 import apsw
 from pytestqt.qtbot import QtBot
 
-from app.mainwindow.main_window import MainWindow
+from app.mainwindow.main_window import RESTORING, MainWindow
 from app.mainwindow.window_state import WindowState
 from app.settings.backups_page import BackupsPage
 from tests.app.conftest import WindowFactory, settle
@@ -98,7 +98,12 @@ def test_restore_after_the_confirmation_brings_back_what_the_backup_held(
     question.restore_button.click()
     assert window.restoring  # refused meanwhile: no turn, no memory change
     assert not window.chat.composer.input.isEnabled()
+    assert window.chat.composer.input.placeholderText() == RESTORING
     assert not window.memory_pane.isEnabled()
+    window.chat.send("Where should we stay?")
+    assert not window.chat.streaming and window.chat.transcript.is_empty()
+    assert window.add_memory() is None and window.memory_editor is None
+    assert window.banner.text_label.text() == RESTORING
     qtbot.waitUntil(lambda: not window.restoring, timeout=20_000)
     assert "Restored 1 memory from the backup of" in window.banner.text_label.text()
     assert aside in window.banner.text_label.text()
