@@ -50,6 +50,7 @@ from timothy.settings import Settings, load_settings, save_settings
 from timothy.store import Memory, Store
 from timothy.store.forget import ForgetReport
 from timothy.store.records import RecallRecord, utc_now
+from timothy.text import words
 
 log = logging.getLogger(__name__)
 
@@ -313,10 +314,14 @@ class MainWindow(QMainWindow):
         self.sidebar.select(None)
 
     def open_conversation(self, conversation_id: str) -> None:
-        title = next(
-            (c.title for c in self.sidebar.model.conversations() if c.id == conversation_id), ""
+        """Show a conversation; opened from a search's results, at the message that matched."""
+        listed = next(
+            (c for c in self.sidebar.model.conversations() if c.id == conversation_id), None
         )
-        self.chat.open_conversation(conversation_id, title)
+        title = listed.title if listed is not None else ""
+        hit = listed.message_id if listed is not None and self._conversation_search else None
+        terms = words(self._conversation_search) if hit is not None else []
+        self.chat.open_conversation(conversation_id, title, hit=hit, terms=terms)
         self.sidebar.select(conversation_id)
 
     def _conversation_opened(self, conversation_id: str) -> None:
