@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
+    QGraphicsDropShadowEffect,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -104,8 +105,14 @@ class TranscriptView(QScrollArea):
         self.jump_button.setObjectName("JumpToLatest")
         self.jump_button.setToolTip("Scroll to the newest message and follow the reply")
         self.jump_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.jump_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # typing stays in the composer
         self.jump_button.clicked.connect(self.scroll_to_bottom)
         self._style_jump_button()
+        shadow = QGraphicsDropShadowEffect(self.jump_button)
+        shadow.setBlurRadius(16)
+        shadow.setOffset(0, 2)
+        shadow.setColor(QColor(0, 0, 0, 90))
+        self.jump_button.setGraphicsEffect(shadow)
         self.jump_button.hide()
         bar = self.verticalScrollBar()
         bar.rangeChanged.connect(self._follow)
@@ -455,7 +462,7 @@ class TranscriptView(QScrollArea):
         self.jump_button.setStyleSheet(
             f"QPushButton#JumpToLatest {{ background: {colours.card.name()};"
             f" color: {colours.text.name()}; border: 1px solid {colours.faint.name()};"
-            " border-radius: 15px; padding: 6px 14px; font-weight: 600; }"
+            " border-radius: 14px; padding: 5px 14px; min-height: 18px; font-weight: 600; }"
             f"QPushButton#JumpToLatest:hover {{ background: {colours.card_selected.name()}; }}"
         )
 
