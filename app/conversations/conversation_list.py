@@ -36,6 +36,7 @@ class ConversationList(QWidget):
     new_chat_requested = Signal()
     conversation_renamed = Signal(str, str)
     conversation_deleted = Signal(str)  # the owner asked to delete it (the row is gone)
+    export_requested = Signal(str)  # the owner asked for this conversation as Markdown
     search_changed = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -94,6 +95,7 @@ class ConversationList(QWidget):
         delete.setContext(Qt.ShortcutContext.WidgetShortcut)
         delete.activated.connect(self.delete_current)
         self._silent = False
+        self.menu: QMenu | None = None
         self.set_conversations([], datetime.now().astimezone())
 
     # -- showing -----------------------------------------------------------------------
@@ -165,10 +167,16 @@ class ConversationList(QWidget):
             return
         menu = QMenu(self)
         rename = menu.addAction(icons.icon("rename", "text", 16), "Rename")
+        export = menu.addAction("Export as Markdown…")
+        menu.addSeparator()
         delete = menu.addAction(icons.icon("trash", "danger", 16), "Delete")
+        self.menu = menu  # while it is open (tests choose from it)
         chosen = menu.exec(self.view.viewport().mapToGlobal(point))
+        self.menu = None
         if chosen is rename:
             self.view.edit(index)
+        elif chosen is export:
+            self.export_requested.emit(conversation.id)
         elif chosen is delete:
             self.delete(conversation.id)
 

@@ -44,6 +44,7 @@ from app.memories.memory_pane import MemoryPane
 from app.settings.settings_dialog import BEDROCK_MODELS, SettingsDialog
 from timothy import paths
 from timothy.assistant import Setup
+from timothy.chat.export import export_markdown, markdown_file_name
 from timothy.cli.memories import forget_summary
 from timothy.providers.model_list import list_chat_models
 from timothy.settings import Settings, load_settings, save_settings
@@ -61,6 +62,7 @@ SIDEBAR_MIN_WIDTH = 200
 MEMORY_MIN_WIDTH = 340  # the pane's four tabs side by side
 CONVERSATION_LIMIT = 500
 MEMORY_FILES = "JSON Lines (*.jsonl *.json);;All files (*)"
+MARKDOWN_FILES = "Markdown (*.md *.markdown);;All files (*)"
 
 
 class MainWindow(QMainWindow):
@@ -169,6 +171,7 @@ class MainWindow(QMainWindow):
             MenuCommands(
                 new_chat=self.new_chat,
                 rename_conversation=self.sidebar.rename_current,
+                export_conversation=self.export_open_conversation,
                 open_settings=self.open_settings,
                 quit=self.close,
                 show_conversations=self.set_conversations_visible,
@@ -205,6 +208,7 @@ class MainWindow(QMainWindow):
         sidebar.search_changed.connect(self._search_conversations)
         sidebar.conversation_renamed.connect(self.conversation_actions.rename)
         sidebar.conversation_deleted.connect(self._delete_conversation)
+        sidebar.export_requested.connect(self.export_conversation)
         actions = self.conversation_actions
         actions.conversation_renamed.connect(self._conversation_renamed)
         actions.conversation_deleted.connect(self._offer_restore)
@@ -541,6 +545,46 @@ class MainWindow(QMainWindow):
             ),
             on_failure=lambda failure: self.show_error(
                 f"Could not import {path.name}: {failure.message}"
+            ),
+        )
+
+    def export_open_conversation(self) -> QFileDialog | None:
+        conversation_id = self.chat.conversation_id
+        if conversation_id is None:
+            self.show_info("Open a conversation to export it: this chat has no messages yet.")
+            return None
+        return self.export_conversation(conversation_id)
+
+    def export_conversation(self, conversation_id: str) -> QFileDialog | None:
+        """The conversation as a Markdown document, in a file the owner chooses."""
+        store = self.store
+        if store is None:
+            self.show_error("The conversation cannot be exported: the memory store is not open.")
+            return None
+        listed = next(
+            (c for c in self.sidebar.model.conversations() if c.id == conversation_id), None
+        )
+        title = listed.title if listed is not None else self.chat.title
+        dialog = QFileDialog(self, "Export conversation", str(Path.home()), MARKDOWN_FILES)
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setDefaultSuffix("md")
+        dialog.selectFile(markdown_file_name(title, self.now()))
+        dialog.finished.connect(lambda _code: self._file_dialog_closed(dialog))
+        dialog.fileSelected.connect(
+            lambda name: self._export_conversation_to(store, conversation_id, Path(name))
+        )
+        self.file_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _export_conversation_to(self, store: Store, conversation_id: str, path: Path) -> None:
+        self.workers.run(
+            self,
+            lambda: export_markdown(store, conversation_id, path),
+            "exporting the conversation",
+            on_success=lambda written: self.show_info(f"Exported the conversation to {written}."),
+            on_failure=lambda failure: self.show_error(
+                f"Could not export the conversation: {failure.message}"
             ),
         )
 

@@ -24,6 +24,7 @@ class MenuCommands:
 
     new_chat: Command
     rename_conversation: Command
+    export_conversation: Command
     open_settings: Command
     quit: Command
     show_conversations: Switch  # the View ticks: called with the state the owner chose
@@ -49,6 +50,12 @@ class WindowMenus:
             file_menu, "New chat", "Ctrl+N", commands.new_chat, "new-chat"
         )
         self._action(file_menu, "Rename conversation", "F2", commands.rename_conversation, "rename")
+        self.export_conversation_action = self._action(
+            file_menu,
+            "Export conversation as Markdown…",
+            "Ctrl+Shift+E",
+            commands.export_conversation,
+        )
         file_menu.addSeparator()
         self.settings_action = self._action(
             file_menu,
