@@ -30,8 +30,9 @@ def launch_app(data_dir: Path | None) -> int:
 
 def qt_checks() -> list[Check]:
     from app.application import check_qt
+    from app.transcript.code_highlighter import check_highlighting
 
-    return [check_qt()]
+    return [check_qt(), check_highlighting()]
 
 
 def ensure_streams() -> None:

@@ -75,6 +75,7 @@ class CodeBlock(QFrame):
             return
         self.code = code
         self._widest = None
+        self.highlighter.prepare(code)
         self.body.setPlainText(code)
         self._fit()
 

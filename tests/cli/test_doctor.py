@@ -20,6 +20,7 @@ CHECKS = (
     "local embedder",
     *(("Qt libraries",) if sys.platform.startswith("linux") else ()),
     "Qt window",
+    "code highlighting",
 )
 
 
