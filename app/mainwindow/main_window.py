@@ -46,6 +46,7 @@ from timothy import paths
 from timothy.assistant import Setup
 from timothy.chat.export import export_markdown, markdown_file_name
 from timothy.cli.memories import forget_summary
+from timothy.providers.bedrock_models import BedrockModels, list_bedrock_chat_models
 from timothy.providers.model_list import list_chat_models
 from timothy.settings import Settings, load_settings, save_settings
 from timothy.store import Memory, Store
@@ -672,8 +673,9 @@ class MainWindow(QMainWindow):
         self.settings_applied.emit(settings)
 
     def _offer_chat_models(self, settings: Settings) -> None:
-        """Fill the header's model picker: an OpenAI-compatible server's own list (asked on
-        a worker), Bedrock's known chat models, nothing without a provider."""
+        """Fill the header's model picker: an OpenAI-compatible server's own list, Bedrock's
+        chat models for the region (both asked on a worker; Bedrock's Nova models until
+        then, or when the region's cannot be listed), nothing without a provider."""
         picker = self.chat.model_picker
         if settings.chat_provider == "openai":
             current = settings.openai.chat_model
@@ -690,7 +692,19 @@ class MainWindow(QMainWindow):
                 on_success=listed,
             )
         elif settings.chat_provider == "bedrock":
-            picker.show_models(list(BEDROCK_MODELS), settings.bedrock.chat_model)
+            current = settings.bedrock.chat_model
+            picker.show_models(list(BEDROCK_MODELS), current)
+
+            def regions_models(found: BedrockModels) -> None:
+                if self.settings is settings:
+                    picker.show_models(list(found.models), current)
+
+            self.network.run(
+                self,
+                lambda: list_bedrock_chat_models(settings.bedrock),
+                "listing Bedrock's models",
+                on_success=regions_models,  # failing, the Nova models stay on offer
+            )
         else:
             picker.show_models([], "")
 
