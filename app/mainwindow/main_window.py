@@ -37,6 +37,7 @@ from app.mainwindow.memory_upkeep import (
 from app.mainwindow.menus import MenuCommands, WindowMenus
 from app.mainwindow.shortcuts_dialog import ShortcutsDialog
 from app.mainwindow.status_bar import StatusBar
+from app.mainwindow.user_guide_dialog import UserGuideDialog
 from app.mainwindow.window_state import WindowState
 from app.memories.actions import MemoryActions
 from app.memories.memory_editor import MemoryEditor
@@ -184,6 +185,7 @@ class MainWindow(QMainWindow):
                 export_memories=self.export_memories,
                 import_memories=self.import_memories,
                 open_logs=self._open_logs,
+                show_user_guide=self.show_user_guide,
                 show_shortcuts=self.show_shortcuts,
                 show_about=self.show_about,
                 stop_reply=self.stop_reply,
@@ -766,6 +768,12 @@ class MainWindow(QMainWindow):
 
     def _open_logs(self) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
+
+    def show_user_guide(self) -> UserGuideDialog:
+        dialog = UserGuideDialog(paths.readme_path(), self.workers, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
 
     def show_shortcuts(self) -> ShortcutsDialog:
         dialog = ShortcutsDialog(self.actions(), self)

@@ -1,6 +1,6 @@
-"""The menu bar and the window's keyboard shortcuts: File, View, Memory, Help (shortcuts,
-logs, About), and Escape to stop a reply. Every action is added to the window too, so its
-shortcut works with the menu bar hidden.
+"""The menu bar and the window's keyboard shortcuts: File, View, Memory, Help (the user
+guide, shortcuts, logs, About), and Escape to stop a reply. Every action is added to the
+window too, so its shortcut works with the menu bar hidden.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class MenuCommands:
     export_memories: Command
     import_memories: Command
     open_logs: Command
+    show_user_guide: Command
     show_shortcuts: Command
     show_about: Command
     stop_reply: Command
@@ -93,6 +94,11 @@ class WindowMenus:
             memory, "Import memories…", None, commands.import_memories
         )
         help_menu = bar.addMenu("&Help")
+        self.user_guide_action = self._action(
+            help_menu, "User guide", QKeySequence.StandardKey.HelpContents, commands.show_user_guide
+        )
+        if not self.user_guide_action.shortcut().toString():
+            self.user_guide_action.setShortcut(QKeySequence("F1"))
         self.shortcuts_action = self._action(
             help_menu, "Keyboard shortcuts", "Ctrl+/", commands.show_shortcuts
         )

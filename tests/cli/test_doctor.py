@@ -21,6 +21,7 @@ CHECKS = (
     *(("Qt libraries",) if sys.platform.startswith("linux") else ()),
     "Qt window",
     "code highlighting",
+    "user guide",
 )
 
 
