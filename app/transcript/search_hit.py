@@ -101,6 +101,18 @@ class SearchHighlight:
         if self.first is None:
             self.first = (view, QTextCursor(selections[0].cursor))
 
+    def clear(self) -> None:
+        """Take the marks away (another hit is shown)."""
+        message = self.message
+        if message.role == "user":
+            message.text_label.setTextFormat(Qt.TextFormat.PlainText)
+            message.text_label.setText(message.content)
+        else:
+            for view in self.marked_views():
+                view.setExtraSelections([])
+        self.first = None
+        self.count = 0
+
     def marked_views(self) -> list[TextView]:
         views: list[TextView] = []
         if self.message.role == "assistant":

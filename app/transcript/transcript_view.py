@@ -479,6 +479,8 @@ class TranscriptView(QScrollArea):
         widget = next((w for w in self.messages if w.message_id == message_id), None)
         if widget is None:
             return None
+        if self.hit is not None:
+            self.hit.clear()
         self.hit = SearchHighlight(widget, terms)
         self._anchored = True
         self._stick = False

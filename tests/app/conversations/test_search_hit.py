@@ -119,3 +119,28 @@ def test_spans_and_marking_are_case_blind_and_escape_the_text() -> None:
     marked = marked_html("<b>Porto</b>\nnext", ["porto"])
     assert "&lt;b&gt;" in marked and ">Porto</span>" in marked and "pre-wrap" in marked
     assert isinstance(SearchHighlight, type)
+
+
+def test_a_second_hit_in_the_open_conversation_moves_the_marks(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    session_id = long_conversation(store, 30, "user", "What about the ferry?")
+    store.sessions.add_message(session_id, "assistant", "The ferry leaves at nine.")
+    window = make_window()
+    window.resize(1200, 700)
+    search_and_open(qtbot, window, "ferry")
+    transcript = window.chat.transcript
+    first = transcript.hit
+    assert first is not None and first.message.role == "user"
+    [reply] = [w for w in transcript.messages if w.content == "The ferry leaves at nine."]
+    assert reply.message_id is not None
+    transcript.reveal(reply.message_id, ["ferry"])
+    assert transcript.hit is not None and transcript.hit.message is reply
+    assert first.message.text_label.textFormat() == Qt.TextFormat.PlainText
+    assert first.message.text_label.text() == "What about the ferry?"
+    marked = [
+        selection.cursor.selectedText()
+        for view in transcript.hit.marked_views()
+        for selection in view.extraSelections()
+    ]
+    assert marked == ["ferry"]
