@@ -65,7 +65,10 @@ def lexer_named(name: str) -> Lexer | None:
 
 
 def guess_lexer(code: str) -> Lexer | None:
-    """The likeliest of the common languages for `code`, or None when nothing says so."""
+    """The likeliest of the common languages for `code`, or None when nothing says so. A
+    shebang line decides alone (Python's analyser claims any text with "import " in it)."""
+    if code.startswith("#!"):
+        code = code.split("\n", 1)[0]
     best: tuple[float, Lexer] | None = None
     for name in GUESSABLE:
         lexer = lexer_named(name)
