@@ -82,6 +82,8 @@ class ConversationList(QWidget):
         self.view.customContextMenuRequested.connect(self._menu)
         self.view.setAccessibleName("Conversations")
         self.view.selectionModel().currentChanged.connect(self._current_changed)
+        self.view.clicked.connect(self._clicked)
+        self._just_opened: str | None = None  # opened by the press that this click ends
         self.stack.addWidget(self.view)
         self.empty = QLabel(self.stack)
         self.empty.setWordWrap(True)
@@ -152,6 +154,16 @@ class ConversationList(QWidget):
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         conversation = self.model.conversation_at(current.row())
         if conversation is not None and not self._silent:
+            self._just_opened = conversation.id
+            self.conversation_selected.emit(conversation.id)
+
+    def _clicked(self, index: QModelIndex) -> None:
+        """A search result clicked while its conversation is already open: show its hit."""
+        conversation = self.model.conversation_at(index.row())
+        just_opened, self._just_opened = self._just_opened, None
+        if conversation is None or conversation.id == just_opened:
+            return
+        if self.search.text().strip() and conversation.message_id is not None:
             self.conversation_selected.emit(conversation.id)
 
     def _open_first(self) -> None:

@@ -144,3 +144,19 @@ def test_a_second_hit_in_the_open_conversation_moves_the_marks(
         for selection in view.extraSelections()
     ]
     assert marked == ["ferry"]
+
+
+def test_clicking_the_result_of_the_open_conversation_shows_its_hit(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    chosen = long_conversation(store, 8, "assistant", "The ferry to Cacilhas runs all night.")
+    window = make_window()
+    window.resize(1200, 700)
+    window.open_conversation(chosen)
+    settle(qtbot, window.workers)
+    transcript = window.chat.transcript
+    qtbot.waitUntil(lambda: in_viewport(window, transcript.messages[-1]), timeout=3000)
+    search_and_open(qtbot, window, "cacilhas")
+    hit = transcript.hit
+    assert hit is not None and hit.message.content.startswith("The ferry to Cacilhas")
+    qtbot.waitUntil(lambda: in_viewport(window, hit.message), timeout=3000)
