@@ -241,6 +241,7 @@ class TranscriptView(QScrollArea):
 
     def add_user_message(self, text: str, created_at: datetime | None = None) -> MessageWidget:
         self._stick = True
+        self._anchored = False  # a new turn: follow it, not an earlier search hit
         widget = self._add_message("user", text, created_at or utc_now())
         self._refresh_regenerable()
         return widget
@@ -251,6 +252,7 @@ class TranscriptView(QScrollArea):
         if self.reply is not None:
             self.end_reply()
         self._stick = True
+        self._anchored = False
         self.reply = self._add_message("assistant", "", created_at or utc_now())
         self.reply.start_streaming()
         self._reply_text = ""
@@ -442,7 +444,7 @@ class TranscriptView(QScrollArea):
         bar = self.verticalScrollBar()
         below = bar.maximum() - bar.value()
         wanted = bool(self.messages) and not self._stick and below > STICK_MARGIN
-        if wanted != self.jump_button.isVisible():
+        if wanted == self.jump_button.isHidden():  # not isVisible: the view may be hidden
             self.jump_button.setVisible(wanted)
             if wanted:
                 self._place_jump_button()

@@ -98,3 +98,25 @@ def test_at_the_bottom_there_is_no_button(qtbot: QtBot) -> None:
     grow(qtbot, view)
     view.end_reply()
     assert not view.jump_button.isVisible()
+
+
+def test_a_new_turn_after_a_search_hit_follows_the_reply(qtbot: QtBot) -> None:
+    view = streaming_view(qtbot)
+    grow(qtbot, view)
+    view.end_reply()
+    first = view.messages[0]
+    first.message_id = "01FIRSTMESSAGE"
+    assert view.reveal("01FIRSTMESSAGE", ["story"]) is first
+    bar = view.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.value() == 0, timeout=3000)
+    assert view.jump_button.isVisible()
+    view.add_user_message("And then?")
+    view.begin_reply()
+    grow(qtbot, view)
+    assert bar.value() == bar.maximum(), "the new reply is followed, not the old hit"
+    view.end_reply()
+    assert not view.jump_button.isVisible()
+    view.hide()
+    view.clear()
+    view.show()
+    assert not view.jump_button.isVisible(), "no button over an empty transcript"
