@@ -16,7 +16,7 @@ import pygments
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.styles import get_style_by_name
-from pygments.token import Token, _TokenType
+from pygments.token import Comment, Error, String, Token, _TokenType, is_token_subtype
 from pygments.util import ClassNotFound
 from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 
@@ -52,6 +52,8 @@ GUESSABLE = (
 GUESS_EVERY_LINE_UP_TO = 32  # a streamed block is guessed again as it grows; beyond this
 # many lines, only when its line count doubles
 MIN_GUESS_SCORE = 0.05
+RESUME_FROM_CHARS = 2000  # a growing block longer than this is lexed from its last top line
+RESUME_SEARCH_LINES = 400  # how far back a top-level line is looked for
 WARM_UP = ("python", "bash", "javascript", "json", "sql")  # lexers most replies use
 
 
@@ -159,6 +161,9 @@ class CodeHighlighter(QSyntaxHighlighter):
         self.guessed = not language  # an unlabelled block: its lexer is a guess
         self._guessed_lines = 0
         self._text = ""
+        self._heads: list[_TokenType | None] = []  # the type of the token opening each line
+        self.lexed_chars = 0  # how much of the block the last `prepare` lexed (diagnostics)
+        self.resumed_at = 0  # the first line the last `prepare` lexed
         self._line_starts: list[int] = [0]
         self._spans: list[list[tuple[int, int, QTextCharFormat]]] = []
         super().__init__(document)
@@ -169,7 +174,13 @@ class CodeHighlighter(QSyntaxHighlighter):
 
     def prepare(self, code: str) -> None:
         """Lex `code`, the text the document is about to hold (before it is set, so each
-        line finds its tokens when Qt highlights it)."""
+        line finds its tokens when Qt highlights it).
+
+        A block that grows as a reply streams is not lexed whole each time: lexing resumes
+        at the last line that began at the top level (its first token at column 0 neither
+        string nor comment), so each repaint costs what arrived, not the whole block.
+        """
+        previous, lexer_before = self._text, self.lexer
         self._text = code
         lines = code.count("\n") + 1
         if self.guessed and code.strip() and self._guess_again(lines):
@@ -180,28 +191,72 @@ class CodeHighlighter(QSyntaxHighlighter):
         while position >= 0:
             starts.append(position + 1)
             position = code.find("\n", position + 1)
+        first = 0
+        if (
+            self.lexer is not None
+            and self.lexer is lexer_before
+            and len(previous) >= RESUME_FROM_CHARS
+            and code.startswith(previous)
+        ):
+            first = self._resume_line(previous.count("\n"))
+        self.resumed_at = first
+        kept = self._spans[:first]
+        self._spans = kept + [[] for _ in starts[first:]]
+        self._heads = self._heads[:first] + [None] * (len(starts) - first)
         self._line_starts = starts
-        self._spans = [[] for _ in starts]
         if self.lexer is None:
             return
+        base = starts[first]
         try:
-            tokens = list(self.lexer.get_tokens_unprocessed(code))
+            tokens = list(self.lexer.get_tokens_unprocessed(code[base:]))
         except Exception:  # a lexer's bug must not take the reply down: show it plain
             log.exception("the %s lexer failed", self.lexer.name)
             return
-        for start, token, value in tokens:
-            fmt = format_for(token, self.dark)
-            if fmt is None or not value:
+        self.lexed_chars = len(code) - base
+        line = first
+        for offset, token, value in tokens:
+            if not value:
                 continue
+            start = base + offset
             end = start + len(value)
-            line = bisect.bisect_right(starts, start) - 1
-            while start < end and line < len(starts):
-                line_end = starts[line + 1] - 1 if line + 1 < len(starts) else len(code)
+            line = bisect.bisect_right(starts, start, lo=line) - 1
+            if start == starts[line]:
+                self._heads[line] = token
+            fmt = format_for(token, self.dark)
+            if fmt is None:
+                continue
+            at = line
+            while start < end and at < len(starts):
+                line_end = starts[at + 1] - 1 if at + 1 < len(starts) else len(code)
                 stop = min(end, line_end)
                 if stop > start:
-                    self._spans[line].append((start - starts[line], stop - start, fmt))
-                line += 1
+                    self._spans[at].append((start - starts[at], stop - start, fmt))
+                at += 1
                 start = line_end + 1
+
+    def _resume_line(self, last_complete: int) -> int:
+        """The last line before `last_complete` (the last line the old text finished) where
+        lexing can start afresh; 0 when there is none in reach."""
+        for line in range(min(last_complete, len(self._heads)) - 1, 0, -1):
+            head = self._heads[line]
+            if head is not None and not any(
+                is_token_subtype(head, kind) for kind in (String, Comment, Token.Text, Error)
+            ):
+                return line
+            if last_complete - line > RESUME_SEARCH_LINES:
+                break
+        return 0
+
+    def recolour_from(self, line: int) -> None:
+        """Apply the new colours to the lines from `line` on (text appended to the document
+        has Qt recolour only the lines it touched; lexing resumed earlier than those)."""
+        document = self.document()
+        if document is None:
+            return
+        block = document.findBlockByNumber(line)
+        while block.isValid():
+            self.rehighlightBlock(block)
+            block = block.next()
 
     def _guess_again(self, lines: int) -> bool:
         if lines == self._guessed_lines:
@@ -210,7 +265,9 @@ class CodeHighlighter(QSyntaxHighlighter):
 
     def highlightBlock(self, text: str) -> None:
         document = self.document()
-        if document is not None and document.characterCount() != len(self._text) + 1:
+        if document is None or document.characterCount() <= 1:
+            return  # empty (for a moment, as setPlainText clears it before inserting)
+        if document.characterCount() != len(self._text) + 1:
             self.prepare(document.toPlainText())  # changed without `prepare`: lex it now
         number = self.currentBlock().blockNumber()
         if 0 <= number < len(self._spans):

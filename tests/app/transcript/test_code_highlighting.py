@@ -113,3 +113,44 @@ def test_the_dark_theme_has_its_own_colours(qtbot: QtBot, qapp: QApplication) ->
         assert keyword.lightnessF() - theme.colours().code_background.lightnessF() > 0.3
     finally:
         theme.apply(qapp, scheme=Qt.ColorScheme.Light)
+
+
+def spans_of(block: CodeBlock) -> list[list[tuple[int, int, str]]]:
+    document = block.body.document()
+    found = []
+    for number in range(document.blockCount()):
+        layout = document.findBlockByNumber(number).layout()
+        found.append(
+            sorted(
+                (s.start, s.length, s.format.foreground().color().name()) for s in layout.formats()
+            )
+        )
+    return found
+
+
+def test_a_long_block_streams_in_at_the_cost_of_what_arrived(qtbot: QtBot) -> None:
+    unit = (
+        "def fastest(trains: list[Train]) -> Train:\n"
+        '    """The quickest one.\n\n'
+        '    def is not a keyword in here; neither is "return".\n'
+        '    """\n'
+        "    # a comment with 'quotes'\n"
+        "    return min(trains, key=lambda t: t.minutes)\n\n"
+    )
+    code = unit * 40  # ~8 KB
+    streamed = CodeBlock("", "python")
+    qtbot.addWidget(streamed)
+    for end in range(0, len(code) + 1, 37):
+        streamed.set_code(code[:end])
+    streamed.set_code(code)
+    assert streamed.highlighter.lexed_chars < len(unit) * 2, "only the tail was lexed again"
+    whole = CodeBlock(code, "python")
+    qtbot.addWidget(whole)
+    assert whole.highlighter.lexed_chars == len(code)
+    assert spans_of(streamed) == spans_of(whole)
+    assert streamed.body.toPlainText() == code
+    for block in (streamed, whole):
+        block.resize(300, 200)  # narrower than the longest line: a scroll bar's room
+    assert streamed.body.height() == whole.body.height()
+    docstring = colour_at(whole, 3, "def is not")
+    assert docstring == style_colour(LIGHT_STYLE, "Literal.String.Doc")
