@@ -34,6 +34,12 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     monkeypatch.setenv("TIMOTHY_TEST_KEYRING_FILE", str(home / "keyring.json"))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "tests.fakes.keyring_backend.FileKeyring")
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    # Never the machine's AWS profiles, nor AWS itself: Bedrock's control plane (the model
+    # lists) answers from a closed local port unless a test starts the fake one.
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(home / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(home / "no-aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK", "http://127.0.0.1:9")
     pythonpath = os.environ.get("PYTHONPATH")
     monkeypatch.setenv("PYTHONPATH", str(REPO) + (os.pathsep + pythonpath if pythonpath else ""))
     previous = keyring.get_keyring()

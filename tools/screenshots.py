@@ -581,6 +581,109 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     browser.forget_confirmation.reject()
     window.close()
 
+    # 14. A conversation search's result: the transcript scrolled to the message that matched,
+    #     the searched words marked, the message tinted for a moment.
+    def long_trip(store: Store) -> None:
+        conversations(store)
+        start = now - timedelta(days=2)
+        session = store.sessions.create(title="Two weeks in Spain", now=start)
+        for number in range(14):
+            answer = (
+                f"**Day {number + 1}.** A museum in the morning, a long lunch, then a walk by "
+                "the river in the evening; book dinner ahead on weekends. "
+            ) * 2
+            if number == 6:
+                answer = (
+                    "Take the **night train** from Lisbon to Hendaye on Friday and book a "
+                    "couchette: they sell out a week ahead. From Hendaye the TGV reaches "
+                    "Paris by noon, so Saturday is still yours."
+                )
+            moment = start + timedelta(minutes=5 * number)
+            store.sessions.add_message(
+                session.id, "user", f"What about day {number + 1}?", now=moment
+            )
+            store.sessions.add_message(session.id, "assistant", answer, now=moment)
+
+    window = build(Qt.ColorScheme.Light, settings=chat_with_server(), fill=long_trip)
+    window.sidebar.search.setText("night train")
+    wait_for(window, lambda: any(c.message_id for c in window.sidebar.model.conversations()))
+    window.sidebar.search.returnPressed.emit()  # Enter opens the first result
+    wait_for(window, lambda: window.chat.transcript.hit is not None)
+    shoot(window, "30-search-hit")
+    window.close()
+
+    # 15. Scrolled up while a long reply streams: the view stays put, "Jump to latest".
+    window = build(Qt.ColorScheme.Light, settings=chat_with_server(), fill=conversations)
+    server.stall(reply_text * 3, after=400)
+    send(window, question)
+    transcript = window.chat.transcript
+    wait_for(window, lambda: transcript.verticalScrollBar().maximum() > 900)
+    from PySide6.QtWidgets import QAbstractSlider
+
+    bar = transcript.verticalScrollBar()
+    bar.triggerAction(QAbstractSlider.SliderAction.SliderToMinimum)  # the owner scrolls up
+    bar.setValue(bar.maximum() // 3)
+    wait_for(window, lambda: transcript.jump_button.isVisible())
+    for _ in range(20):
+        app.processEvents()
+    path = out / "31-jump-to-latest.png"
+    window.grab().save(str(path))
+    written.append(path)
+    window.chat.stop()
+    settle(window)
+    window.close()
+
+    # 16. Code blocks coloured by Pygments, per language (and a guess without a label),
+    #     in the light and the dark theme.
+    code_reply = (
+        "Python, with SQL inside a string (the string stays a string):\n\n"
+        "```python\n"
+        "import sqlite3  # the standard library's driver\n\n"
+        "def names(db: sqlite3.Connection, age: int = 30) -> list[str]:\n"
+        '    """Everyone older than `age`, sorted."""\n'
+        '    rows = db.execute("SELECT name FROM people WHERE age > ? ORDER BY name", (age,))\n'
+        "    return [row[0] for row in rows]\n"
+        "```\n\n"
+        "The same in Rust:\n\n"
+        "```rust\n"
+        "fn names(people: &[(String, u32)], age: u32) -> Vec<&str> {\n"
+        "    let mut found: Vec<&str> = people.iter()\n"
+        "        .filter(|(_, a)| *a > age)  // older than age\n"
+        "        .map(|(n, _)| n.as_str()).collect();\n"
+        "    found.sort();\n"
+        "    found\n"
+        "}\n"
+        "```\n\n"
+        "And with no language named, Timothy guesses:\n\n"
+        "```\n"
+        "#!/bin/bash\n"
+        'for f in *.csv; do sqlite3 people.db ".import $f people"; done\n'
+        "```\n"
+    )
+    for scheme, name in (
+        (Qt.ColorScheme.Light, "32-code-highlighting"),
+        (Qt.ColorScheme.Dark, "33-code-highlighting-dark"),
+    ):
+        window = build(scheme, settings=chat_with_server(), fill=conversations)
+        server.reply(code_reply)
+        server.reply("Listing names by age")
+        server.reply(json.dumps({"facts": []}))
+        send(window, "Show me how to list people older than 30 from SQLite")
+        settle(window)
+        window.set_memory_pane_visible(False)
+        settle(window)
+        window.chat.transcript.scroll_to_bottom()
+        shoot(window, name)
+        window.close()
+
+    # 17. Help ▸ User guide: the README's guide, rendered.
+    window = build(Qt.ColorScheme.Light, settings=chat_with_server())
+    guide = window.show_user_guide()
+    wait_for(window, lambda: guide.loaded)
+    shoot(window, "34-user-guide", guide)
+    guide.reject()
+    window.close()
+
     for path in written:
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
     return 0

@@ -9,7 +9,7 @@ staged by extraction, a title, a compaction) arrives through the window.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from PySide6.QtCore import Qt, Signal
@@ -220,12 +220,23 @@ class ChatPanel(QWidget):
         self.composer.focus()
         self.conversation_opened.emit("")
 
-    def open_conversation(self, conversation_id: str, title: str = "") -> None:
+    def open_conversation(
+        self,
+        conversation_id: str,
+        title: str = "",
+        *,
+        hit: str | None = None,
+        terms: Sequence[str] = (),
+    ) -> None:
+        """Show a conversation; `hit` is the id of a message a search found, shown with the
+        search's `terms` marked instead of the conversation's end."""
         if conversation_id == self.conversation_id and not self.transcript.is_empty():
+            if hit is not None:
+                self.transcript.reveal(hit, terms)
             return
         if self.runner.running:
             self.stop()
-        self._load(conversation_id, title)
+        self._load(conversation_id, title, hit=hit, terms=terms)
 
     def reload_conversation(self) -> bool:
         """Read the open conversation from the store again (after memories were forgotten
@@ -237,7 +248,14 @@ class ChatPanel(QWidget):
         self._load(conversation_id, self.title)
         return True
 
-    def _load(self, conversation_id: str, title: str) -> None:
+    def _load(
+        self,
+        conversation_id: str,
+        title: str,
+        *,
+        hit: str | None = None,
+        terms: Sequence[str] = (),
+    ) -> None:
         self._generation += 1
         generation = self._generation
         self.conversation_id = conversation_id
@@ -247,17 +265,24 @@ class ChatPanel(QWidget):
             self,
             lambda: list(self.conversations.messages(conversation_id)),
             "opening the conversation",
-            on_success=lambda messages: self._opened(generation, messages),
+            on_success=lambda messages: self._opened(generation, messages, hit, terms),
             on_failure=lambda failure: self.failed.emit(failure.message),
         )
         self.conversation_opened.emit(conversation_id)
 
-    def _opened(self, generation: int, messages: list[TranscriptMessage]) -> None:
+    def _opened(
+        self,
+        generation: int,
+        messages: list[TranscriptMessage],
+        hit: str | None = None,
+        terms: Sequence[str] = (),
+    ) -> None:
         if generation != self._generation:
             return
         self.transcript.show_messages(messages)
         self._show_page()
-        self.transcript.scroll_to_bottom()
+        if hit is None or self.transcript.reveal(hit, terms) is None:
+            self.transcript.scroll_to_bottom()
         for message in reversed(messages):
             if message.role == "assistant":
                 self.recall_arrived.emit(message.recall, self._caption_for(message.recall), "")

@@ -35,6 +35,7 @@ class ConversationSummary:
     title: str
     updated_at: datetime
     snippet: str = ""  # the matching text when listed by a search
+    message_id: str | None = None  # the message the snippet is from (a search hit)
 
 
 class ChatUnavailableError(TimothyError):

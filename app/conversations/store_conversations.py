@@ -76,7 +76,7 @@ class StoreConversations:
                     continue
                 snippet = snippet_of(message.content, terms)
                 if snippet:
-                    found[position] = replace(summary, snippet=snippet)
+                    found[position] = replace(summary, snippet=snippet, message_id=message.id)
                     break
         return found
 

@@ -39,6 +39,7 @@ from app.mainwindow.menus import MenuCommands, WindowMenus
 from app.mainwindow.shortcuts_dialog import ShortcutsDialog
 from app.mainwindow.status_bar import StatusBar
 from app.mainwindow.store_restore import StoreRestore
+from app.mainwindow.user_guide_dialog import UserGuideDialog
 from app.mainwindow.window_state import WindowState
 from app.memories.actions import MemoryActions
 from app.memories.memory_editor import MemoryEditor
@@ -47,13 +48,16 @@ from app.settings.backups_page import KIND_LABELS, BackupsPage, made_text
 from app.settings.settings_dialog import BEDROCK_MODELS, SettingsDialog
 from timothy import paths
 from timothy.assistant import Setup
+from timothy.chat.export import export_markdown, markdown_file_name
 from timothy.cli.memories import forget_summary, purge_summary
+from timothy.providers.bedrock_models import BedrockModels, list_bedrock_chat_models
 from timothy.providers.model_list import list_chat_models
 from timothy.settings import Settings, load_settings, save_settings
 from timothy.store import Memory, Store, backups
 from timothy.store.backups import Backup, PurgeReport, RestoreResult
 from timothy.store.forget import ForgetReport
 from timothy.store.records import RecallRecord, utc_now
+from timothy.text import words
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +72,7 @@ RESTORING = (
     "Your memories are being restored from a backup; chatting and changes to memories wait "
     "until it has finished."
 )
+MARKDOWN_FILES = "Markdown (*.md *.markdown);;All files (*)"
 
 
 class MainWindow(QMainWindow):
@@ -184,6 +189,7 @@ class MainWindow(QMainWindow):
             MenuCommands(
                 new_chat=self.new_chat,
                 rename_conversation=self.sidebar.rename_current,
+                export_conversation=self.export_open_conversation,
                 open_settings=self.open_settings,
                 quit=self.close,
                 show_conversations=self.set_conversations_visible,
@@ -195,6 +201,7 @@ class MainWindow(QMainWindow):
                 export_memories=self.export_memories,
                 import_memories=self.import_memories,
                 open_logs=self._open_logs,
+                show_user_guide=self.show_user_guide,
                 show_shortcuts=self.show_shortcuts,
                 show_about=self.show_about,
                 stop_reply=self.stop_reply,
@@ -220,6 +227,7 @@ class MainWindow(QMainWindow):
         sidebar.search_changed.connect(self._search_conversations)
         sidebar.conversation_renamed.connect(self.conversation_actions.rename)
         sidebar.conversation_deleted.connect(self._delete_conversation)
+        sidebar.export_requested.connect(self.export_conversation)
         actions = self.conversation_actions
         actions.conversation_renamed.connect(self._conversation_renamed)
         actions.conversation_deleted.connect(self._offer_restore)
@@ -337,10 +345,14 @@ class MainWindow(QMainWindow):
         self.sidebar.select(None)
 
     def open_conversation(self, conversation_id: str) -> None:
-        title = next(
-            (c.title for c in self.sidebar.model.conversations() if c.id == conversation_id), ""
+        """Show a conversation; opened from a search's results, at the message that matched."""
+        listed = next(
+            (c for c in self.sidebar.model.conversations() if c.id == conversation_id), None
         )
-        self.chat.open_conversation(conversation_id, title)
+        title = listed.title if listed is not None else ""
+        hit = listed.message_id if listed is not None and self._conversation_search else None
+        terms = words(self._conversation_search) if hit is not None else []
+        self.chat.open_conversation(conversation_id, title, hit=hit, terms=terms)
         self.sidebar.select(conversation_id)
 
     def _conversation_opened(self, conversation_id: str) -> None:
@@ -609,6 +621,46 @@ class MainWindow(QMainWindow):
             ),
         )
 
+    def export_open_conversation(self) -> QFileDialog | None:
+        conversation_id = self.chat.conversation_id
+        if conversation_id is None:
+            self.show_info("Open a conversation to export it: this chat has no messages yet.")
+            return None
+        return self.export_conversation(conversation_id)
+
+    def export_conversation(self, conversation_id: str) -> QFileDialog | None:
+        """The conversation as a Markdown document, in a file the owner chooses."""
+        store = self.store
+        if store is None:
+            self.show_error("The conversation cannot be exported: the memory store is not open.")
+            return None
+        listed = next(
+            (c for c in self.sidebar.model.conversations() if c.id == conversation_id), None
+        )
+        title = listed.title if listed is not None else self.chat.title
+        dialog = QFileDialog(self, "Export conversation", str(Path.home()), MARKDOWN_FILES)
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setDefaultSuffix("md")
+        dialog.selectFile(markdown_file_name(title, self.now()))
+        dialog.finished.connect(lambda _code: self._file_dialog_closed(dialog))
+        dialog.fileSelected.connect(
+            lambda name: self._export_conversation_to(store, conversation_id, Path(name))
+        )
+        self.file_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _export_conversation_to(self, store: Store, conversation_id: str, path: Path) -> None:
+        self.workers.run(
+            self,
+            lambda: export_markdown(store, conversation_id, path),
+            "exporting the conversation",
+            on_success=lambda written: self.show_info(f"Exported the conversation to {written}."),
+            on_failure=lambda failure: self.show_error(
+                f"Could not export the conversation: {failure.message}"
+            ),
+        )
+
     def focus_conversation_search(self) -> None:
         self.set_conversations_visible(True)
         self.sidebar.focus_search()
@@ -863,8 +915,9 @@ class MainWindow(QMainWindow):
         self.settings_applied.emit(settings)
 
     def _offer_chat_models(self, settings: Settings) -> None:
-        """Fill the header's model picker: an OpenAI-compatible server's own list (asked on
-        a worker), Bedrock's known chat models, nothing without a provider."""
+        """Fill the header's model picker: an OpenAI-compatible server's own list, Bedrock's
+        chat models for the region (both asked on a worker; Bedrock's Nova models until
+        then, or when the region's cannot be listed), nothing without a provider."""
         picker = self.chat.model_picker
         if settings.chat_provider == "openai":
             current = settings.openai.chat_model
@@ -881,7 +934,19 @@ class MainWindow(QMainWindow):
                 on_success=listed,
             )
         elif settings.chat_provider == "bedrock":
-            picker.show_models(list(BEDROCK_MODELS), settings.bedrock.chat_model)
+            current = settings.bedrock.chat_model
+            picker.show_models(list(BEDROCK_MODELS), current)
+
+            def regions_models(found: BedrockModels) -> None:
+                if self.settings is settings:
+                    picker.show_models(list(found.models), current)
+
+            self.network.run(
+                self,
+                lambda: list_bedrock_chat_models(settings.bedrock),
+                "listing Bedrock's models",
+                on_success=regions_models,  # failing, the Nova models stay on offer
+            )
         else:
             picker.show_models([], "")
 
@@ -954,6 +1019,12 @@ class MainWindow(QMainWindow):
 
     def _open_logs(self) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
+
+    def show_user_guide(self) -> UserGuideDialog:
+        dialog = UserGuideDialog(paths.readme_path(), self.workers, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
 
     def show_shortcuts(self) -> ShortcutsDialog:
         dialog = ShortcutsDialog(self.actions(), self)

@@ -1,6 +1,6 @@
-"""The menu bar and the window's keyboard shortcuts: File, View, Memory, Help (shortcuts,
-logs, About), and Escape to stop a reply. Every action is added to the window too, so its
-shortcut works with the menu bar hidden.
+"""The menu bar and the window's keyboard shortcuts: File, View, Memory, Help (the user
+guide, shortcuts, logs, About), and Escape to stop a reply. Every action is added to the
+window too, so its shortcut works with the menu bar hidden.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ class MenuCommands:
 
     new_chat: Command
     rename_conversation: Command
+    export_conversation: Command
     open_settings: Command
     quit: Command
     show_conversations: Switch  # the View ticks: called with the state the owner chose
@@ -35,6 +36,7 @@ class MenuCommands:
     export_memories: Command
     import_memories: Command
     open_logs: Command
+    show_user_guide: Command
     show_shortcuts: Command
     show_about: Command
     stop_reply: Command
@@ -49,6 +51,12 @@ class WindowMenus:
             file_menu, "New chat", "Ctrl+N", commands.new_chat, "new-chat"
         )
         self._action(file_menu, "Rename conversation", "F2", commands.rename_conversation, "rename")
+        self.export_conversation_action = self._action(
+            file_menu,
+            "Export conversation as Markdown…",
+            "Ctrl+Shift+E",
+            commands.export_conversation,
+        )
         file_menu.addSeparator()
         self.settings_action = self._action(
             file_menu,
@@ -86,6 +94,11 @@ class WindowMenus:
             memory, "Import memories…", None, commands.import_memories
         )
         help_menu = bar.addMenu("&Help")
+        self.user_guide_action = self._action(
+            help_menu, "User guide", QKeySequence.StandardKey.HelpContents, commands.show_user_guide
+        )
+        if not self.user_guide_action.shortcut().toString():
+            self.user_guide_action.setShortcut(QKeySequence("F1"))
         self.shortcuts_action = self._action(
             help_menu, "Keyboard shortcuts", "Ctrl+/", commands.show_shortcuts
         )

@@ -1,10 +1,13 @@
-"""`timothy sessions list|show`: conversations and, per turn, the memory block the model saw."""
+"""`timothy sessions list|show|export`: conversations, per turn the memory block the model saw,
+and one conversation as a Markdown document."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
+from timothy.chat.export import conversation_markdown, export_markdown
 from timothy.cli.context import Context, add_json
 from timothy.store.records import MessageRole
 
@@ -20,6 +23,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("id")
     add_json(p)
     p.set_defaults(handler=cmd_show)
+    p = ssub.add_parser("export", parents=[common], help="one conversation as a Markdown document")
+    p.add_argument("id")
+    p.add_argument(
+        "--markdown",
+        action="store_true",
+        help="as Markdown: title, date, each turn under who spoke (the format, and the default)",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of printing it")
+    p.set_defaults(handler=cmd_export)
 
 
 def cmd_list(ctx: Context) -> int:
@@ -56,4 +68,15 @@ def cmd_show(ctx: Context) -> int:
         for call in message.tool_calls:
             ctx.print(f"[tool call {call.name} {call.arguments}]")
         ctx.print(message.content)
+    return 0
+
+
+def cmd_export(ctx: Context) -> int:
+    store = ctx.store()
+    target = ctx.args.output
+    if not target or target == "-":
+        ctx.out.write(conversation_markdown(store, ctx.args.id))
+        return 0
+    path = export_markdown(store, ctx.args.id, Path(target))
+    ctx.err.write(f"Exported the conversation to {path}\n")
     return 0
