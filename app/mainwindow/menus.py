@@ -1,5 +1,6 @@
-"""The menu bar and the window's keyboard shortcuts: File, View, Memory, Help (shortcuts,
-logs, About), and Escape to stop a reply. Every action is added to the window too, so its
+"""The menu bar and the window's keyboard shortcuts: File (new and temporary chats, a
+conversation's name and instructions), View, Memory, Help (shortcuts, logs, About), and
+Escape to stop a reply. Every action is added to the window too, so its
 shortcut works with the menu bar hidden.
 """
 
@@ -23,6 +24,8 @@ class MenuCommands:
     """What the menus do: the window's own slots."""
 
     new_chat: Command
+    temporary_chat: Switch  # called with the state the owner chose
+    conversation_instructions: Command
     rename_conversation: Command
     open_settings: Command
     quit: Command
@@ -48,7 +51,18 @@ class WindowMenus:
         self.new_chat_action = self._action(
             file_menu, "New chat", "Ctrl+N", commands.new_chat, "new-chat"
         )
+        self.temporary_action = self._switch(
+            file_menu, "Temporary chat", "Ctrl+Shift+N", commands.temporary_chat
+        )
+        self.temporary_action.setIcon(icons.icon("temporary", "text", 16))
         self._action(file_menu, "Rename conversation", "F2", commands.rename_conversation, "rename")
+        self.instructions_action = self._action(
+            file_menu,
+            "Instructions for this conversation…",
+            "Ctrl+Shift+I",
+            commands.conversation_instructions,
+            "instructions",
+        )
         file_menu.addSeparator()
         self.settings_action = self._action(
             file_menu,

@@ -321,6 +321,12 @@ class SessionRepository:
             raise NotFoundError(f"No conversation has the id {session_id!r}.")
         return self.get(session_id)
 
+    def erase(self, session_id: str) -> None:
+        """Delete a conversation and its messages for good, now (a temporary chat closed)."""
+        with self.db.write() as conn:
+            conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
     def purge_deleted(self, *, before: datetime) -> int:
         """Delete for good the conversations binned before `before` (with their messages)."""
         with self.db.write() as conn:
