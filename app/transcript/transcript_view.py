@@ -95,6 +95,7 @@ class TranscriptView(QScrollArea):
             item = self.column_layout.takeAt(0)
             widget = item.widget() if item is not None else None
             if widget is not None:
+                widget.hide()  # at once: deletion waits for the event loop
                 widget.deleteLater()
         self.messages.clear()
         self.dividers.clear()
@@ -301,6 +302,7 @@ class TranscriptView(QScrollArea):
         self.messages.remove(last)
         for widget in gone:
             layout.removeWidget(widget)
+            widget.hide()  # at once: deletion waits for the event loop
             widget.deleteLater()
         self._refresh_regenerable()
 
@@ -340,6 +342,7 @@ class TranscriptView(QScrollArea):
             if isinstance(widget, SummaryDivider):
                 self.dividers.remove(widget)
             layout.removeWidget(widget)
+            widget.hide()  # at once: deletion waits for the event loop
             widget.deleteLater()
         self._refresh_regenerable()
 
