@@ -105,6 +105,7 @@ class ChatPanel(QWidget):
         self.temporary = False  # new chats are temporary ones (kept in memory only)
         self.temporary_id: str | None = None  # the temporary conversation on screen
         self.pending_instructions = ""  # for the chat not yet started
+        self.instructions = ""  # those of the conversation on screen, as last read
         self.instructions_dialog: InstructionsDialog | None = None
         self._reload_after_turn = False  # an edit or a regeneration: versions to show
         self.runner = TurnRunner(network, self)
@@ -129,7 +130,10 @@ class ChatPanel(QWidget):
         self.instructions_button = self._tool(
             "instructions", "Instructions for this conversation (Ctrl+Shift+I)"
         )
-        self.instructions_button.clicked.connect(self.edit_instructions)
+        # Ticked while the conversation has instructions (a click opens them, whatever
+        # state Qt flipped the tick to; `_show_instructions` puts it right).
+        self.instructions_button.setCheckable(True)
+        self.instructions_button.clicked.connect(lambda _checked: self.edit_instructions())
         header.addWidget(self.instructions_button)
         self.temporary_toggle = self._tool("temporary", TEMPORARY_TIP)
         self.temporary_toggle.setCheckable(True)
@@ -235,6 +239,7 @@ class ChatPanel(QWidget):
         self._generation += 1
         self.conversation_id = None
         self.pending_instructions = ""
+        self._show_instructions("")
         self.transcript.clear()
         self.set_title(TEMPORARY_CHAT if self.temporary else NEW_CHAT)
         self._show_page()
@@ -304,6 +309,7 @@ class ChatPanel(QWidget):
 
     def edit_instructions(self) -> None:
         """The owner's note for this conversation (for a new chat: kept until it starts)."""
+        self.instructions_button.setChecked(self.instructions != "")
         conversation_id = self.conversation_id
         if conversation_id is None:
             self._open_instructions(self.pending_instructions, None)
@@ -343,10 +349,12 @@ class ChatPanel(QWidget):
         )
 
     def _show_instructions(self, text: str) -> None:
+        self.instructions = text
         tip = "Instructions for this conversation (Ctrl+Shift+I)"
         if text:
             tip += ":\n" + (text if len(text) <= 300 else text[:299] + "…")
         self.instructions_button.setToolTip(tip)
+        self.instructions_button.setChecked(bool(text))
 
     def reload_conversation(self) -> bool:
         """Read the open conversation from the store again (after memories were forgotten
@@ -366,21 +374,34 @@ class ChatPanel(QWidget):
         self.conversation_id = conversation_id
         self.set_title(title or "Conversation")
         self.transcript.clear()
+        self._show_instructions("")
+        conversations = self.conversations
+
+        def work() -> tuple[list[TranscriptMessage], str]:
+            messages = list(conversations.messages(conversation_id))
+            return messages, conversations.instructions_of(conversation_id)
+
         self.workers.run(
             self,
-            lambda: list(self.conversations.messages(conversation_id)),
+            work,
             "opening the conversation",
-            on_success=lambda messages: self._opened(generation, messages, focus),
+            on_success=lambda found: self._opened(generation, *found, focus=focus),
             on_failure=lambda failure: self.failed.emit(failure.message),
         )
         if conversation_id != self.temporary_id:
             self.conversation_opened.emit(conversation_id)
 
     def _opened(
-        self, generation: int, messages: list[TranscriptMessage], focus: str | None = None
+        self,
+        generation: int,
+        messages: list[TranscriptMessage],
+        instructions: str = "",
+        *,
+        focus: str | None = None,
     ) -> None:
         if generation != self._generation:
             return
+        self._show_instructions(instructions)
         self.transcript.show_messages(messages)
         self._show_page()
         shown = next((w for w in self.transcript.messages if w.message_id == focus), None)

@@ -121,6 +121,12 @@ def test_instructions_for_a_conversation_follow_the_stable_prefix(
     assert system.startswith(STABLE_PREFIX + "\n\n" + INSTRUCTIONS_INTRO + "\nAnswer in French.")
     conversation_id = window.chat.conversation_id or ""
     assert store.sessions.get(conversation_id).instructions == "Answer in French."
+    assert window.chat.instructions_button.isChecked()  # the header says there are some
+    window.new_chat()
+    assert not window.chat.instructions_button.isChecked()
+    window.open_conversation(conversation_id)
+    qtbot.waitUntil(window.chat.instructions_button.isChecked, timeout=5000)
+    assert "Answer in French." in window.chat.instructions_button.toolTip()
 
     # changed later from the header: the next turn follows the new note
     qtbot.mouseClick(window.chat.instructions_button, Qt.MouseButton.LeftButton)
