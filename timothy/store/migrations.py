@@ -220,14 +220,16 @@ MIGRATIONS: list[Migration] = [
     # apply to whichever branch holds every message they replace). Editing a sent message or
     # regenerating a reply adds a sibling; the session's active leaf says which branch is
     # shown and sent to the model. Old conversations read as one branch: each message's
-    # parent is the one said before it. `reply_ms` is how long a reply took to stream (first
-    # text to the end), for its tokens per second; `instructions` is the owner's note for
-    # one conversation, sent after the stable prefix.
+    # parent is the one said before it. `branched` says a conversation has more than one
+    # branch (searching a one-branch conversation needs no walk along it). `reply_ms` is how
+    # long a reply took to stream (first text to the end), for its tokens per second;
+    # `instructions` is the owner's note for one conversation, sent after the stable prefix.
     """
     ALTER TABLE messages ADD COLUMN parent_id TEXT;
     ALTER TABLE messages ADD COLUMN reply_ms INTEGER;
     ALTER TABLE sessions ADD COLUMN active_leaf TEXT;
     ALTER TABLE sessions ADD COLUMN instructions TEXT NOT NULL DEFAULT '';
+    ALTER TABLE sessions ADD COLUMN branched INTEGER NOT NULL DEFAULT 0;
     UPDATE messages SET parent_id = (
         SELECT p.id FROM messages p
         WHERE p.session_id = messages.session_id AND p.seq < messages.seq
@@ -239,7 +241,7 @@ MIGRATIONS: list[Migration] = [
         WHERE m.session_id = sessions.id AND m.role <> 'summary'
         ORDER BY m.seq DESC LIMIT 1
     );
-    CREATE INDEX messages_by_parent ON messages (parent_id);
+    CREATE INDEX messages_by_parent ON messages (session_id, parent_id);
     """,
 ]
 

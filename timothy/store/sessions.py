@@ -39,15 +39,6 @@ _MESSAGE_COLUMNS = (
     "m.tool_call_id, m.error, m.provider, m.model, m.input_tokens, m.output_tokens, "
     "m.cached_tokens, m.memory_block, m.recall, m.compacted_by, m.parent_id, m.reply_ms"
 )
-# The messages on each session's active branch: from the leaf up through the parents.
-_ACTIVE_BRANCHES = """
-    branch (session_id, id, parent_id) AS (
-        SELECT s.id, m.id, m.parent_id FROM sessions s JOIN messages m ON m.id = s.active_leaf
-        WHERE s.id IN (SELECT session_id FROM hits)
-        UNION ALL
-        SELECT b.session_id, m.id, m.parent_id FROM branch b JOIN messages m ON m.id = b.parent_id
-    )
-"""
 _UNSET: Any = object()
 
 
@@ -174,6 +165,50 @@ def branch_of(
     return [m for m in shown if m.compacted_by is None or m.compacted_by not in applying]
 
 
+def _matching(conn: Any, match: str) -> set[str]:
+    """The conversations whose active branch holds a message matching the full-text query
+    `match`. A one-branch conversation shows all its messages; for the others the active
+    branch is walked here, their messages' parents read together (by conversation, so from
+    neighbouring pages). Summaries are the model's shorthand for turns shown anyway; they do
+    not count."""
+    hits: dict[str, set[str]] = {}
+    for session_id, message_id in conn.execute(
+        "SELECT m.session_id, m.id FROM messages_fts f JOIN messages m ON m.seq = f.rowid "
+        "WHERE messages_fts MATCH ? AND m.role <> 'summary'",
+        (match,),
+    ).fetchall():
+        hits.setdefault(str(session_id), set()).add(str(message_id))
+    if not hits:
+        return set()
+    branched = {
+        str(row[0]): _id(row[1])
+        for row in conn.execute("SELECT id, active_leaf FROM sessions WHERE branched").fetchall()
+    }
+    found = {session_id for session_id in hits if session_id not in branched}
+    walk = sorted(session_id for session_id in hits if session_id in branched)
+    if not walk:
+        return found
+    parents: dict[str, dict[str, str | None]] = {}
+    for session_id, message_id, parent_id in conn.execute(
+        "SELECT session_id, id, parent_id FROM messages "
+        "WHERE session_id IN (SELECT value FROM json_each(?)) AND role <> 'summary'",
+        (json.dumps(walk),),
+    ).fetchall():
+        parents.setdefault(str(session_id), {})[str(message_id)] = _id(parent_id)
+    for session_id in walk:
+        up = parents.get(session_id, {})
+        wanted = hits[session_id]
+        current = branched[session_id]
+        steps = 0
+        while current is not None and steps <= len(up):
+            if current in wanted:
+                found.add(session_id)
+                break
+            current = up.get(current)
+            steps += 1
+    return found
+
+
 def clean_title(title: str) -> str:
     flat = " ".join(title.split())
     return flat[:MAX_TITLE_CHARS].rstrip()
@@ -235,31 +270,29 @@ class SessionRepository:
     def list(
         self, *, search: str | None = None, include_deleted: bool = False, limit: int | None = None
     ) -> builtins.list[Session]:
-        """Conversations, most recently active first; `search` looks in titles and messages."""
+        """Conversations, most recently active first; `search` looks in titles and in the
+        messages of their active branches."""
         where = [] if include_deleted else ["s.deleted_at IS NULL"]
         params: list[Any] = []
+        match = None
         if search is not None and search.strip():
             clauses = ["instr(lower(s.title), lower(?)) > 0"]
             params.append(search.strip())
             match = fts_query(search, operator="AND", prefix_last=True)
             if match is not None:
                 # Only what the owner sees counts: words on an earlier branch (an edited
-                # message, an older reply version) do not make a conversation match.
-                clauses.append(
-                    "s.id IN (WITH RECURSIVE hits (session_id, id) AS ("
-                    "SELECT m.session_id, m.id FROM messages_fts f "
-                    "JOIN messages m ON m.seq = f.rowid WHERE messages_fts MATCH ?), "
-                    f"{_ACTIVE_BRANCHES} "
-                    "SELECT h.session_id FROM hits h JOIN branch b ON b.id = h.id)"
-                )
-                params.append(match)
+                # message, an older reply version) do not make a conversation match. A
+                # one-branch conversation shows every message; the others are checked.
+                clauses.append("s.id IN (SELECT value FROM json_each(?))")
             where.append("(" + " OR ".join(clauses) + ")")
         sql = f"SELECT {_SESSION_COLUMNS} FROM sessions s"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY s.updated_at DESC, s.seq DESC LIMIT ?"
-        params.append(-1 if limit is None else int(limit))
         with self.db.read() as conn:
+            if match is not None:
+                params.append(json.dumps(sorted(_matching(conn, match))))
+            params.append(-1 if limit is None else int(limit))
             return [_session(row) for row in conn.execute(sql, params).fetchall()]
 
     def set_title(self, session_id: str, title: str, *, source: str = "owner") -> Session:
@@ -392,6 +425,16 @@ class SessionRepository:
                 ):
                     raise NotFoundError(f"No message {parent!r} in conversation {session_id!r}.")
             message = replace(message, parent_id=parent)
+            if (
+                role is not MessageRole.SUMMARY
+                and conn.execute(
+                    "SELECT 1 FROM messages WHERE session_id = ? AND parent_id IS ? "
+                    "AND role <> 'summary' LIMIT 1",
+                    (session_id, parent),
+                ).fetchall()
+            ):
+                # a second message after the same one: an edit or another reply version
+                conn.execute("UPDATE sessions SET branched = 1 WHERE id = ?", (session_id,))
             conn.execute(
                 "INSERT INTO messages (id, session_id, role, content, status, tool_calls, "
                 "tool_call_id, provider, model, created_at, parent_id) "
@@ -548,9 +591,10 @@ class SessionRepository:
             session_id, parent_id = rows[0]
             deleted = conn.execute(
                 "WITH RECURSIVE below (id) AS (SELECT ? UNION ALL "
-                "SELECT m.id FROM messages m JOIN below b ON m.parent_id = b.id) "
+                "SELECT m.id FROM messages m JOIN below b "
+                "ON m.session_id = ? AND m.parent_id = b.id) "
                 "DELETE FROM messages WHERE id IN (SELECT id FROM below) RETURNING id",
-                (message_id,),
+                (message_id, session_id),
             ).fetchall()
             gone = {str(row[0]) for row in deleted}
             leaf = conn.execute(
