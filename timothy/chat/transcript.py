@@ -109,6 +109,8 @@ def transcript(
     (`sessions`: where it is kept, when not in the store: a temporary conversation)."""
     repository = sessions or store.sessions
     everything = repository.messages(session_id)
+    if not everything:
+        return []  # also a conversation that is gone (a memory's source, purged)
     stored = branch_of(everything, repository.get(session_id).active_leaf)
     children = children_of(everything)
     # Each turn's reply versions hang on the first message after the owner's: that one
