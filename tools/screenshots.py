@@ -684,6 +684,55 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     guide.reject()
     window.close()
 
+    # 18. A reply with its usage line (model, tokens in and out, speed), regenerated once
+    #     (its ‹ 2/2 › switcher), under an owner message that was edited (‹ 2/2 › too).
+    window = build(Qt.ColorScheme.Light, settings=chat_with_server(), fill=conversations)
+    no_facts = json.dumps({"facts": []})
+    server.reply("Porto is three hours away by train.", usage=(1432, 9, 0), interval=0.02)
+    server.reply("Lisbon to Porto")
+    server.reply(no_facts)
+    send(window, "How far is Porto from Lisbon?")
+    settle(window)
+    first = window.chat.transcript.messages[0]
+    server.reply(
+        "About **2 h 50 min** on the *Alfa Pendular*, 3 h 15 min on the Intercidades; "
+        "trains leave roughly every hour from Santa Apolónia.",
+        usage=(1466, 38, 0),
+        interval=0.02,
+    )
+    server.reply(no_facts)
+    window.chat.edit_message(first.message_id or "", "How long is the train from Lisbon to Porto?")
+    settle(window)
+    server.reply(
+        "The fastest train, the *Alfa Pendular*, takes about **2 h 50 min**; the "
+        "Intercidades about 3 h 15 min. Trains run roughly hourly from Santa Apolónia and "
+        "Oriente.",
+        usage=(1466, 41, 0),
+        interval=0.02,
+    )
+    server.reply(no_facts)
+    window.chat.regenerate()
+    settle(window)
+    shoot(window, "35-reply-usage-and-versions")
+    window.close()
+
+    # 19. A temporary chat: the tint, the banner, the header toggle on (light and dark).
+    for scheme, name in (
+        (Qt.ColorScheme.Light, "36-temporary-chat"),
+        (Qt.ColorScheme.Dark, "37-temporary-chat-dark"),
+    ):
+        window = build(scheme, settings=chat_with_server(), fill=conversations)
+        window.set_temporary_chat(True)
+        server.reply(
+            "Nothing from your memories is used here, and nothing you say is kept. Ask away.",
+            usage=(512, 19, 0),
+            interval=0.02,
+        )
+        send(window, "Is anything from this chat saved?")
+        settle(window)
+        shoot(window, name)
+        window.close()
+
     for path in written:
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
     return 0

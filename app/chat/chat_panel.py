@@ -12,8 +12,9 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QDialog,
     QHBoxLayout,
     QLabel,
     QStackedWidget,
@@ -23,8 +24,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.chat.composer import Composer
+from app.chat.instructions_dialog import InstructionsDialog
 from app.chat.local_servers import LocalServer
 from app.chat.model_picker import ModelPicker
+from app.chat.temporary_banner import TemporaryBanner
 from app.chat.title_label import TitleLabel
 from app.chat.turn_runner import TurnRunner
 from app.chat.welcome_panel import WelcomePanel
@@ -52,6 +55,12 @@ from timothy.store.records import MessageStatus, RecallRecord, utc_now
 log = logging.getLogger(__name__)
 
 STOPPED = "Stopped. What arrived is kept."
+NEW_CHAT = "New chat"
+TEMPORARY_CHAT = "Temporary chat"
+TEMPORARY_TIP = (
+    "Temporary chat: nothing is recalled or remembered, and it is erased when you close it "
+    "(Ctrl+Shift+N)"
+)
 
 
 class ChatPanel(QWidget):
@@ -70,6 +79,7 @@ class ChatPanel(QWidget):
     toggle_memory_requested = Signal()
     turn_finished = Signal()
     failed = Signal(str)
+    temporary_changed = Signal(bool)  # the owner turned temporary chat on or off
 
     def __init__(
         self,
@@ -92,6 +102,12 @@ class ChatPanel(QWidget):
         self._cancelled = False  # the engine saved the reply as cancelled
         self._generation = 0  # which conversation the transcript shows (bumped on a switch)
         self._turn_generation = -1  # the generation the running turn belongs to
+        self.temporary = False  # new chats are temporary ones (kept in memory only)
+        self.temporary_id: str | None = None  # the temporary conversation on screen
+        self.pending_instructions = ""  # for the chat not yet started
+        self.instructions = ""  # those of the conversation on screen, as last read
+        self.instructions_dialog: InstructionsDialog | None = None
+        self._reload_after_turn = False  # an edit or a regeneration: versions to show
         self.runner = TurnRunner(network, self)
         self.runner.event_arrived.connect(self._event)
         self.runner.turn_failed.connect(self._turn_failed)
@@ -111,10 +127,28 @@ class ChatPanel(QWidget):
         header.addWidget(self.title_label, 1)
         self.model_picker = ModelPicker(self)
         header.addWidget(self.model_picker)
+        self.instructions_button = self._tool(
+            "instructions", "Instructions for this conversation (Ctrl+Shift+I)"
+        )
+        # Ticked while the conversation has instructions (a click opens them, whatever
+        # state Qt flipped the tick to; `_show_instructions` puts it right).
+        self.instructions_button.setCheckable(True)
+        self.instructions_button.clicked.connect(lambda _checked: self.edit_instructions())
+        header.addWidget(self.instructions_button)
+        self.temporary_toggle = self._tool("temporary", TEMPORARY_TIP)
+        self.temporary_toggle.setCheckable(True)
+        self.temporary_toggle.setProperty("temporary", True)
+        # `clicked` carries the state Qt already flipped to: that is the owner's choice.
+        self.temporary_toggle.clicked.connect(lambda checked: self.set_temporary(bool(checked)))
+        header.addWidget(self.temporary_toggle)
         self.memory_toggle = self._tool("memory", "Show or hide the memory pane (Ctrl+Alt+B)")
         self.memory_toggle.clicked.connect(self.toggle_memory_requested)
         header.addWidget(self.memory_toggle)
         layout.addLayout(header)
+        self.temporary_banner = TemporaryBanner(self)
+        self.temporary_banner.leave_requested.connect(lambda: self.set_temporary(False))
+        self.temporary_banner.hide()
+        layout.addWidget(self.temporary_banner)
 
         self.stack = QStackedWidget(self)
         self.welcome = WelcomePanel(self.stack)
@@ -143,6 +177,8 @@ class ChatPanel(QWidget):
         self.stack.addWidget(self.blank)
         self.transcript = TranscriptView(self.stack)
         self.transcript.regenerate_requested.connect(self.regenerate)
+        self.transcript.edit_requested.connect(self.edit_message)
+        self.transcript.version_requested.connect(self.choose_version)
         self.transcript.recall_requested.connect(
             lambda recall: self.recall_requested.emit(recall, self._caption_for(recall))
         )
@@ -212,10 +248,13 @@ class ChatPanel(QWidget):
     def new_chat(self) -> None:
         if self.runner.running:
             self.stop()
+        self._leave_temporary()
         self._generation += 1
         self.conversation_id = None
+        self.pending_instructions = ""
+        self._show_instructions("")
         self.transcript.clear()
-        self.set_title("New chat")
+        self.set_title(TEMPORARY_CHAT if self.temporary else NEW_CHAT)
         self._show_page()
         self.composer.focus()
         self.conversation_opened.emit("")
@@ -236,7 +275,110 @@ class ChatPanel(QWidget):
             return
         if self.runner.running:
             self.stop()
+        if self.temporary:  # a saved conversation is not a temporary one
+            self._set_temporary_look(False)
+            self.temporary_changed.emit(False)
+        self._leave_temporary()
         self._load(conversation_id, title, hit=hit, terms=terms)
+
+    # -- temporary chat ----------------------------------------------------------------
+
+    @property
+    def saved_conversation_id(self) -> str | None:
+        """The conversation on screen when it is a saved one (None for a temporary one)."""
+        if self.conversation_id is not None and self.conversation_id == self.temporary_id:
+            return None
+        return self.conversation_id
+
+    def set_temporary(self, on: bool) -> None:
+        """Temporary chat on: a new chat in which nothing is recalled or remembered, kept in
+        memory only and erased when it is closed. Off: that chat is closed and erased."""
+        if on == self.temporary:
+            self.temporary_toggle.setChecked(on)
+            return
+        self._set_temporary_look(on)
+        self.new_chat()
+        self.temporary_changed.emit(on)
+
+    def _set_temporary_look(self, on: bool) -> None:
+        self.temporary = on
+        self.temporary_toggle.setChecked(on)
+        self.temporary_banner.setVisible(on)
+        self.setProperty("temporary", on)
+        self.blank_hint.setText(
+            "Nothing you say here is recalled or remembered, and this chat is erased when "
+            "you close it."
+            if on
+            else "Timothy remembers what you confirm, and shows you what it recalled."
+        )
+        style = self.style()
+        canvas = self.transcript.widget()
+        for widget in (self, self.transcript, canvas, self.transcript.column):
+            if widget is None:
+                continue
+            style.unpolish(widget)
+            style.polish(widget)
+            widget.update()
+
+    def _leave_temporary(self) -> None:
+        """The temporary conversation on screen is closed: erase it."""
+        closed, self.temporary_id = self.temporary_id, None
+        if closed is not None:
+            conversations = self.conversations
+            self.workers.run(
+                self, lambda: conversations.discard(closed), "closing the temporary chat"
+            )
+
+    # -- instructions ------------------------------------------------------------------
+
+    def edit_instructions(self) -> None:
+        """The owner's note for this conversation (for a new chat: kept until it starts)."""
+        self.instructions_button.setChecked(self.instructions != "")
+        conversation_id = self.conversation_id
+        if conversation_id is None:
+            self._open_instructions(self.pending_instructions, None)
+            return
+        self.workers.run(
+            self,
+            lambda: self.conversations.instructions_of(conversation_id),
+            "reading the instructions",
+            on_success=lambda text: self._open_instructions(text, conversation_id),
+            on_failure=lambda failure: self.failed.emit(failure.message),
+        )
+
+    def _open_instructions(self, text: str, conversation_id: str | None) -> None:
+        if conversation_id != self.conversation_id:
+            return  # the owner moved on meanwhile
+        dialog = InstructionsDialog(text, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.finished.connect(lambda result: self._instructions_chosen(dialog, result))
+        self.instructions_dialog = dialog
+        dialog.open()
+
+    def _instructions_chosen(self, dialog: InstructionsDialog, result: int) -> None:
+        self.instructions_dialog = None
+        if result != QDialog.DialogCode.Accepted:
+            return
+        text = dialog.instructions()
+        conversation_id = self.conversation_id
+        self._show_instructions(text)
+        if conversation_id is None:
+            self.pending_instructions = text
+            return
+        self.workers.run(
+            self,
+            lambda: self.conversations.set_instructions(conversation_id, text),
+            "saving the instructions",
+            on_failure=lambda failure: self.failed.emit(failure.message),
+        )
+
+    def _show_instructions(self, text: str) -> None:
+        self.instructions = text
+        tip = "Instructions for this conversation (Ctrl+Shift+I)"
+        if text:
+            tip += ":\n" + (text if len(text) <= 300 else text[:299] + "…")
+        self.instructions_button.setToolTip(tip)
+        self.instructions_button.setChecked(bool(text))
 
     def reload_conversation(self) -> bool:
         """Read the open conversation from the store again (after memories were forgotten
@@ -255,34 +397,56 @@ class ChatPanel(QWidget):
         *,
         hit: str | None = None,
         terms: Sequence[str] = (),
+        focus: str | None = None,
     ) -> None:
+        """Show a conversation from the store; with `hit` (a search result), scrolled to that
+        message with `terms` marked; with `focus`, scrolled to that message (a version the
+        owner switched to); otherwise to the end."""
         self._generation += 1
         generation = self._generation
         self.conversation_id = conversation_id
         self.set_title(title or "Conversation")
         self.transcript.clear()
+        self._show_instructions("")
+        conversations = self.conversations
+
+        def work() -> tuple[list[TranscriptMessage], str]:
+            messages = list(conversations.messages(conversation_id))
+            return messages, conversations.instructions_of(conversation_id)
+
         self.workers.run(
             self,
-            lambda: list(self.conversations.messages(conversation_id)),
+            work,
             "opening the conversation",
-            on_success=lambda messages: self._opened(generation, messages, hit, terms),
+            on_success=lambda found: self._opened(
+                generation, *found, hit=hit, terms=terms, focus=focus
+            ),
             on_failure=lambda failure: self.failed.emit(failure.message),
         )
-        self.conversation_opened.emit(conversation_id)
+        if conversation_id != self.temporary_id:
+            self.conversation_opened.emit(conversation_id)
 
     def _opened(
         self,
         generation: int,
         messages: list[TranscriptMessage],
+        instructions: str = "",
+        *,
         hit: str | None = None,
         terms: Sequence[str] = (),
+        focus: str | None = None,
     ) -> None:
         if generation != self._generation:
             return
+        self._show_instructions(instructions)
         self.transcript.show_messages(messages)
         self._show_page()
         if hit is None or self.transcript.reveal(hit, terms) is None:
-            self.transcript.scroll_to_bottom()
+            shown = next((w for w in self.transcript.messages if w.message_id == focus), None)
+            if shown is None:
+                self.transcript.scroll_to_bottom()
+            else:
+                QTimer.singleShot(0, self.transcript, lambda: self.transcript.show_widget(shown))
         for message in reversed(messages):
             if message.role == "assistant":
                 self.recall_arrived.emit(message.recall, self._caption_for(message.recall), "")
@@ -304,18 +468,57 @@ class ChatPanel(QWidget):
         if self.runner.running or self.paused is not None or not text.strip():
             return
         conversation_id = self.conversation_id
+        temporary = self.temporary and conversation_id is None
+        instructions = self.pending_instructions if conversation_id is None else ""
         self.transcript.add_user_message(text, self.now())
         self._begin()
         self.runner.start(
-            lambda cancel: self.conversations.send(conversation_id, text, cancel),
+            lambda cancel: self.conversations.send(
+                conversation_id, text, cancel, temporary=temporary, instructions=instructions
+            ),
             "getting the reply",
         )
+
+    def edit_message(self, message_id: str, text: str) -> None:
+        """Resend an edited owner message: what followed it leaves the view (it stays in the
+        conversation as an earlier branch, a version away)."""
+        conversation_id = self.conversation_id
+        if self.runner.running or conversation_id is None or not text.strip():
+            return
+        self.transcript.remove_from(message_id)
+        self.transcript.add_user_message(text, self.now())
+        self._reload_after_turn = True
+        self._begin()
+        self.runner.start(
+            lambda cancel: self.conversations.edit(conversation_id, message_id, text, cancel),
+            "sending the edited message",
+        )
+
+    def choose_version(self, message_id: str) -> None:
+        """Show another version of a message (and the turns that followed it)."""
+        conversation_id = self.conversation_id
+        if self.runner.running or conversation_id is None:
+            return
+        self.transcript.set_idle(False)
+        generation = self._generation
+        self.workers.run(
+            self,
+            lambda: self.conversations.select_branch(conversation_id, message_id),
+            "switching versions",
+            on_success=lambda _none: self._version_chosen(generation, message_id),
+            on_failure=lambda failure: self.failed.emit(failure.message),
+        )
+
+    def _version_chosen(self, generation: int, message_id: str) -> None:
+        if generation == self._generation and self.conversation_id is not None:
+            self._load(self.conversation_id, self.title, focus=message_id)
 
     def regenerate(self) -> None:
         conversation_id = self.conversation_id
         if self.runner.running or self.paused is not None or conversation_id is None:
             return
         self.transcript.remove_last_reply()
+        self._reload_after_turn = True
         self._begin()
         self.runner.start(
             lambda cancel: self.conversations.regenerate(conversation_id, cancel),
@@ -351,8 +554,11 @@ class ChatPanel(QWidget):
                 self._name_last("user", message.id)
                 if new:
                     self.conversation_id = session.id
-                    self.set_title(session.title)
-                    self.conversation_started.emit(summary_of(session))
+                    if self.temporary:
+                        self.temporary_id = session.id  # never listed, never saved
+                    else:
+                        self.set_title(session.title)
+                        self.conversation_started.emit(summary_of(session))
             case RecallFinished(recall=recall, note=note):
                 transcript.set_reply_recall(recall)
                 self.recall_arrived.emit(recall, "Latest turn", note or "")
@@ -370,6 +576,12 @@ class ChatPanel(QWidget):
             case TurnFinished(message=message):
                 self._name_last("assistant", message.id)
                 self._cancelled = message.status is MessageStatus.CANCELLED
+                transcript.set_reply_usage(
+                    message.model,
+                    message.input_tokens,
+                    message.output_tokens,
+                    message.tokens_per_second,
+                )
             case TurnFailed(error=error):
                 self._failure = error
             case _:
@@ -389,6 +601,8 @@ class ChatPanel(QWidget):
             self._failure = failure.message
 
     def _turn_finished(self, stopped: bool) -> None:
+        reload = self._reload_after_turn and self._turn_shown and not self._failure
+        self._reload_after_turn = False
         if self._turn_shown:
             if self._failure:
                 self.transcript.end_reply(self._failure, error=True)
@@ -398,6 +612,8 @@ class ChatPanel(QWidget):
                 self.transcript.end_reply()
         self.composer.set_streaming(False)
         self.turn_finished.emit()
+        if reload:  # an edit or a regeneration: show its versions' switcher
+            self.reload_conversation()
 
     # -- what the engine reports later -------------------------------------------------
 

@@ -188,6 +188,8 @@ class MainWindow(QMainWindow):
             self,
             MenuCommands(
                 new_chat=self.new_chat,
+                temporary_chat=self.set_temporary_chat,
+                conversation_instructions=self.chat.edit_instructions,
                 rename_conversation=self.sidebar.rename_current,
                 export_conversation=self.export_open_conversation,
                 open_settings=self.open_settings,
@@ -247,6 +249,7 @@ class MainWindow(QMainWindow):
         chat.model_picker.model_chosen.connect(self.choose_chat_model)
         chat.toggle_conversations_requested.connect(self.toggle_conversations)
         chat.toggle_memory_requested.connect(self.toggle_memory_pane)
+        chat.temporary_changed.connect(self._temporary_changed)
         chat.failed.connect(self.show_error)
         pane.source_clicked.connect(self.open_conversation)
         pane.failed.connect(self.show_error)
@@ -297,7 +300,7 @@ class MainWindow(QMainWindow):
         self.state.set_flag("window/conversations_visible", self.panes_wanted["conversations"])
         self.state.set_flag("window/memory_visible", self.panes_wanted["memory"])
         self.state.set_integer("window/memory_tab", self.memory_pane.current_tab())
-        self.state.set_text("window/last_conversation", self.chat.conversation_id)
+        self.state.set_text("window/last_conversation", self.chat.saved_conversation_id)
         self.state.sync()
 
     def _start(self) -> None:
@@ -343,6 +346,15 @@ class MainWindow(QMainWindow):
     def new_chat(self) -> None:
         self.chat.new_chat()
         self.sidebar.select(None)
+
+    def set_temporary_chat(self, on: bool) -> None:
+        self.chat.set_temporary(on)
+        self.menus.temporary_action.setChecked(self.chat.temporary)
+
+    def _temporary_changed(self, on: bool) -> None:
+        self.menus.temporary_action.setChecked(on)
+        if on:
+            self.sidebar.select(None)
 
     def open_conversation(self, conversation_id: str) -> None:
         """Show a conversation; opened from a search's results, at the message that matched."""

@@ -1,5 +1,6 @@
-"""The menu bar and the window's keyboard shortcuts: File, View, Memory, Help (the user
-guide, shortcuts, logs, About), and Escape to stop a reply. Every action is added to the
+"""The menu bar and the window's keyboard shortcuts: File (new and temporary chats, a
+conversation's name, instructions and export), View, Memory, Help (the user guide,
+shortcuts, logs, About), and Escape to stop a reply. Every action is added to the
 window too, so its shortcut works with the menu bar hidden.
 """
 
@@ -23,6 +24,8 @@ class MenuCommands:
     """What the menus do: the window's own slots."""
 
     new_chat: Command
+    temporary_chat: Switch  # called with the state the owner chose
+    conversation_instructions: Command
     rename_conversation: Command
     export_conversation: Command
     open_settings: Command
@@ -50,7 +53,18 @@ class WindowMenus:
         self.new_chat_action = self._action(
             file_menu, "New chat", "Ctrl+N", commands.new_chat, "new-chat"
         )
+        self.temporary_action = self._switch(
+            file_menu, "Temporary chat", "Ctrl+Shift+N", commands.temporary_chat
+        )
+        self.temporary_action.setIcon(icons.icon("temporary", "text", 16))
         self._action(file_menu, "Rename conversation", "F2", commands.rename_conversation, "rename")
+        self.instructions_action = self._action(
+            file_menu,
+            "Instructions for this conversation…",
+            "Ctrl+Shift+I",
+            commands.conversation_instructions,
+            "instructions",
+        )
         self.export_conversation_action = self._action(
             file_menu,
             "Export conversation as Markdown…",

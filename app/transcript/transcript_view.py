@@ -58,6 +58,8 @@ def _short(text: str, limit: int = 140) -> str:
 
 class TranscriptView(QScrollArea):
     regenerate_requested = Signal()
+    edit_requested = Signal(str, str)  # (the owner message's id, its new text)
+    version_requested = Signal(str)  # the id of the version to show
     recall_requested = Signal(object)  # the recall dict of the chosen turn, or None
     memory_undo_requested = Signal(object)  # the Memory the owner takes back (it is rejected)
     staged_review_requested = Signal()
@@ -130,6 +132,7 @@ class TranscriptView(QScrollArea):
             item = self.column_layout.takeAt(0)
             widget = item.widget() if item is not None else None
             if widget is not None:
+                widget.hide()  # at once: deletion waits for the event loop
                 widget.deleteLater()
         self.messages.clear()
         self.dividers.clear()
@@ -151,6 +154,13 @@ class TranscriptView(QScrollArea):
                 message.created_at,
                 message_id=message.id,
                 recall=message.recall,
+            )
+            widget.set_versions(message.versions, message.version)
+            widget.set_usage(
+                message.model,
+                message.input_tokens,
+                message.output_tokens,
+                message.tokens_per_second,
             )
             if message.error:
                 widget.set_note(message.error, error=True)
@@ -232,6 +242,8 @@ class TranscriptView(QScrollArea):
         )
         widget.message_copied.connect(self.message_copied)
         widget.code_copied.connect(self.message_copied)
+        widget.version_chosen.connect(self.version_requested)
+        widget.edit_submitted.connect(self.edit_requested)
         if widget.role == "assistant":
             widget.regenerate_requested.connect(self.regenerate_requested)
             widget.recall_requested.connect(self.recall_requested)
@@ -332,16 +344,60 @@ class TranscriptView(QScrollArea):
         self.messages.remove(last)
         for widget in gone:
             layout.removeWidget(widget)
+            widget.hide()  # at once: deletion waits for the event loop
             widget.deleteLater()
         self._refresh_regenerable()
 
     def _refresh_regenerable(self) -> None:
         last = self.last_assistant()
+        idle = self.reply is None
         for widget in self.messages:
+            widget.set_idle(idle)
             if widget.role == "assistant":
-                widget.set_regenerable(
-                    widget is last and self.reply is None and widget is self.messages[-1]
-                )
+                widget.set_regenerable(widget is last and idle and widget is self.messages[-1])
+
+    def set_idle(self, idle: bool) -> None:
+        """Edits and version switches wait while a reply is being written or sent."""
+        for widget in self.messages:
+            widget.set_idle(idle and self.reply is None)
+
+    def remove_from(self, message_id: str) -> None:
+        """Take away a message and everything shown after it (an edited message is resent:
+        the turns after it belong to the earlier branch now)."""
+        first = next((w for w in self.messages if w.message_id == message_id), None)
+        if first is None:
+            return
+        layout = self.column_layout
+        position = layout.indexOf(first)
+        gone: list[QWidget] = []
+        for index in range(position, layout.count()):
+            item = layout.itemAt(index)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                gone.append(widget)
+        for memory_id, notice in list(self.notices.items()):
+            if any(notice is holder or holder.isAncestorOf(notice) for holder in gone):
+                del self.notices[memory_id]
+        for widget in gone:
+            if isinstance(widget, MessageWidget):
+                self.messages.remove(widget)
+            if isinstance(widget, SummaryDivider):
+                self.dividers.remove(widget)
+            layout.removeWidget(widget)
+            widget.hide()  # at once: deletion waits for the event loop
+            widget.deleteLater()
+        self._refresh_regenerable()
+
+    def set_reply_usage(
+        self,
+        model: str | None,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        tokens_per_second: float | None,
+    ) -> None:
+        target = self.reply or self.last_assistant()
+        if target is not None:
+            target.set_usage(model, input_tokens, output_tokens, tokens_per_second)
 
     # -- memory notices ----------------------------------------------------------------
 
@@ -428,6 +484,11 @@ class TranscriptView(QScrollArea):
             self.verticalScrollBar().setValue(value)
         finally:
             self._scrolling = False
+
+    def show_widget(self, widget: QWidget) -> None:
+        """Scroll so `widget` is in view (and stop following the end)."""
+        self._stick = False
+        self.ensureWidgetVisible(widget, 0, 48)
 
     def scroll_to_bottom(self) -> None:
         self._anchored = False

@@ -21,6 +21,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=cmd_list)
     p = ssub.add_parser("show", parents=[common], help="one conversation, turn by turn")
     p.add_argument("id")
+    p.add_argument(
+        "--all-branches",
+        action="store_true",
+        help="every message, earlier versions included (default: the branch shown in the app)",
+    )
     add_json(p)
     p.set_defaults(handler=cmd_show)
     p = ssub.add_parser("export", parents=[common], help="one conversation as a Markdown document")
@@ -50,7 +55,7 @@ def cmd_list(ctx: Context) -> int:
 def cmd_show(ctx: Context) -> int:
     repo = ctx.store().sessions
     session = repo.get(ctx.args.id)
-    messages = repo.messages(session.id)
+    messages = repo.messages(session.id) if ctx.args.all_branches else repo.branch(session.id)
     if ctx.json:
         ctx.print_json({**session.to_json(), "messages": [m.to_json() for m in messages]})
         return 0
@@ -61,6 +66,11 @@ def cmd_show(ctx: Context) -> int:
         if message.status.value != "complete":
             label += f" ({message.status.value})"
         ctx.print(f"## {label}  {message.created_at.strftime('%Y-%m-%d %H:%M')}")
+        if message.role is MessageRole.ASSISTANT and message.output_tokens is not None:
+            ctx.print(
+                f"[{message.model or 'unknown model'}: {message.input_tokens} tokens in, "
+                f"{message.output_tokens} out]"
+            )
         if message.role is MessageRole.ASSISTANT and message.memory_block is not None:
             ctx.print("[memory block the model saw]")
             ctx.print(message.memory_block or "(none)")
