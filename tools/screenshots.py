@@ -558,7 +558,7 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     shoot(window, "18-reply-usage-and-versions")
     window.close()
 
-    # 19. A temporary chat: the tint, the banner, the header toggle on (light and dark).
+    # 19. A temporary chat: the tint, the banner, its switch on (light and dark).
     for scheme, name in (
         (Qt.ColorScheme.Light, "19-temporary-chat"),
         (Qt.ColorScheme.Dark, "20-temporary-chat-dark"),
