@@ -716,7 +716,7 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     shoot(window, "35-reply-usage-and-versions")
     window.close()
 
-    # 19. A temporary chat: the tint, the banner, the header toggle on (light and dark).
+    # 19. A temporary chat: the tint, the banner, its switch on (light and dark).
     for scheme, name in (
         (Qt.ColorScheme.Light, "36-temporary-chat"),
         (Qt.ColorScheme.Dark, "37-temporary-chat-dark"),

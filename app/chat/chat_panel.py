@@ -57,10 +57,6 @@ log = logging.getLogger(__name__)
 STOPPED = "Stopped. What arrived is kept."
 NEW_CHAT = "New chat"
 TEMPORARY_CHAT = "Temporary chat"
-TEMPORARY_TIP = (
-    "Temporary chat: nothing is recalled or remembered, and it is erased when you close it "
-    "(Ctrl+Shift+N)"
-)
 
 
 class ChatPanel(QWidget):
@@ -127,20 +123,6 @@ class ChatPanel(QWidget):
         header.addWidget(self.title_label, 1)
         self.model_picker = ModelPicker(self)
         header.addWidget(self.model_picker)
-        self.instructions_button = self._tool(
-            "instructions", "Instructions for this conversation (Ctrl+Shift+I)"
-        )
-        # Ticked while the conversation has instructions (a click opens them, whatever
-        # state Qt flipped the tick to; `_show_instructions` puts it right).
-        self.instructions_button.setCheckable(True)
-        self.instructions_button.clicked.connect(lambda _checked: self.edit_instructions())
-        header.addWidget(self.instructions_button)
-        self.temporary_toggle = self._tool("temporary", TEMPORARY_TIP)
-        self.temporary_toggle.setCheckable(True)
-        self.temporary_toggle.setProperty("temporary", True)
-        # `clicked` carries the state Qt already flipped to: that is the owner's choice.
-        self.temporary_toggle.clicked.connect(lambda checked: self.set_temporary(bool(checked)))
-        header.addWidget(self.temporary_toggle)
         self.memory_toggle = self._tool("memory", "Show or hide the memory pane (Ctrl+Alt+B)")
         self.memory_toggle.clicked.connect(self.toggle_memory_requested)
         header.addWidget(self.memory_toggle)
@@ -194,6 +176,15 @@ class ChatPanel(QWidget):
         self.composer.setMaximumWidth(860)
         self.composer.message_submitted.connect(self.send)
         self.composer.stop_requested.connect(self.stop)
+        # In the message box, not the header: the header keeps its room for the title.
+        self.instructions_button = self._tool(
+            "instructions", "Instructions for this conversation (Ctrl+Shift+I)"
+        )
+        # Ticked while the conversation has instructions (a click opens them, whatever
+        # state Qt flipped the tick to; `_show_instructions` puts it right).
+        self.instructions_button.setCheckable(True)
+        self.instructions_button.clicked.connect(lambda _checked: self.edit_instructions())
+        self.composer.add_tool(self.instructions_button)
         composer_row.addWidget(self.composer, 100)
         composer_row.addStretch(1)
         layout.addLayout(composer_row)
@@ -294,7 +285,7 @@ class ChatPanel(QWidget):
         """Temporary chat on: a new chat in which nothing is recalled or remembered, kept in
         memory only and erased when it is closed. Off: that chat is closed and erased."""
         if on == self.temporary:
-            self.temporary_toggle.setChecked(on)
+            self.temporary_changed.emit(on)  # the switches that flipped themselves flip back
             return
         self._set_temporary_look(on)
         self.new_chat()
@@ -302,7 +293,6 @@ class ChatPanel(QWidget):
 
     def _set_temporary_look(self, on: bool) -> None:
         self.temporary = on
-        self.temporary_toggle.setChecked(on)
         self.temporary_banner.setVisible(on)
         self.setProperty("temporary", on)
         self.blank_hint.setText(

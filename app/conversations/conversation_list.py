@@ -13,12 +13,14 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer,
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListView,
     QMenu,
     QPushButton,
     QStackedWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -34,6 +36,7 @@ SEARCH_DELAY_MS = 200
 class ConversationList(QWidget):
     conversation_selected = Signal(str)
     new_chat_requested = Signal()
+    temporary_chat_switched = Signal(bool)  # the state the owner chose for temporary chat
     conversation_renamed = Signal(str, str)
     conversation_deleted = Signal(str)  # the owner asked to delete it (the row is gone)
     export_requested = Signal(str)  # the owner asked for this conversation as Markdown
@@ -55,7 +58,25 @@ class ConversationList(QWidget):
         self.new_button.setToolTip("Start a new conversation (Ctrl+N)")
         self.new_button.setStyleSheet("text-align: left; padding: 7px 10px;")
         self.new_button.clicked.connect(self.new_chat_requested)
-        layout.addWidget(self.new_button)
+        top = QHBoxLayout()
+        top.setSpacing(4)
+        top.addWidget(self.new_button, 1)
+        # Beside "New chat": the other kind of new chat (also File ▸ Temporary chat).
+        self.temporary_button = QToolButton(self)
+        self.temporary_button.setProperty("flat", True)
+        self.temporary_button.setProperty("temporary", True)
+        self.temporary_button.setIcon(icons.icon("temporary", "muted", 18))
+        self.temporary_button.setToolTip(
+            "Temporary chat: nothing is recalled or remembered, and it is erased when you "
+            "close it (Ctrl+Shift+N)"
+        )
+        self.temporary_button.setCheckable(True)
+        # `clicked` carries the state Qt already flipped to: that is the owner's choice.
+        self.temporary_button.clicked.connect(
+            lambda checked: self.temporary_chat_switched.emit(bool(checked))
+        )
+        top.addWidget(self.temporary_button)
+        layout.addLayout(top)
         self.search = QLineEdit(self)
         self.search.setProperty("search", True)
         self.search.setPlaceholderText("Search chats")

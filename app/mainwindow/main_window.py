@@ -225,6 +225,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         sidebar, chat, pane = self.sidebar, self.chat, self.memory_pane
         sidebar.new_chat_requested.connect(self.new_chat)
+        sidebar.temporary_chat_switched.connect(self.set_temporary_chat)
         sidebar.conversation_selected.connect(self.open_conversation)
         sidebar.search_changed.connect(self._search_conversations)
         sidebar.conversation_renamed.connect(self.conversation_actions.rename)
@@ -349,10 +350,12 @@ class MainWindow(QMainWindow):
 
     def set_temporary_chat(self, on: bool) -> None:
         self.chat.set_temporary(on)
-        self.menus.temporary_action.setChecked(self.chat.temporary)
+        self._temporary_changed(self.chat.temporary)
 
     def _temporary_changed(self, on: bool) -> None:
+        """Both switches (File menu, beside New chat) show whether temporary chat is on."""
         self.menus.temporary_action.setChecked(on)
+        self.sidebar.temporary_button.setChecked(on)
         if on:
             self.sidebar.select(None)
 

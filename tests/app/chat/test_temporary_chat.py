@@ -50,7 +50,7 @@ def test_a_temporary_chat_leaves_nothing_in_the_store(
     window = make_window(server=openai_server)
     chat = window.chat
     window.menus.temporary_action.trigger()
-    assert chat.temporary and chat.temporary_toggle.isChecked()
+    assert chat.temporary and window.sidebar.temporary_button.isChecked()
     assert window.menus.temporary_action.isChecked()
     assert chat.temporary_banner.isVisible()
     assert chat.property("temporary") is True
@@ -87,7 +87,7 @@ def test_opening_a_saved_conversation_closes_the_temporary_chat(
     saved = store.sessions.create(title="Saved one")
     store.sessions.add_message(saved.id, "user", "an old question")
     window = make_window(server=openai_server)
-    qtbot.mouseClick(window.chat.temporary_toggle, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(window.sidebar.temporary_button, Qt.MouseButton.LeftButton)
     assert window.chat.temporary
     openai_server.reply("A temporary answer.")
     send(qtbot, window, "A temporary question")
@@ -97,6 +97,7 @@ def test_opening_a_saved_conversation_closes_the_temporary_chat(
     qtbot.waitUntil(lambda: len(window.chat.transcript.messages) == 1, timeout=10_000)
     settle(qtbot, window.workers)
     assert not window.chat.temporary and not window.menus.temporary_action.isChecked()
+    assert not window.sidebar.temporary_button.isChecked()
     assert window.chat.temporary_id is None
     assert not window.conversations.messages(temporary_id)  # erased, in memory as well
 
