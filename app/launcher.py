@@ -30,8 +30,10 @@ def launch_app(data_dir: Path | None) -> int:
 
 def qt_checks() -> list[Check]:
     from app.application import check_qt
+    from app.mainwindow.user_guide_dialog import check_user_guide
+    from app.transcript.code_highlighter import check_highlighting
 
-    return [check_qt()]
+    return [check_qt(), check_highlighting(), check_user_guide()]
 
 
 def ensure_streams() -> None:

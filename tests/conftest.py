@@ -38,6 +38,12 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     monkeypatch.setenv("TIMOTHY_TEST_KEYRING_FILE", str(home / "keyring.json"))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "tests.fakes.keyring_backend.FileKeyring")
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    # Never the machine's AWS profiles, nor AWS itself: Bedrock's control plane (the model
+    # lists) answers from a closed local port unless a test starts the fake one.
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(home / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(home / "no-aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK", "http://127.0.0.1:9")
     pythonpath = os.environ.get("PYTHONPATH")
     monkeypatch.setenv("PYTHONPATH", str(REPO) + (os.pathsep + pythonpath if pythonpath else ""))
     previous = keyring.get_keyring()
@@ -60,6 +66,7 @@ BOTH_ENGINES = (
     "tests/store/test_search_entity.py",
     "tests/store/test_search_dates.py",
     "tests/store/test_sessions.py",
+    "tests/store/test_branches.py",
     "tests/store/test_vectors.py",
     "tests/store/test_forget.py",
     "tests/retrieval/",
@@ -73,6 +80,8 @@ BOTH_ENGINES = (
     "tests/chat/test_degradation.py",
     "tests/chat/test_local_dates.py",
     "tests/chat/test_remember_gate.py",
+    "tests/chat/test_branches.py",
+    "tests/chat/test_export.py",
 )
 
 

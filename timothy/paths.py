@@ -58,5 +58,14 @@ def resources_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "resources"
 
 
+def readme_path() -> Path:
+    """README.md, whose user guide the app's Help shows: at the bundle's root (build.spec puts
+    it there), or beside the sources."""
+    bundle = getattr(sys, "_MEIPASS", None)
+    if bundle:
+        return Path(bundle) / "README.md"
+    return Path(__file__).resolve().parent.parent / "README.md"
+
+
 def is_frozen() -> bool:
     return bool(getattr(sys, "frozen", False))

@@ -526,6 +526,213 @@ def _render(out: Path, scratch: Path, server: object) -> int:
     about.reject()
     window.close()
 
+    # 12. Settings > Backups: daily, weekly, before a merge and by hand, with their counts;
+    #     then the question before a restore.
+    from datetime import UTC, datetime
+
+    from timothy.store.backup_folder import BackupReason
+    from timothy.store.backups import make_backup
+
+    def with_backups(store: Store) -> None:
+        staged(store)
+        today = datetime.now(UTC).replace(hour=9, minute=30, second=0, microsecond=0)
+        moments = [
+            (today - timedelta(days=23), BackupReason.DAILY),
+            (today - timedelta(days=16), BackupReason.DAILY),
+            (today - timedelta(days=7), BackupReason.DAILY),
+            (today - timedelta(days=6), BackupReason.DAILY),
+            (today - timedelta(days=5, hours=-2), BackupReason.MERGE),
+            (today - timedelta(days=4), BackupReason.DAILY),
+            (today - timedelta(days=3), BackupReason.DAILY),
+            (today - timedelta(days=2), BackupReason.DAILY),
+            (today - timedelta(days=1), BackupReason.DAILY),
+            (today - timedelta(hours=3), BackupReason.MANUAL),
+        ]
+        for number, (moment, reason) in enumerate(moments):
+            store.memories.add(f"A fact written before backup {number}: the plan for day {number}")
+            make_backup(store, now=moment, reason=reason)
+
+    window = build(Qt.ColorScheme.Light, settings=chat_with_server(), fill=with_backups)
+    dialog = window.open_settings("backups")
+    dialog.resize(780, 600)
+    page = dialog.backups_page
+    wait_for(window, lambda: page.tree.topLevelItemCount() == 10)
+    settle(window)
+    shoot(window, "18-settings-backups", dialog)
+    page.select(page.backups[2].path)
+    page.request_restore()
+    settle(window)
+    assert window.store_restore is not None and window.store_restore.confirmation is not None
+    shoot(window, "19-restore-question", window.store_restore.confirmation)
+    window.store_restore.confirmation.reject()
+    dialog.reject()
+    window.close()
+
+    # 13. Forget for good, with the box that removes it from the backups that hold it too.
+    window = build(Qt.ColorScheme.Light, settings=chat_with_server(), fill=with_backups)
+    browser = window.memory_pane.browser
+    assert browser is not None and window.store is not None
+    chosen = next(m for m in window.store.memories.list() if "backup 3:" in m.content)
+    browser.ask_forget([chosen])
+    wait_for(window, lambda: browser.forget_confirmation is not None)
+    settle(window)
+    assert browser.forget_confirmation is not None
+    shoot(window, "20-forget-and-backups", browser.forget_confirmation)
+    browser.forget_confirmation.reject()
+    window.close()
+
+    # 14. A conversation search's result: the transcript scrolled to the message that matched,
+    #     the searched words marked, the message tinted for a moment.
+    def long_trip(store: Store) -> None:
+        conversations(store)
+        start = now - timedelta(days=2)
+        session = store.sessions.create(title="Two weeks in Spain", now=start)
+        for number in range(14):
+            answer = (
+                f"**Day {number + 1}.** A museum in the morning, a long lunch, then a walk by "
+                "the river in the evening; book dinner ahead on weekends. "
+            ) * 2
+            if number == 6:
+                answer = (
+                    "Take the **night train** from Lisbon to Hendaye on Friday and book a "
+                    "couchette: they sell out a week ahead. From Hendaye the TGV reaches "
+                    "Paris by noon, so Saturday is still yours."
+                )
+            moment = start + timedelta(minutes=5 * number)
+            store.sessions.add_message(
+                session.id, "user", f"What about day {number + 1}?", now=moment
+            )
+            store.sessions.add_message(session.id, "assistant", answer, now=moment)
+
+    window = build(Qt.ColorScheme.Light, settings=chat_with_server(), fill=long_trip)
+    window.sidebar.search.setText("night train")
+    wait_for(window, lambda: any(c.message_id for c in window.sidebar.model.conversations()))
+    window.sidebar.search.returnPressed.emit()  # Enter opens the first result
+    wait_for(window, lambda: window.chat.transcript.hit is not None)
+    shoot(window, "30-search-hit")
+    window.close()
+
+    # 15. Scrolled up while a long reply streams: the view stays put, "Jump to latest".
+    window = build(Qt.ColorScheme.Light, settings=chat_with_server(), fill=conversations)
+    server.stall(reply_text * 3, after=400)
+    send(window, question)
+    transcript = window.chat.transcript
+    wait_for(window, lambda: transcript.verticalScrollBar().maximum() > 900)
+    from PySide6.QtWidgets import QAbstractSlider
+
+    bar = transcript.verticalScrollBar()
+    bar.triggerAction(QAbstractSlider.SliderAction.SliderToMinimum)  # the owner scrolls up
+    bar.setValue(bar.maximum() // 3)
+    wait_for(window, lambda: transcript.jump_button.isVisible())
+    for _ in range(20):
+        app.processEvents()
+    path = out / "31-jump-to-latest.png"
+    window.grab().save(str(path))
+    written.append(path)
+    window.chat.stop()
+    settle(window)
+    window.close()
+
+    # 16. Code blocks coloured by Pygments, per language (and a guess without a label),
+    #     in the light and the dark theme.
+    code_reply = (
+        "Python, with SQL inside a string (the string stays a string):\n\n"
+        "```python\n"
+        "import sqlite3  # the standard library's driver\n\n"
+        "def names(db: sqlite3.Connection, age: int = 30) -> list[str]:\n"
+        '    """Everyone older than `age`, sorted."""\n'
+        '    rows = db.execute("SELECT name FROM people WHERE age > ? ORDER BY name", (age,))\n'
+        "    return [row[0] for row in rows]\n"
+        "```\n\n"
+        "The same in Rust:\n\n"
+        "```rust\n"
+        "fn names(people: &[(String, u32)], age: u32) -> Vec<&str> {\n"
+        "    let mut found: Vec<&str> = people.iter()\n"
+        "        .filter(|(_, a)| *a > age)  // older than age\n"
+        "        .map(|(n, _)| n.as_str()).collect();\n"
+        "    found.sort();\n"
+        "    found\n"
+        "}\n"
+        "```\n\n"
+        "And with no language named, Timothy guesses:\n\n"
+        "```\n"
+        "#!/bin/bash\n"
+        'for f in *.csv; do sqlite3 people.db ".import $f people"; done\n'
+        "```\n"
+    )
+    for scheme, name in (
+        (Qt.ColorScheme.Light, "32-code-highlighting"),
+        (Qt.ColorScheme.Dark, "33-code-highlighting-dark"),
+    ):
+        window = build(scheme, settings=chat_with_server(), fill=conversations)
+        server.reply(code_reply)
+        server.reply("Listing names by age")
+        server.reply(json.dumps({"facts": []}))
+        send(window, "Show me how to list people older than 30 from SQLite")
+        settle(window)
+        window.set_memory_pane_visible(False)
+        settle(window)
+        window.chat.transcript.scroll_to_bottom()
+        shoot(window, name)
+        window.close()
+
+    # 17. Help ▸ User guide: the README's guide, rendered.
+    window = build(Qt.ColorScheme.Light, settings=chat_with_server())
+    guide = window.show_user_guide()
+    wait_for(window, lambda: guide.loaded)
+    shoot(window, "34-user-guide", guide)
+    guide.reject()
+    window.close()
+
+    # 18. A reply with its usage line (model, tokens in and out, speed), regenerated once
+    #     (its ‹ 2/2 › switcher), under an owner message that was edited (‹ 2/2 › too).
+    window = build(Qt.ColorScheme.Light, settings=chat_with_server(), fill=conversations)
+    no_facts = json.dumps({"facts": []})
+    server.reply("Porto is three hours away by train.", usage=(1432, 9, 0), interval=0.02)
+    server.reply("Lisbon to Porto")
+    server.reply(no_facts)
+    send(window, "How far is Porto from Lisbon?")
+    settle(window)
+    first = window.chat.transcript.messages[0]
+    server.reply(
+        "About **2 h 50 min** on the *Alfa Pendular*, 3 h 15 min on the Intercidades; "
+        "trains leave roughly every hour from Santa Apolónia.",
+        usage=(1466, 38, 0),
+        interval=0.02,
+    )
+    server.reply(no_facts)
+    window.chat.edit_message(first.message_id or "", "How long is the train from Lisbon to Porto?")
+    settle(window)
+    server.reply(
+        "The fastest train, the *Alfa Pendular*, takes about **2 h 50 min**; the "
+        "Intercidades about 3 h 15 min. Trains run roughly hourly from Santa Apolónia and "
+        "Oriente.",
+        usage=(1466, 41, 0),
+        interval=0.02,
+    )
+    server.reply(no_facts)
+    window.chat.regenerate()
+    settle(window)
+    shoot(window, "35-reply-usage-and-versions")
+    window.close()
+
+    # 19. A temporary chat: the tint, the banner, its switch on (light and dark).
+    for scheme, name in (
+        (Qt.ColorScheme.Light, "36-temporary-chat"),
+        (Qt.ColorScheme.Dark, "37-temporary-chat-dark"),
+    ):
+        window = build(scheme, settings=chat_with_server(), fill=conversations)
+        window.set_temporary_chat(True)
+        server.reply(
+            "Nothing from your memories is used here, and nothing you say is kept. Ask away.",
+            usage=(512, 19, 0),
+            interval=0.02,
+        )
+        send(window, "Is anything from this chat saved?")
+        settle(window)
+        shoot(window, name)
+        window.close()
+
     for path in written:
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
     return 0

@@ -9,11 +9,12 @@ staged by extraction, a title, a compaction) arrives through the window.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QDialog,
     QHBoxLayout,
     QLabel,
     QStackedWidget,
@@ -23,8 +24,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.chat.composer import Composer
+from app.chat.instructions_dialog import InstructionsDialog
 from app.chat.local_servers import LocalServer
 from app.chat.model_picker import ModelPicker
+from app.chat.temporary_banner import TemporaryBanner
 from app.chat.title_label import TitleLabel
 from app.chat.turn_runner import TurnRunner
 from app.chat.welcome_panel import WelcomePanel
@@ -52,6 +55,8 @@ from timothy.store.records import MessageStatus, RecallRecord, utc_now
 log = logging.getLogger(__name__)
 
 STOPPED = "Stopped. What arrived is kept."
+NEW_CHAT = "New chat"
+TEMPORARY_CHAT = "Temporary chat"
 
 
 class ChatPanel(QWidget):
@@ -70,6 +75,7 @@ class ChatPanel(QWidget):
     toggle_memory_requested = Signal()
     turn_finished = Signal()
     failed = Signal(str)
+    temporary_changed = Signal(bool)  # the owner turned temporary chat on or off
 
     def __init__(
         self,
@@ -92,6 +98,12 @@ class ChatPanel(QWidget):
         self._cancelled = False  # the engine saved the reply as cancelled
         self._generation = 0  # which conversation the transcript shows (bumped on a switch)
         self._turn_generation = -1  # the generation the running turn belongs to
+        self.temporary = False  # new chats are temporary ones (kept in memory only)
+        self.temporary_id: str | None = None  # the temporary conversation on screen
+        self.pending_instructions = ""  # for the chat not yet started
+        self.instructions = ""  # those of the conversation on screen, as last read
+        self.instructions_dialog: InstructionsDialog | None = None
+        self._reload_after_turn = False  # an edit or a regeneration: versions to show
         self.runner = TurnRunner(network, self)
         self.runner.event_arrived.connect(self._event)
         self.runner.turn_failed.connect(self._turn_failed)
@@ -115,6 +127,10 @@ class ChatPanel(QWidget):
         self.memory_toggle.clicked.connect(self.toggle_memory_requested)
         header.addWidget(self.memory_toggle)
         layout.addLayout(header)
+        self.temporary_banner = TemporaryBanner(self)
+        self.temporary_banner.leave_requested.connect(lambda: self.set_temporary(False))
+        self.temporary_banner.hide()
+        layout.addWidget(self.temporary_banner)
 
         self.stack = QStackedWidget(self)
         self.welcome = WelcomePanel(self.stack)
@@ -143,6 +159,8 @@ class ChatPanel(QWidget):
         self.stack.addWidget(self.blank)
         self.transcript = TranscriptView(self.stack)
         self.transcript.regenerate_requested.connect(self.regenerate)
+        self.transcript.edit_requested.connect(self.edit_message)
+        self.transcript.version_requested.connect(self.choose_version)
         self.transcript.recall_requested.connect(
             lambda recall: self.recall_requested.emit(recall, self._caption_for(recall))
         )
@@ -158,10 +176,20 @@ class ChatPanel(QWidget):
         self.composer.setMaximumWidth(860)
         self.composer.message_submitted.connect(self.send)
         self.composer.stop_requested.connect(self.stop)
+        # In the message box, not the header: the header keeps its room for the title.
+        self.instructions_button = self._tool(
+            "instructions", "Instructions for this conversation (Ctrl+Shift+I)"
+        )
+        # Ticked while the conversation has instructions (a click opens them, whatever
+        # state Qt flipped the tick to; `_show_instructions` puts it right).
+        self.instructions_button.setCheckable(True)
+        self.instructions_button.clicked.connect(lambda _checked: self.edit_instructions())
+        self.composer.add_tool(self.instructions_button)
         composer_row.addWidget(self.composer, 100)
         composer_row.addStretch(1)
         layout.addLayout(composer_row)
         self.chat_ready = True
+        self.paused: str | None = None  # why no turn may start now (a restore), or None
         self.new_chat()
 
     def _tool(self, icon: str, tip: str) -> QToolButton:
@@ -176,11 +204,23 @@ class ChatPanel(QWidget):
     def set_chat_ready(self, ready: bool) -> None:
         """With no chat model the welcome explains what to set up (memory still works)."""
         self.chat_ready = ready
+        self._offer_composer()
+        self._show_page()
+
+    def set_paused(self, reason: str | None) -> None:
+        """While the memory store is being restored no turn starts; the composer says why
+        (None: turns may start again)."""
+        self.paused = reason
+        self._offer_composer()
+
+    def _offer_composer(self) -> None:
+        if self.paused is not None:
+            self.composer.set_available(False, self.paused)
+            return
+        ready = self.chat_ready
         self.composer.set_available(
             ready, None if ready else "Set up a chat model in Settings to start chatting"
         )
-        self.composer.setVisible(ready or not self.transcript.is_empty())
-        self._show_page()
 
     def _show_page(self) -> None:
         if not self.transcript.is_empty():
@@ -199,20 +239,136 @@ class ChatPanel(QWidget):
     def new_chat(self) -> None:
         if self.runner.running:
             self.stop()
+        self._leave_temporary()
         self._generation += 1
         self.conversation_id = None
+        self.pending_instructions = ""
+        self._show_instructions("")
         self.transcript.clear()
-        self.set_title("New chat")
+        self.set_title(TEMPORARY_CHAT if self.temporary else NEW_CHAT)
         self._show_page()
         self.composer.focus()
         self.conversation_opened.emit("")
 
-    def open_conversation(self, conversation_id: str, title: str = "") -> None:
+    def open_conversation(
+        self,
+        conversation_id: str,
+        title: str = "",
+        *,
+        hit: str | None = None,
+        terms: Sequence[str] = (),
+    ) -> None:
+        """Show a conversation; `hit` is the id of a message a search found, shown with the
+        search's `terms` marked instead of the conversation's end."""
         if conversation_id == self.conversation_id and not self.transcript.is_empty():
+            if hit is not None:
+                self.transcript.reveal(hit, terms)
             return
         if self.runner.running:
             self.stop()
-        self._load(conversation_id, title)
+        if self.temporary:  # a saved conversation is not a temporary one
+            self._set_temporary_look(False)
+            self.temporary_changed.emit(False)
+        self._leave_temporary()
+        self._load(conversation_id, title, hit=hit, terms=terms)
+
+    # -- temporary chat ----------------------------------------------------------------
+
+    @property
+    def saved_conversation_id(self) -> str | None:
+        """The conversation on screen when it is a saved one (None for a temporary one)."""
+        if self.conversation_id is not None and self.conversation_id == self.temporary_id:
+            return None
+        return self.conversation_id
+
+    def set_temporary(self, on: bool) -> None:
+        """Temporary chat on: a new chat in which nothing is recalled or remembered, kept in
+        memory only and erased when it is closed. Off: that chat is closed and erased."""
+        if on == self.temporary:
+            self.temporary_changed.emit(on)  # the switches that flipped themselves flip back
+            return
+        self._set_temporary_look(on)
+        self.new_chat()
+        self.temporary_changed.emit(on)
+
+    def _set_temporary_look(self, on: bool) -> None:
+        self.temporary = on
+        self.temporary_banner.setVisible(on)
+        self.setProperty("temporary", on)
+        self.blank_hint.setText(
+            "Nothing you say here is recalled or remembered, and this chat is erased when "
+            "you close it."
+            if on
+            else "Timothy remembers what you confirm, and shows you what it recalled."
+        )
+        style = self.style()
+        canvas = self.transcript.widget()
+        for widget in (self, self.transcript, canvas, self.transcript.column):
+            if widget is None:
+                continue
+            style.unpolish(widget)
+            style.polish(widget)
+            widget.update()
+
+    def _leave_temporary(self) -> None:
+        """The temporary conversation on screen is closed: erase it."""
+        closed, self.temporary_id = self.temporary_id, None
+        if closed is not None:
+            conversations = self.conversations
+            self.workers.run(
+                self, lambda: conversations.discard(closed), "closing the temporary chat"
+            )
+
+    # -- instructions ------------------------------------------------------------------
+
+    def edit_instructions(self) -> None:
+        """The owner's note for this conversation (for a new chat: kept until it starts)."""
+        self.instructions_button.setChecked(self.instructions != "")
+        conversation_id = self.conversation_id
+        if conversation_id is None:
+            self._open_instructions(self.pending_instructions, None)
+            return
+        self.workers.run(
+            self,
+            lambda: self.conversations.instructions_of(conversation_id),
+            "reading the instructions",
+            on_success=lambda text: self._open_instructions(text, conversation_id),
+            on_failure=lambda failure: self.failed.emit(failure.message),
+        )
+
+    def _open_instructions(self, text: str, conversation_id: str | None) -> None:
+        if conversation_id != self.conversation_id:
+            return  # the owner moved on meanwhile
+        dialog = InstructionsDialog(text, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.finished.connect(lambda result: self._instructions_chosen(dialog, result))
+        self.instructions_dialog = dialog
+        dialog.open()
+
+    def _instructions_chosen(self, dialog: InstructionsDialog, result: int) -> None:
+        self.instructions_dialog = None
+        if result != QDialog.DialogCode.Accepted:
+            return
+        text = dialog.instructions()
+        conversation_id = self.conversation_id
+        self._show_instructions(text)
+        if conversation_id is None:
+            self.pending_instructions = text
+            return
+        self.workers.run(
+            self,
+            lambda: self.conversations.set_instructions(conversation_id, text),
+            "saving the instructions",
+            on_failure=lambda failure: self.failed.emit(failure.message),
+        )
+
+    def _show_instructions(self, text: str) -> None:
+        self.instructions = text
+        tip = "Instructions for this conversation (Ctrl+Shift+I)"
+        if text:
+            tip += ":\n" + (text if len(text) <= 300 else text[:299] + "…")
+        self.instructions_button.setToolTip(tip)
+        self.instructions_button.setChecked(bool(text))
 
     def reload_conversation(self) -> bool:
         """Read the open conversation from the store again (after memories were forgotten
@@ -224,27 +380,63 @@ class ChatPanel(QWidget):
         self._load(conversation_id, self.title)
         return True
 
-    def _load(self, conversation_id: str, title: str) -> None:
+    def _load(
+        self,
+        conversation_id: str,
+        title: str,
+        *,
+        hit: str | None = None,
+        terms: Sequence[str] = (),
+        focus: str | None = None,
+    ) -> None:
+        """Show a conversation from the store; with `hit` (a search result), scrolled to that
+        message with `terms` marked; with `focus`, scrolled to that message (a version the
+        owner switched to); otherwise to the end."""
         self._generation += 1
         generation = self._generation
         self.conversation_id = conversation_id
         self.set_title(title or "Conversation")
         self.transcript.clear()
+        self._show_instructions("")
+        conversations = self.conversations
+
+        def work() -> tuple[list[TranscriptMessage], str]:
+            messages = list(conversations.messages(conversation_id))
+            return messages, conversations.instructions_of(conversation_id)
+
         self.workers.run(
             self,
-            lambda: list(self.conversations.messages(conversation_id)),
+            work,
             "opening the conversation",
-            on_success=lambda messages: self._opened(generation, messages),
+            on_success=lambda found: self._opened(
+                generation, *found, hit=hit, terms=terms, focus=focus
+            ),
             on_failure=lambda failure: self.failed.emit(failure.message),
         )
-        self.conversation_opened.emit(conversation_id)
+        if conversation_id != self.temporary_id:
+            self.conversation_opened.emit(conversation_id)
 
-    def _opened(self, generation: int, messages: list[TranscriptMessage]) -> None:
+    def _opened(
+        self,
+        generation: int,
+        messages: list[TranscriptMessage],
+        instructions: str = "",
+        *,
+        hit: str | None = None,
+        terms: Sequence[str] = (),
+        focus: str | None = None,
+    ) -> None:
         if generation != self._generation:
             return
+        self._show_instructions(instructions)
         self.transcript.show_messages(messages)
         self._show_page()
-        self.transcript.scroll_to_bottom()
+        if hit is None or self.transcript.reveal(hit, terms) is None:
+            shown = next((w for w in self.transcript.messages if w.message_id == focus), None)
+            if shown is None:
+                self.transcript.scroll_to_bottom()
+            else:
+                QTimer.singleShot(0, self.transcript, lambda: self.transcript.show_widget(shown))
         for message in reversed(messages):
             if message.role == "assistant":
                 self.recall_arrived.emit(message.recall, self._caption_for(message.recall), "")
@@ -263,21 +455,60 @@ class ChatPanel(QWidget):
         return self.runner.running
 
     def send(self, text: str) -> None:
-        if self.runner.running or not text.strip():
+        if self.runner.running or self.paused is not None or not text.strip():
             return
         conversation_id = self.conversation_id
+        temporary = self.temporary and conversation_id is None
+        instructions = self.pending_instructions if conversation_id is None else ""
         self.transcript.add_user_message(text, self.now())
         self._begin()
         self.runner.start(
-            lambda cancel: self.conversations.send(conversation_id, text, cancel),
+            lambda cancel: self.conversations.send(
+                conversation_id, text, cancel, temporary=temporary, instructions=instructions
+            ),
             "getting the reply",
         )
 
-    def regenerate(self) -> None:
+    def edit_message(self, message_id: str, text: str) -> None:
+        """Resend an edited owner message: what followed it leaves the view (it stays in the
+        conversation as an earlier branch, a version away)."""
+        conversation_id = self.conversation_id
+        if self.runner.running or conversation_id is None or not text.strip():
+            return
+        self.transcript.remove_from(message_id)
+        self.transcript.add_user_message(text, self.now())
+        self._reload_after_turn = True
+        self._begin()
+        self.runner.start(
+            lambda cancel: self.conversations.edit(conversation_id, message_id, text, cancel),
+            "sending the edited message",
+        )
+
+    def choose_version(self, message_id: str) -> None:
+        """Show another version of a message (and the turns that followed it)."""
         conversation_id = self.conversation_id
         if self.runner.running or conversation_id is None:
             return
+        self.transcript.set_idle(False)
+        generation = self._generation
+        self.workers.run(
+            self,
+            lambda: self.conversations.select_branch(conversation_id, message_id),
+            "switching versions",
+            on_success=lambda _none: self._version_chosen(generation, message_id),
+            on_failure=lambda failure: self.failed.emit(failure.message),
+        )
+
+    def _version_chosen(self, generation: int, message_id: str) -> None:
+        if generation == self._generation and self.conversation_id is not None:
+            self._load(self.conversation_id, self.title, focus=message_id)
+
+    def regenerate(self) -> None:
+        conversation_id = self.conversation_id
+        if self.runner.running or self.paused is not None or conversation_id is None:
+            return
         self.transcript.remove_last_reply()
+        self._reload_after_turn = True
         self._begin()
         self.runner.start(
             lambda cancel: self.conversations.regenerate(conversation_id, cancel),
@@ -313,8 +544,11 @@ class ChatPanel(QWidget):
                 self._name_last("user", message.id)
                 if new:
                     self.conversation_id = session.id
-                    self.set_title(session.title)
-                    self.conversation_started.emit(summary_of(session))
+                    if self.temporary:
+                        self.temporary_id = session.id  # never listed, never saved
+                    else:
+                        self.set_title(session.title)
+                        self.conversation_started.emit(summary_of(session))
             case RecallFinished(recall=recall, note=note):
                 transcript.set_reply_recall(recall)
                 self.recall_arrived.emit(recall, "Latest turn", note or "")
@@ -332,6 +566,12 @@ class ChatPanel(QWidget):
             case TurnFinished(message=message):
                 self._name_last("assistant", message.id)
                 self._cancelled = message.status is MessageStatus.CANCELLED
+                transcript.set_reply_usage(
+                    message.model,
+                    message.input_tokens,
+                    message.output_tokens,
+                    message.tokens_per_second,
+                )
             case TurnFailed(error=error):
                 self._failure = error
             case _:
@@ -351,6 +591,8 @@ class ChatPanel(QWidget):
             self._failure = failure.message
 
     def _turn_finished(self, stopped: bool) -> None:
+        reload = self._reload_after_turn and self._turn_shown and not self._failure
+        self._reload_after_turn = False
         if self._turn_shown:
             if self._failure:
                 self.transcript.end_reply(self._failure, error=True)
@@ -360,6 +602,8 @@ class ChatPanel(QWidget):
                 self.transcript.end_reply()
         self.composer.set_streaming(False)
         self.turn_finished.emit()
+        if reload:  # an edit or a regeneration: show its versions' switcher
+            self.reload_conversation()
 
     # -- what the engine reports later -------------------------------------------------
 

@@ -52,6 +52,12 @@ class Composer(QWidget):
         self.available = True
         self._refresh()
 
+    def add_tool(self, button: QWidget) -> None:
+        """A small button at the box's left edge (the conversation's instructions)."""
+        row = self.frame.layout()
+        assert isinstance(row, QHBoxLayout)
+        row.insertWidget(0, button, 0, Qt.AlignmentFlag.AlignBottom)
+
     def _focus_changed(self, focused: bool) -> None:
         self.frame.setProperty("focused", focused)
         self.frame.style().unpolish(self.frame)

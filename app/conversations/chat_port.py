@@ -35,6 +35,7 @@ class ConversationSummary:
     title: str
     updated_at: datetime
     snippet: str = ""  # the matching text when listed by a search
+    message_id: str | None = None  # the message the snippet is from (a search hit)
 
 
 class ChatUnavailableError(TimothyError):
@@ -63,14 +64,41 @@ class Conversations(Protocol):
         ...
 
     def send(
-        self, conversation_id: str | None, text: str, cancel: CancelToken
+        self,
+        conversation_id: str | None,
+        text: str,
+        cancel: CancelToken,
+        *,
+        temporary: bool = False,
+        instructions: str = "",
     ) -> Iterator[TurnEvent]:
         """One turn; with no conversation id a new conversation starts (`TurnStarted` says
-        so). Raises ChatUnavailableError when there is no chat model to answer."""
+        so), a temporary one (kept in memory only, nothing recalled or remembered) when
+        `temporary`, with the owner's `instructions` for it. Raises ChatUnavailableError
+        when there is no chat model to answer."""
+        ...
+
+    def edit(
+        self, conversation_id: str, message_id: str, text: str, cancel: CancelToken
+    ) -> Iterator[TurnEvent]:
+        """Send a new version of an owner message; the old one and what followed it stay
+        as an earlier branch."""
         ...
 
     def regenerate(self, conversation_id: str, cancel: CancelToken) -> Iterator[TurnEvent]:
-        """Answer the last owner message again (the last reply is replaced)."""
+        """Answer the last owner message again (the last reply is kept as a version)."""
+        ...
+
+    def select_branch(self, conversation_id: str, message_id: str) -> None:
+        """Show the branch through this version of a message."""
+        ...
+
+    def instructions_of(self, conversation_id: str) -> str: ...
+
+    def set_instructions(self, conversation_id: str, instructions: str) -> None: ...
+
+    def discard(self, conversation_id: str) -> None:
+        """Forget a temporary conversation for good (it was closed)."""
         ...
 
     def undo_remember(self, memory_id: str) -> Memory:
@@ -108,12 +136,35 @@ class NoConversations:
         return None
 
     def send(
-        self, conversation_id: str | None, text: str, cancel: CancelToken
+        self,
+        conversation_id: str | None,
+        text: str,
+        cancel: CancelToken,
+        *,
+        temporary: bool = False,
+        instructions: str = "",
+    ) -> Iterator[TurnEvent]:
+        raise ChatUnavailableError(self.reason)
+
+    def edit(
+        self, conversation_id: str, message_id: str, text: str, cancel: CancelToken
     ) -> Iterator[TurnEvent]:
         raise ChatUnavailableError(self.reason)
 
     def regenerate(self, conversation_id: str, cancel: CancelToken) -> Iterator[TurnEvent]:
         raise ChatUnavailableError(self.reason)
+
+    def select_branch(self, conversation_id: str, message_id: str) -> None:
+        raise ChatUnavailableError(self.reason)
+
+    def instructions_of(self, conversation_id: str) -> str:
+        return ""
+
+    def set_instructions(self, conversation_id: str, instructions: str) -> None:
+        raise ChatUnavailableError(self.reason)
+
+    def discard(self, conversation_id: str) -> None:
+        return None
 
     def undo_remember(self, memory_id: str) -> Memory:
         raise ChatUnavailableError(self.reason)

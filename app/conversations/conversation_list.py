@@ -13,12 +13,14 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer,
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListView,
     QMenu,
     QPushButton,
     QStackedWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -34,8 +36,10 @@ SEARCH_DELAY_MS = 200
 class ConversationList(QWidget):
     conversation_selected = Signal(str)
     new_chat_requested = Signal()
+    temporary_chat_switched = Signal(bool)  # the state the owner chose for temporary chat
     conversation_renamed = Signal(str, str)
     conversation_deleted = Signal(str)  # the owner asked to delete it (the row is gone)
+    export_requested = Signal(str)  # the owner asked for this conversation as Markdown
     search_changed = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -54,7 +58,25 @@ class ConversationList(QWidget):
         self.new_button.setToolTip("Start a new conversation (Ctrl+N)")
         self.new_button.setStyleSheet("text-align: left; padding: 7px 10px;")
         self.new_button.clicked.connect(self.new_chat_requested)
-        layout.addWidget(self.new_button)
+        top = QHBoxLayout()
+        top.setSpacing(4)
+        top.addWidget(self.new_button, 1)
+        # Beside "New chat": the other kind of new chat (also File ▸ Temporary chat).
+        self.temporary_button = QToolButton(self)
+        self.temporary_button.setProperty("flat", True)
+        self.temporary_button.setProperty("temporary", True)
+        self.temporary_button.setIcon(icons.icon("temporary", "muted", 18))
+        self.temporary_button.setToolTip(
+            "Temporary chat: nothing is recalled or remembered, and it is erased when you "
+            "close it (Ctrl+Shift+N)"
+        )
+        self.temporary_button.setCheckable(True)
+        # `clicked` carries the state Qt already flipped to: that is the owner's choice.
+        self.temporary_button.clicked.connect(
+            lambda checked: self.temporary_chat_switched.emit(bool(checked))
+        )
+        top.addWidget(self.temporary_button)
+        layout.addLayout(top)
         self.search = QLineEdit(self)
         self.search.setProperty("search", True)
         self.search.setPlaceholderText("Search chats")
@@ -81,6 +103,8 @@ class ConversationList(QWidget):
         self.view.customContextMenuRequested.connect(self._menu)
         self.view.setAccessibleName("Conversations")
         self.view.selectionModel().currentChanged.connect(self._current_changed)
+        self.view.clicked.connect(self._clicked)
+        self._just_opened: str | None = None  # opened by the press that this click ends
         self.stack.addWidget(self.view)
         self.empty = QLabel(self.stack)
         self.empty.setWordWrap(True)
@@ -94,6 +118,7 @@ class ConversationList(QWidget):
         delete.setContext(Qt.ShortcutContext.WidgetShortcut)
         delete.activated.connect(self.delete_current)
         self._silent = False
+        self.menu: QMenu | None = None
         self.set_conversations([], datetime.now().astimezone())
 
     # -- showing -----------------------------------------------------------------------
@@ -150,6 +175,16 @@ class ConversationList(QWidget):
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         conversation = self.model.conversation_at(current.row())
         if conversation is not None and not self._silent:
+            self._just_opened = conversation.id
+            self.conversation_selected.emit(conversation.id)
+
+    def _clicked(self, index: QModelIndex) -> None:
+        """A search result clicked while its conversation is already open: show its hit."""
+        conversation = self.model.conversation_at(index.row())
+        just_opened, self._just_opened = self._just_opened, None
+        if conversation is None or conversation.id == just_opened:
+            return
+        if self.search.text().strip() and conversation.message_id is not None:
             self.conversation_selected.emit(conversation.id)
 
     def _open_first(self) -> None:
@@ -165,10 +200,16 @@ class ConversationList(QWidget):
             return
         menu = QMenu(self)
         rename = menu.addAction(icons.icon("rename", "text", 16), "Rename")
+        export = menu.addAction("Export as Markdown…")
+        menu.addSeparator()
         delete = menu.addAction(icons.icon("trash", "danger", 16), "Delete")
+        self.menu = menu  # while it is open (tests choose from it)
         chosen = menu.exec(self.view.viewport().mapToGlobal(point))
+        self.menu = None
         if chosen is rename:
             self.view.edit(index)
+        elif chosen is export:
+            self.export_requested.emit(conversation.id)
         elif chosen is delete:
             self.delete(conversation.id)
 

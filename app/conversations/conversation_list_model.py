@@ -6,6 +6,7 @@ Heading rows cannot be selected; editing a conversation row's text renames it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -72,7 +73,7 @@ class ConversationListModel(QAbstractListModel):
         title = str(value).strip()
         if isinstance(row, str) or not title or title == row.title:
             return False
-        self.rows[index.row()] = ConversationSummary(row.id, title, row.updated_at, row.snippet)
+        self.rows[index.row()] = replace(row, title=title)
         self.dataChanged.emit(index, index)
         self.rename_requested.emit(row.id, title)
         return True

@@ -1,13 +1,16 @@
 """The window's conversations: the store's sessions, and turns through the chat engine.
 
 Listing, opening, renaming, deleting (to the bin, undoable) and restoring work on the store
-alone, with or without a chat model. Turns go to the current `ChatEngine`, which the app
-swaps when the owner changes settings; with none, sending says why in a sentence.
+alone, with or without a chat model. Temporary conversations are kept apart, in an in-memory
+database that lives as long as this object, and are erased when the window closes them.
+Turns go to the current `ChatEngine`, which the app swaps when the owner changes settings;
+with none, sending says why in a sentence.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
@@ -18,8 +21,9 @@ from timothy.chat.transcript import transcript
 from timothy.errors import NotFoundError
 from timothy.providers.base import CancelToken
 from timothy.store import Memory
-from timothy.store.engine import StoreEngine
+from timothy.store.engine import SessionRepo, StoreEngine
 from timothy.store.records import MessageRole, Session
+from timothy.store.scratch import scratch_sessions
 from timothy.text import fold, words
 
 log = logging.getLogger(__name__)
@@ -55,6 +59,31 @@ class StoreConversations:
         self.store = store
         self.engine = engine
         self.unavailable = NO_CHAT_MODEL  # why there is no engine, for the owner
+        self._scratch: SessionRepo | None = None
+        self._scratch_lock = threading.Lock()
+
+    @property
+    def scratch(self) -> SessionRepo:
+        """Where temporary conversations live (memory only), made on first use."""
+        with self._scratch_lock:
+            if self._scratch is None:
+                self._scratch = scratch_sessions()
+            return self._scratch
+
+    def is_temporary(self, conversation_id: str) -> bool:
+        if self._scratch is None:
+            return False
+        try:
+            self._scratch.get(conversation_id)
+        except NotFoundError:
+            return False
+        return True
+
+    def _sessions(self, conversation_id: str) -> SessionRepo:
+        return self.scratch if self.is_temporary(conversation_id) else self.store.sessions
+
+    def _scratch_for(self, conversation_id: str) -> SessionRepo | None:
+        return self.scratch if self.is_temporary(conversation_id) else None
 
     def set_engine(self, engine: ChatEngine | None, unavailable: str = NO_CHAT_MODEL) -> None:
         """The engine new turns go to (a running turn finishes with the one it started on)."""
@@ -72,17 +101,17 @@ class StoreConversations:
         for position, summary in enumerate(found[:SNIPPET_LOOKUPS]):
             if all(term in fold(summary.title) for term in terms):
                 continue
-            for message in self.store.sessions.messages(summary.id):
+            for message in self.store.sessions.branch(summary.id):
                 if message.role not in (MessageRole.USER, MessageRole.ASSISTANT):
                     continue
                 snippet = snippet_of(message.content, terms)
                 if snippet:
-                    found[position] = replace(summary, snippet=snippet)
+                    found[position] = replace(summary, snippet=snippet, message_id=message.id)
                     break
         return found
 
     def messages(self, conversation_id: str) -> Sequence[TranscriptMessage]:
-        return transcript(self.store, conversation_id)
+        return transcript(self.store, conversation_id, self._sessions(conversation_id))
 
     # -- changes -----------------------------------------------------------------------
 
@@ -111,12 +140,53 @@ class StoreConversations:
         return engine
 
     def send(
-        self, conversation_id: str | None, text: str, cancel: CancelToken
+        self,
+        conversation_id: str | None,
+        text: str,
+        cancel: CancelToken,
+        *,
+        temporary: bool = False,
+        instructions: str = "",
     ) -> Iterator[TurnEvent]:
-        return self._engine().send(text, session_id=conversation_id, cancel=cancel)
+        engine = self._engine()
+        if conversation_id is not None:
+            temporary = self.is_temporary(conversation_id)
+        return engine.send(
+            text,
+            session_id=conversation_id,
+            cancel=cancel,
+            scratch=self.scratch if temporary else None,
+            instructions=instructions,
+        )
+
+    def edit(
+        self, conversation_id: str, message_id: str, text: str, cancel: CancelToken
+    ) -> Iterator[TurnEvent]:
+        return self._engine().edit(
+            conversation_id,
+            message_id,
+            text,
+            cancel=cancel,
+            scratch=self._scratch_for(conversation_id),
+        )
 
     def regenerate(self, conversation_id: str, cancel: CancelToken) -> Iterator[TurnEvent]:
-        return self._engine().regenerate(conversation_id, cancel=cancel)
+        return self._engine().regenerate(
+            conversation_id, cancel=cancel, scratch=self._scratch_for(conversation_id)
+        )
+
+    def select_branch(self, conversation_id: str, message_id: str) -> None:
+        self._sessions(conversation_id).select_branch(conversation_id, message_id)
+
+    def instructions_of(self, conversation_id: str) -> str:
+        return self._sessions(conversation_id).get(conversation_id).instructions
+
+    def set_instructions(self, conversation_id: str, instructions: str) -> None:
+        self._sessions(conversation_id).set_instructions(conversation_id, instructions)
+
+    def discard(self, conversation_id: str) -> None:
+        if self.is_temporary(conversation_id):
+            self.scratch.erase(conversation_id)
 
     def undo_remember(self, memory_id: str) -> Memory:
         engine = self.engine

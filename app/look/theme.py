@@ -197,6 +197,10 @@ def see_through(view: QAbstractScrollArea) -> None:
     view.viewport().setAutoFillBackground(False)
 
 
+# A temporary chat's tint: a colour nothing else in the window uses.
+TEMPORARY = QColor("#7e57c2")
+
+
 def style_sheet(c: Colours) -> str:
     """The app-wide style sheet; widgets opt in through object names and dynamic properties."""
     muted = c.muted.name()
@@ -215,6 +219,16 @@ def style_sheet(c: Colours) -> str:
         background: {c.base.name()};
     }}
     #MemoryPane {{ background: {c.sidebar.name()}; }}
+    #ChatPanel[temporary="true"], #ChatPanel[temporary="true"] #TranscriptColumn,
+    #ChatPanel[temporary="true"] #TranscriptView,
+    #ChatPanel[temporary="true"] #TranscriptView > QWidget > QWidget {{
+        background: {blend(TEMPORARY, c.base, 0.10 if c.dark else 0.05).name()};
+    }}
+    #TemporaryBanner {{ background: {blend(TEMPORARY, c.base, 0.24 if c.dark else 0.14).name()};
+                       border-bottom: 1px solid {blend(TEMPORARY, c.base, 0.45).name()}; }}
+    QToolButton[flat="true"][temporary="true"]:checked {{
+        background: {blend(TEMPORARY, c.base, 0.3).name()};
+    }}
 
     QLineEdit[search="true"] {{
         border: 1px solid {faint}; border-radius: 8px; padding: 6px 10px;

@@ -30,6 +30,7 @@ from app.mainwindow.about_dialog import AboutDialog
 from app.mainwindow.banner import Banner
 from app.mainwindow.memory_upkeep import (
     CONSOLIDATION_DELAY_MS,
+    RESTORE_LATEST,
     TIDY_DETAILS,
     TIDY_UP,
     MemoryUpkeep,
@@ -37,20 +38,28 @@ from app.mainwindow.memory_upkeep import (
 from app.mainwindow.menus import MenuCommands, WindowMenus
 from app.mainwindow.shortcuts_dialog import ShortcutsDialog
 from app.mainwindow.status_bar import StatusBar
+from app.mainwindow.store_restore import StoreRestore
+from app.mainwindow.user_guide_dialog import UserGuideDialog
 from app.mainwindow.window_state import WindowState
 from app.memories.actions import MemoryActions
 from app.memories.memory_editor import MemoryEditor
 from app.memories.memory_pane import MemoryPane
+from app.settings.backups_page import KIND_LABELS, BackupsPage, made_text
 from app.settings.settings_dialog import BEDROCK_MODELS, SettingsDialog
 from timothy import paths
 from timothy.assistant import Setup
-from timothy.cli.memories import forget_summary
+from timothy.chat.export import export_markdown, markdown_file_name
+from timothy.cli.memories import forget_summary, purge_summary
+from timothy.memory.forget import server_backups_message
+from timothy.providers.bedrock_models import BedrockModels, list_bedrock_chat_models
 from timothy.providers.model_list import list_chat_models
 from timothy.settings import Settings, load_settings, save_settings
-from timothy.store import Memory, Store
+from timothy.store import Memory, Store, backups
+from timothy.store.backups import Backup, PurgeReport, RestoreResult
 from timothy.store.engine import StoreEngine
 from timothy.store.forget import ForgetReport
 from timothy.store.records import RecallRecord, utc_now
+from timothy.text import words
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +70,11 @@ SIDEBAR_MIN_WIDTH = 200
 MEMORY_MIN_WIDTH = 340  # the pane's four tabs side by side
 CONVERSATION_LIMIT = 500
 MEMORY_FILES = "JSON Lines (*.jsonl *.json);;All files (*)"
+RESTORING = (
+    "Your memories are being restored from a backup; chatting and changes to memories wait "
+    "until it has finished."
+)
+MARKDOWN_FILES = "Markdown (*.md *.markdown);;All files (*)"
 
 
 class MainWindow(QMainWindow):
@@ -102,6 +116,9 @@ class MainWindow(QMainWindow):
         self.file_dialog: QFileDialog | None = None  # export's or import's, while it is open
         self._conversation_search = ""
         self._closing = False
+        self.restoring = False  # a backup is being put in place: no turn, no memory change
+        self._restoring_from: Backup | None = None
+        self._last_forget: ForgetReport | None = None  # what the last purge of backups is for
         self.setWindowTitle("Timothy")
         self.resize(1380, 860)
         # Below the panes' own minimums side by side, panes give way (`_fit_panes`): none is
@@ -162,13 +179,22 @@ class MainWindow(QMainWindow):
             show_info=self.show_info,
             consolidation_delay_ms=consolidation_delay_ms,
         )
+        # Restoring a backup into the open store is the file's (a server's are its own).
+        self.store_restore = (
+            StoreRestore(store, now=now, busy=self._restore_blocker, parent=self)
+            if isinstance(store, Store)
+            else None
+        )
 
         self._connect()
         self.menus = WindowMenus(
             self,
             MenuCommands(
                 new_chat=self.new_chat,
+                temporary_chat=self.set_temporary_chat,
+                conversation_instructions=self.chat.edit_instructions,
                 rename_conversation=self.sidebar.rename_current,
+                export_conversation=self.export_open_conversation,
                 open_settings=self.open_settings,
                 quit=self.close,
                 show_conversations=self.set_conversations_visible,
@@ -180,6 +206,7 @@ class MainWindow(QMainWindow):
                 export_memories=self.export_memories,
                 import_memories=self.import_memories,
                 open_logs=self._open_logs,
+                show_user_guide=self.show_user_guide,
                 show_shortcuts=self.show_shortcuts,
                 show_about=self.show_about,
                 stop_reply=self.stop_reply,
@@ -201,10 +228,12 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         sidebar, chat, pane = self.sidebar, self.chat, self.memory_pane
         sidebar.new_chat_requested.connect(self.new_chat)
+        sidebar.temporary_chat_switched.connect(self.set_temporary_chat)
         sidebar.conversation_selected.connect(self.open_conversation)
         sidebar.search_changed.connect(self._search_conversations)
         sidebar.conversation_renamed.connect(self.conversation_actions.rename)
         sidebar.conversation_deleted.connect(self._delete_conversation)
+        sidebar.export_requested.connect(self.export_conversation)
         actions = self.conversation_actions
         actions.conversation_renamed.connect(self._conversation_renamed)
         actions.conversation_deleted.connect(self._offer_restore)
@@ -224,6 +253,7 @@ class MainWindow(QMainWindow):
         chat.model_picker.model_chosen.connect(self.choose_chat_model)
         chat.toggle_conversations_requested.connect(self.toggle_conversations)
         chat.toggle_memory_requested.connect(self.toggle_memory_pane)
+        chat.temporary_changed.connect(self._temporary_changed)
         chat.failed.connect(self.show_error)
         pane.source_clicked.connect(self.open_conversation)
         pane.failed.connect(self.show_error)
@@ -234,10 +264,18 @@ class MainWindow(QMainWindow):
                 lambda _count: self.upkeep.memories_changed()
             )
             pane.memory_actions.memories_forgotten.connect(self._memories_forgotten)
+            pane.memory_actions.purging_backups.connect(self._purging_backups)
+            pane.memory_actions.backups_purged.connect(self._backups_purged)
         if pane.events is not None:
             pane.events.memory_changed.connect(
                 lambda _event, _memory: self.upkeep.memories_changed()
             )
+        restore = self.store_restore
+        if restore is not None:
+            restore.started.connect(self._restore_started)
+            restore.restored.connect(self._restored)
+            restore.failed.connect(self._restore_failed)
+            restore.refused.connect(self._restore_refused)
         assistant = self.assistant
         if assistant is not None:
             assistant.configured.connect(self._assistant_configured)
@@ -266,7 +304,7 @@ class MainWindow(QMainWindow):
         self.state.set_flag("window/conversations_visible", self.panes_wanted["conversations"])
         self.state.set_flag("window/memory_visible", self.panes_wanted["memory"])
         self.state.set_integer("window/memory_tab", self.memory_pane.current_tab())
-        self.state.set_text("window/last_conversation", self.chat.conversation_id)
+        self.state.set_text("window/last_conversation", self.chat.saved_conversation_id)
         self.state.sync()
 
     def _start(self) -> None:
@@ -313,11 +351,26 @@ class MainWindow(QMainWindow):
         self.chat.new_chat()
         self.sidebar.select(None)
 
+    def set_temporary_chat(self, on: bool) -> None:
+        self.chat.set_temporary(on)
+        self._temporary_changed(self.chat.temporary)
+
+    def _temporary_changed(self, on: bool) -> None:
+        """Both switches (File menu, beside New chat) show whether temporary chat is on."""
+        self.menus.temporary_action.setChecked(on)
+        self.sidebar.temporary_button.setChecked(on)
+        if on:
+            self.sidebar.select(None)
+
     def open_conversation(self, conversation_id: str) -> None:
-        title = next(
-            (c.title for c in self.sidebar.model.conversations() if c.id == conversation_id), ""
+        """Show a conversation; opened from a search's results, at the message that matched."""
+        listed = next(
+            (c for c in self.sidebar.model.conversations() if c.id == conversation_id), None
         )
-        self.chat.open_conversation(conversation_id, title)
+        title = listed.title if listed is not None else ""
+        hit = listed.message_id if listed is not None and self._conversation_search else None
+        terms = words(self._conversation_search) if hit is not None else []
+        self.chat.open_conversation(conversation_id, title, hit=hit, terms=terms)
         self.sidebar.select(conversation_id)
 
     def _conversation_opened(self, conversation_id: str) -> None:
@@ -373,6 +426,10 @@ class MainWindow(QMainWindow):
             self.upkeep.tidy_up_now()
         elif kind == TIDY_DETAILS:
             self.upkeep.show_consolidation_details()
+        elif kind == RESTORE_LATEST:
+            self.restore_latest_good_backup()
+        elif kind == "backups":
+            self.open_settings("backups")
 
     # -- memory ------------------------------------------------------------------------
 
@@ -436,6 +493,7 @@ class MainWindow(QMainWindow):
     def _memories_forgotten(self, report: ForgetReport) -> None:
         """Say what went, as `timothy memories forget` says it (backups included), and read
         the open conversation again: its replies' records now hold "[forgotten]"."""
+        self._last_forget = report
         self.chat.reload_conversation()
         summary = forget_summary(report)
         if report.compacted:
@@ -448,9 +506,50 @@ class MainWindow(QMainWindow):
             kind="error",
         )
 
+    def _forgotten_line(self) -> str:
+        report = self._last_forget
+        if report is None:
+            return ""
+        return forget_summary(report).removesuffix(" Older backups may still hold this text.")
+
+    def _purging_backups(self, count: int) -> None:
+        report = self._last_forget
+        it = "it" if report is None or report.count == 1 else "them"
+        self.banner.show_message(
+            f"{self._forgotten_line()} Removing {it} from {count} "
+            f"backup{'' if count == 1 else 's'} too…",
+            kind="info",
+        )
+
+    def _backups_purged(self, outcome: PurgeReport | Failure) -> None:
+        """Say what purging did, as `timothy memories forget --purge-backups` says it."""
+        report = self._last_forget
+        count = report.count if report is not None else 1
+        if isinstance(outcome, Failure):
+            self.banner.show_message(
+                f"{self._forgotten_line()} It could not be removed from the backups: "
+                f"{outcome.message}",
+                kind="error",
+            )
+            return
+        text = f"{self._forgotten_line()} {purge_summary(outcome, count)}"
+        if outcome.failed:
+            self.banner.show_message(
+                text + " Delete the backups that still hold it in Settings ▸ Backups' folder "
+                "if you do not need them.",
+                kind="error",
+                action="backups",
+                action_label="Open Backups",
+            )
+        else:
+            self.banner.show_message(text, kind="info", timeout_ms=8000)
+
     # -- managing memories (the Memory menu) ------------------------------------------
 
     def _memory_actions(self) -> MemoryActions | None:
+        if self.restoring:
+            self.show_error(RESTORING)
+            return None
         actions = self.memory_pane.memory_actions
         if actions is None:
             self.show_error("Your memories cannot be changed: the memory store is not open.")
@@ -540,6 +639,46 @@ class MainWindow(QMainWindow):
             ),
         )
 
+    def export_open_conversation(self) -> QFileDialog | None:
+        conversation_id = self.chat.conversation_id
+        if conversation_id is None:
+            self.show_info("Open a conversation to export it: this chat has no messages yet.")
+            return None
+        return self.export_conversation(conversation_id)
+
+    def export_conversation(self, conversation_id: str) -> QFileDialog | None:
+        """The conversation as a Markdown document, in a file the owner chooses."""
+        store = self.store
+        if store is None:
+            self.show_error("The conversation cannot be exported: the memory store is not open.")
+            return None
+        listed = next(
+            (c for c in self.sidebar.model.conversations() if c.id == conversation_id), None
+        )
+        title = listed.title if listed is not None else self.chat.title
+        dialog = QFileDialog(self, "Export conversation", str(Path.home()), MARKDOWN_FILES)
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setDefaultSuffix("md")
+        dialog.selectFile(markdown_file_name(title, self.now()))
+        dialog.finished.connect(lambda _code: self._file_dialog_closed(dialog))
+        dialog.fileSelected.connect(
+            lambda name: self._export_conversation_to(store, conversation_id, Path(name))
+        )
+        self.file_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _export_conversation_to(self, store: StoreEngine, conversation_id: str, path: Path) -> None:
+        self.workers.run(
+            self,
+            lambda: export_markdown(store, conversation_id, path),
+            "exporting the conversation",
+            on_success=lambda written: self.show_info(f"Exported the conversation to {written}."),
+            on_failure=lambda failure: self.show_error(
+                f"Could not export the conversation: {failure.message}"
+            ),
+        )
+
     def focus_conversation_search(self) -> None:
         self.set_conversations_visible(True)
         self.sidebar.focus_search()
@@ -589,6 +728,169 @@ class MainWindow(QMainWindow):
         if hasattr(self, "menus"):  # not while __init__ lays the window out
             self._fit_panes()
 
+    # -- backups and restoring ---------------------------------------------------------
+
+    def _data_folder(self) -> Path:
+        return self.store.path.parent if isinstance(self.store, Store) else paths.data_dir()
+
+    def _backups_page(self) -> BackupsPage | None:
+        dialog = self.settings_dialog
+        return dialog.backups_page if dialog is not None else None
+
+    def back_up_now(self) -> None:
+        """A backup made by hand (kept until the owner deletes it), on a worker, verified."""
+        store, page = self.store, self._backups_page()
+        if store is None or self.restoring:
+            return
+        if not isinstance(store, Store):  # the page offers nothing then; said all the same
+            message = server_backups_message(store.location)
+            if page is not None:
+                page.show_note(message)
+            else:
+                self.show_error(message)
+            return
+        now = self.now()
+        if page is not None:
+            page.set_busy("Backing up…")
+
+        def made(path: Path) -> None:
+            if page is not None:
+                page.set_busy(None)
+                page.show_note(f"Backed up to {path.name} (integrity checked).")
+                page.reload()
+
+        def failed(failure: Failure) -> None:
+            if page is not None:
+                page.set_busy(None)
+                page.show_note(f"No backup was made: {failure.message}")
+            else:
+                self.show_error(f"No backup was made: {failure.message}")
+
+        self.workers.run(
+            self,
+            lambda: backups.make_backup(store, now=now),
+            "backing up your memories",
+            on_success=made,
+            on_failure=failed,
+        )
+
+    def ask_restore(self, backup: Backup, kind: str, parent: QWidget | None = None) -> None:
+        """Ask, then restore `backup` in place of the store (Settings > Backups, banner)."""
+        if self.store_restore is not None:
+            self.store_restore.ask(backup, kind or KIND_LABELS[backup.reason], parent or self)
+
+    def restore_latest_good_backup(self) -> None:
+        """The damage banner's offer: find the newest backup that passes its check (on a
+        worker: each is checked whole), then ask to restore it."""
+        if self.store is None or self.store_restore is None:
+            return
+        data = self._data_folder()
+        self.banner.show_message(
+            "Looking for the newest backup that passes its check…", kind="info"
+        )
+
+        def found(backup: Backup | None) -> None:
+            if backup is not None:
+                self.banner.dismiss()
+                self.ask_restore(backup, KIND_LABELS[backup.reason])
+                return
+            self.banner.show_message(
+                "No backup of your memories passes its check, so none can be restored. "
+                "Settings ▸ Backups lists them; `timothy doctor` in a terminal says what "
+                "else can be done.",
+                kind="error",
+                action="backups",
+                action_label="Open Backups",
+            )
+
+        self.workers.run(
+            self,
+            lambda: backups.newest_sound_backup(data),
+            "checking the backups",
+            on_success=found,
+            on_failure=self._failed,
+        )
+
+    def _restore_blocker(self) -> str | None:
+        """Why a restore cannot start now (work that uses the store for long), or None."""
+        if self.chat.streaming:
+            return "A reply is being written. Restore when it has finished, or stop it first."
+        if self.upkeep.backfill.running:
+            return (
+                "Timothy is re-embedding your memories. Restore when it has finished, or stop "
+                "it in the status bar first."
+            )
+        if self.upkeep.consolidation.running:
+            return "Timothy is tidying up your memories. Restore when it has finished."
+        return None
+
+    def _restore_refused(self, reason: str) -> None:
+        page = self._backups_page()
+        if page is not None:
+            page.show_note(reason)
+        self.show_error(reason)
+
+    def _restore_started(self, backup: Backup) -> None:
+        self.restoring = True
+        self._restoring_from = backup
+        self.upkeep.paused = True
+        self.chat.set_paused(RESTORING)
+        self.memory_pane.setEnabled(False)
+        self.banner.show_message(
+            f"Restoring your memories from the backup of {made_text(backup)}; chatting and "
+            "changes to memories wait until it has finished.",
+            kind="info",
+        )
+        page = self._backups_page()
+        if page is not None:
+            page.set_busy("Restoring this backup…")
+
+    def _restore_ended(self) -> None:
+        self.restoring = False
+        self.upkeep.paused = False
+        self.chat.set_paused(None)
+        self.memory_pane.setEnabled(True)
+        page = self._backups_page()
+        if page is not None:
+            page.set_busy(None)
+            page.reload()
+
+    def _restored(self, result: RestoreResult) -> None:
+        """Every view reads the restored store: conversations, the open one, the memory
+        pane, the counts; the engine is rebuilt over it."""
+        self._restore_ended()
+        count = result.memories
+        kept = (
+            f" The file it replaced is kept at {result.kept_aside}."
+            if result.kept_aside is not None
+            else ""
+        )
+        source = self._restoring_from
+        when = made_text(source) if source is not None else result.restored_from.name
+        memories = f"{count:,} memor{'y' if count == 1 else 'ies'}"
+        text = f"Restored {memories} from the backup of {when}.{kept}"
+        self.banner.show_message(text, kind="info")
+        page = self._backups_page()
+        if page is not None:
+            page.show_note(text)
+        current = self.chat.conversation_id
+        self.chat.new_chat()
+        self.memory_pane.recall_view.show_nothing()
+        self.reload_conversations(open_id=current)
+        self.memory_pane.start()
+        self.upkeep.refresh_counts()
+        if self.assistant is not None:
+            self.assistant.configure(self.settings)
+
+    def _restore_failed(self, message: str) -> None:
+        self._restore_ended()
+        page = self._backups_page()
+        if page is not None:
+            page.show_note(message)
+        self.show_error(message)
+        self.memory_pane.start()  # a view that asked while the store was closed asks again
+        self.upkeep.refresh_counts()
+
     # -- the reply ---------------------------------------------------------------------
 
     def stop_reply(self) -> None:
@@ -598,10 +900,27 @@ class MainWindow(QMainWindow):
 
     def open_settings(self, page: str = "chat") -> SettingsDialog:
         if self.settings_dialog is not None:
+            self.settings_dialog.show_page(page)
             self.settings_dialog.raise_()
             return self.settings_dialog
-        dialog = SettingsDialog(self.settings, self.network, page=page, parent=self)
+        dialog = SettingsDialog(
+            self.settings,
+            self.network,
+            page=page,
+            data=self._data_folder(),
+            can_restore=self.store is not None,
+            server=None
+            if self.store is None or isinstance(self.store, Store)
+            else self.store.location,
+            parent=self,
+        )
         dialog.settings_saved.connect(self.apply_settings)
+        dialog.backups_page.backup_requested.connect(self.back_up_now)
+        dialog.backups_page.restore_requested.connect(
+            lambda backup, kind: self.ask_restore(backup, kind, dialog)
+        )
+        if self.restoring:
+            dialog.backups_page.set_busy("Restoring a backup…")
         dialog.finished.connect(lambda _code: self._settings_closed(dialog))
         self.settings_dialog = dialog
         dialog.open()
@@ -624,8 +943,9 @@ class MainWindow(QMainWindow):
         self.settings_applied.emit(settings)
 
     def _offer_chat_models(self, settings: Settings) -> None:
-        """Fill the header's model picker: an OpenAI-compatible server's own list (asked on
-        a worker), Bedrock's known chat models, nothing without a provider."""
+        """Fill the header's model picker: an OpenAI-compatible server's own list, Bedrock's
+        chat models for the region (both asked on a worker; Bedrock's Nova models until
+        then, or when the region's cannot be listed), nothing without a provider."""
         picker = self.chat.model_picker
         if settings.chat_provider == "openai":
             current = settings.openai.chat_model
@@ -642,7 +962,19 @@ class MainWindow(QMainWindow):
                 on_success=listed,
             )
         elif settings.chat_provider == "bedrock":
-            picker.show_models(list(BEDROCK_MODELS), settings.bedrock.chat_model)
+            current = settings.bedrock.chat_model
+            picker.show_models(list(BEDROCK_MODELS), current)
+
+            def regions_models(found: BedrockModels) -> None:
+                if self.settings is settings:
+                    picker.show_models(list(found.models), current)
+
+            self.network.run(
+                self,
+                lambda: list_bedrock_chat_models(settings.bedrock),
+                "listing Bedrock's models",
+                on_success=regions_models,  # failing, the Nova models stay on offer
+            )
         else:
             picker.show_models([], "")
 
@@ -694,6 +1026,17 @@ class MainWindow(QMainWindow):
     # -- messages ----------------------------------------------------------------------
 
     def show_error(self, message: str) -> None:
+        store = self.store
+        if (
+            isinstance(store, Store)
+            and store.damaged
+            and message.startswith(f"The memory database {store.path} is damaged")
+        ):
+            # A view refused by the damaged store: the damage banner says it with the way
+            # back (its offer to restore, or what followed it), so it is not pushed away.
+            if not (self.banner.isVisible() and self.banner.kind == "error"):
+                self.upkeep.show_damage()
+            return
         self.banner.show_message(message, kind="error")
 
     def show_info(self, message: str) -> None:
@@ -704,6 +1047,12 @@ class MainWindow(QMainWindow):
 
     def _open_logs(self) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
+
+    def show_user_guide(self) -> UserGuideDialog:
+        dialog = UserGuideDialog(paths.readme_path(), self.workers, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
 
     def show_shortcuts(self) -> ShortcutsDialog:
         dialog = ShortcutsDialog(self.actions(), self)
@@ -727,6 +1076,8 @@ class MainWindow(QMainWindow):
             self.chat.stop()
             self.upkeep.cancel()
             self.memory_pane.close_store_events()
+            if self.store_restore is not None and not self.store_restore.wait(60_000):
+                log.warning("closing while a backup is still being restored")
             pools = (self.workers, self.network, self.jobs)
             if not all(pool.wait(3000) for pool in pools):
                 log.warning("closing with work still running")

@@ -26,7 +26,7 @@ from timothy.memory.consolidation import ConsolidationReport, last_report, last_
 from timothy.memory.embedding import BackfillResult
 from timothy.settings import Settings
 from timothy.store import MemoryStatus, Store, backups
-from timothy.store.backup_folder import damaged_message
+from timothy.store.backup_folder import damaged_message, latest_backup
 from timothy.store.engine import StoreEngine
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,7 @@ CONSOLIDATION_CHECK_MS = 3_600_000
 COUNTS_DELAY_MS = 200  # a burst of memory changes recounts once
 TIDY_UP = "tidy-up"  # the banner's actions: run the first tidy-up, show what it did
 TIDY_DETAILS = "tidy-details"
+RESTORE_LATEST = "restore-latest"  # the damage banner's: restore the newest sound backup
 
 
 class MemoryUpkeep(QObject):
@@ -75,6 +76,7 @@ class MemoryUpkeep(QObject):
         self.show_info = show_info
         self.consolidation_delay_ms = consolidation_delay_ms
         self.closing = False  # set by the window: no job starts while it closes
+        self.paused = False  # set by the window while a backup is restored: none starts either
         self.backfill = EmbeddingBackfill(jobs, self)
         self.consolidation = DailyConsolidation(jobs, self)
         self.consolidation_dialog: ConsolidationDialog | None = None
@@ -172,7 +174,7 @@ class MemoryUpkeep(QObject):
 
     def start_backfill(self) -> None:
         assistant = self.assistant
-        if assistant is None or assistant.embedder is None or self.store is None:
+        if assistant is None or assistant.embedder is None or self.store is None or self.paused:
             return
         if self.banner.action_name == "reembed":
             self.banner.dismiss()
@@ -219,16 +221,30 @@ class MemoryUpkeep(QObject):
         if not isinstance(self.store, Store):
             return
         log.error("the memory database is damaged: %s", what)
+        self.show_damage()
+
+    def show_damage(self) -> None:
+        """The damage banner: what is wrong and, with a backup, the offer to restore one."""
+        if not isinstance(self.store, Store):
+            return
+        if latest_backup(self.store.path) is None:  # the sentence says how to save what is left
+            self.banner.show_message(
+                f"{damaged_message(self.store.path)} Timothy only reads it now.", kind="error"
+            )
+            return
         self.banner.show_message(
-            f"{damaged_message(self.store.path)} Timothy only reads it now. Quit Timothy, run "
-            "that command in a terminal, then start it again.",
+            f"The memory database {self.store.path} is damaged, so nothing was written to it; "
+            "Timothy only reads it now. It can put the newest backup that passes its check "
+            "in its place (you are asked first).",
             kind="error",
+            action=RESTORE_LATEST,
+            action_label="Restore latest good backup",
         )
 
     def backup_if_due(self) -> None:
         """The daily backup, on a worker (a sound store only; the backup is verified)."""
         # A server store's backups are the server's (its admin's pg_dump).
-        if not isinstance(self.store, Store) or self.closing or self.store.damaged:
+        if not isinstance(self.store, Store) or self.closing or self.paused or self.store.damaged:
             return
         store, now = self.store, self.now()
 
@@ -246,7 +262,7 @@ class MemoryUpkeep(QObject):
     def consolidate_if_due(self) -> None:
         """Run daily consolidation on a worker when a day has passed since the last run
         (the daily backup first: a tidy-up that merges makes its own as well)."""
-        if self.store is None or self.closing:
+        if self.store is None or self.closing or self.paused:
             return
         self.backup_if_due()
         chat = self.assistant.chat if self.assistant is not None else None

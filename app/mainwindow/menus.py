@@ -1,6 +1,7 @@
-"""The menu bar and the window's keyboard shortcuts: File, View, Memory, Help (shortcuts,
-logs, About), and Escape to stop a reply. Every action is added to the window too, so its
-shortcut works with the menu bar hidden.
+"""The menu bar and the window's keyboard shortcuts: File (new and temporary chats, a
+conversation's name, instructions and export), View, Memory, Help (the user guide,
+shortcuts, logs, About), and Escape to stop a reply. Every action is added to the
+window too, so its shortcut works with the menu bar hidden.
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ class MenuCommands:
     """What the menus do: the window's own slots."""
 
     new_chat: Command
+    temporary_chat: Switch  # called with the state the owner chose
+    conversation_instructions: Command
     rename_conversation: Command
+    export_conversation: Command
     open_settings: Command
     quit: Command
     show_conversations: Switch  # the View ticks: called with the state the owner chose
@@ -35,6 +39,7 @@ class MenuCommands:
     export_memories: Command
     import_memories: Command
     open_logs: Command
+    show_user_guide: Command
     show_shortcuts: Command
     show_about: Command
     stop_reply: Command
@@ -48,7 +53,24 @@ class WindowMenus:
         self.new_chat_action = self._action(
             file_menu, "New chat", "Ctrl+N", commands.new_chat, "new-chat"
         )
+        self.temporary_action = self._switch(
+            file_menu, "Temporary chat", "Ctrl+Shift+N", commands.temporary_chat
+        )
+        self.temporary_action.setIcon(icons.icon("temporary", "text", 16))
         self._action(file_menu, "Rename conversation", "F2", commands.rename_conversation, "rename")
+        self.instructions_action = self._action(
+            file_menu,
+            "Instructions for this conversation…",
+            "Ctrl+Shift+I",
+            commands.conversation_instructions,
+            "instructions",
+        )
+        self.export_conversation_action = self._action(
+            file_menu,
+            "Export conversation as Markdown…",
+            "Ctrl+Shift+E",
+            commands.export_conversation,
+        )
         file_menu.addSeparator()
         self.settings_action = self._action(
             file_menu,
@@ -86,6 +108,11 @@ class WindowMenus:
             memory, "Import memories…", None, commands.import_memories
         )
         help_menu = bar.addMenu("&Help")
+        self.user_guide_action = self._action(
+            help_menu, "User guide", QKeySequence.StandardKey.HelpContents, commands.show_user_guide
+        )
+        if not self.user_guide_action.shortcut().toString():
+            self.user_guide_action.setShortcut(QKeySequence("F1"))
         self.shortcuts_action = self._action(
             help_menu, "Keyboard shortcuts", "Ctrl+/", commands.show_shortcuts
         )

@@ -24,7 +24,7 @@ from PySide6.QtCore import QObject, Signal, SignalInstance
 from app.jobs.workers import Failure, Workers
 from app.memories.memory_editor import MemoryEdit
 from timothy.errors import TimothyError
-from timothy.memory.forget import forget
+from timothy.memory.forget import backups_holding, forget, purge_backups
 from timothy.store import Memory
 from timothy.store.engine import StoreEngine
 from timothy.store.forget import ForgetReport
@@ -41,6 +41,8 @@ class MemoryActions(QObject):
     memory_archived = Signal(object)
     memory_restored = Signal(object)  # rejected -> staged, archived -> active
     memories_forgotten = Signal(object)  # the ForgetReport of one forget for good
+    purging_backups = Signal(int)  # then, when asked: how many backups it is removed from
+    backups_purged = Signal(object)  # the PurgeReport (or a Failure: nothing was purged)
     memory_superseded = Signal(object)  # the new, active version an edit made
     memory_added = Signal(object)  # a memory the owner wrote by hand (active)
     memories_imported = Signal(int)  # how many; the store says nothing of each, so reload
@@ -170,6 +172,24 @@ class MemoryActions(QObject):
             owner, work, "reading the memory's history", on_success=on_done, on_failure=on_failure
         )
 
+    def backups_holding(
+        self,
+        owner: QObject,
+        memory_ids: Sequence[str],
+        *,
+        on_done: Callable[[list[Path]], None],
+        on_failure: Callable[[Failure], None],
+    ) -> None:
+        """The backups that hold any of these memories, read on a worker."""
+        ids = list(memory_ids)
+        self.workers.run(
+            owner,
+            lambda: backups_holding(self.store, ids),
+            "reading the backups",
+            on_success=on_done,
+            on_failure=on_failure,
+        )
+
     def forget(
         self,
         owner: QObject,
@@ -178,15 +198,20 @@ class MemoryActions(QObject):
         chain: bool,
         on_done: Callable[[ForgetReport], None],
         on_failure: Callable[[Failure], None],
+        purge: int = 0,
     ) -> None:
         """Forget `memories` for good (with `chain`, every version of each), and every copy
         of their text in the store, on a worker; then `memories_forgotten` and
-        `on_done(report)`. It cannot be undone; older backups are not touched."""
+        `on_done(report)`. It cannot be undone. With `purge` (the number of backups that
+        hold them), they are then removed from the backups too, on a worker of their own
+        (`purging_backups`, then `backups_purged`)."""
         ids = [memory.id for memory in memories]
 
         def finished(report: ForgetReport) -> None:
             self.memories_forgotten.emit(report)
             on_done(report)
+            if purge:
+                self._purge(report, chain, purge)
 
         self.workers.run(
             owner,
@@ -194,6 +219,17 @@ class MemoryActions(QObject):
             "forgetting for good",
             on_success=finished,
             on_failure=on_failure,
+        )
+
+    def _purge(self, report: ForgetReport, chain: bool, count: int) -> None:
+        self.purging_backups.emit(count)
+        store, ids = self.store, list(report.forgotten)
+        self.workers.run(
+            self,
+            lambda: purge_backups(store, ids, chain=chain),
+            "removing it from the backups",
+            on_success=self.backups_purged.emit,
+            on_failure=self.backups_purged.emit,
         )
 
     def add(

@@ -1,20 +1,22 @@
 """The question before forgetting for good, saying exactly what goes: each memory's text (and,
 when it has older or newer versions, every version's), that the text also leaves the memory
-blocks recorded with past turns, that it cannot be undone, and that older backups may still
-hold it.
+blocks recorded with past turns, that it cannot be undone, and which backups still hold it,
+with a box (ticked) to remove it from them too.
 
 Opened with `open()` (window-modal, never a nested event loop), answered by its buttons:
-`chosen(chain)` says which (`False`: only the chosen versions; `True`: every version).
+`chosen(chain)` says which (`False`: only the chosen versions; `True`: every version);
+`purge_backups()` says whether the box was ticked.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QAbstractButton, QMessageBox, QPushButton, QWidget
+from PySide6.QtWidgets import QAbstractButton, QCheckBox, QMessageBox, QPushButton, QWidget
 
 from timothy.store import Memory
 from timothy.store.forget import FORGOTTEN
@@ -25,10 +27,14 @@ def _quoted(memory: Memory) -> str:
 
 
 def confirmation_html(
-    chosen: list[Memory], chains: dict[str, list[Memory]], backups: Path
+    chosen: list[Memory],
+    chains: dict[str, list[Memory]],
+    backups: Path | None,
+    holding: Sequence[Path] = (),
 ) -> tuple[str, int]:
     """The question's text (HTML, every memory's words escaped) and how many versions
-    forgetting "all versions" removes (no more than `len(chosen)`: there are no others)."""
+    forgetting "all versions" removes (no more than `len(chosen)`: there are no others).
+    `backups` is None for a store on a server: its backups are the server's."""
     chosen_ids = {memory.id for memory in chosen}
     versions: dict[str, Memory] = {}
     for memory in chosen:
@@ -55,9 +61,27 @@ def confirmation_html(
         f"<p>{'Its' if one else 'Their'} text is also removed from the memory blocks recorded "
         f"with past turns (the line there will read “{FORGOTTEN}”), and from any "
         "<i>remember</i> message that saved it.</p>"
-        "<p><b>This cannot be undone.</b> Older backups made before now (in "
-        f"{escape(str(backups))}) may still hold this text; they are not changed.</p>"
     )
+    if backups is None:
+        parts.append(
+            "<p><b>This cannot be undone.</b> The memory is on a server: its backups are the "
+            "server's job (its administrator's), and Timothy cannot remove the text from them. "
+            "Backups made before now may still hold it.</p>"
+        )
+    elif holding:
+        count = len(holding)
+        parts.append(
+            f"<p><b>This cannot be undone.</b> {count} older backup{'' if count == 1 else 's'} "
+            f"(in {escape(str(backups))}) still hold{'s' if count == 1 else ''} this text. "
+            "With the box below ticked it is removed from them too: each is changed on a "
+            "copy, checked, then put in its place. Unticked, they keep it.</p>"
+        )
+    else:
+        parts.append(
+            "<p><b>This cannot be undone.</b> Older backups made before now (in "
+            f"{escape(str(backups))}) may still hold this text; none of those Timothy "
+            "keeps there does now.</p>"
+        )
     return "".join(parts), len(versions)
 
 
@@ -68,15 +92,30 @@ class ForgetConfirmation(QMessageBox):
         self,
         chosen: list[Memory],
         chains: dict[str, list[Memory]],
-        backups: Path,
+        backups: Path | None,
         parent: QWidget | None = None,
+        *,
+        holding: Sequence[Path] = (),
     ) -> None:
+        """`holding`: the backups that hold any of these memories' versions."""
         super().__init__(parent)
         self.setWindowTitle("Forget for good")
         self.setIcon(QMessageBox.Icon.Warning)
         self.setTextFormat(Qt.TextFormat.RichText)
-        html, versions = confirmation_html(chosen, chains, backups)
+        html, versions = confirmation_html(chosen, chains, backups, holding)
         self.setText(html)
+        self.holding = list(holding)
+        self.purge_box: QCheckBox | None = None
+        if holding:
+            count = len(holding)
+            it = "it" if len(chosen) == 1 else "them"
+            self.purge_box = QCheckBox(
+                f"Also remove {it} from the {count} backup{'' if count == 1 else 's'} "
+                f"that hold{'s' if count == 1 else ''} {it}",
+                self,
+            )
+            self.purge_box.setChecked(True)  # forgetting for good means gone everywhere
+            self.setCheckBox(self.purge_box)
         self.memories = list(chosen)
         count = len(chosen)
         if versions == count:
@@ -95,6 +134,10 @@ class ForgetConfirmation(QMessageBox):
         self.setDefaultButton(self.cancel_button)  # Enter never forgets by accident
         self.setEscapeButton(self.cancel_button)
         self.buttonClicked.connect(self._clicked)
+
+    def purge_backups(self) -> bool:
+        """Whether the owner asked to remove it from the backups as well."""
+        return self.purge_box is not None and self.purge_box.isChecked()
 
     def text_shown(self) -> str:
         """The question as the owner reads it (without markup)."""

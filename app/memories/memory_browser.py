@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut
@@ -37,7 +38,6 @@ from app.memories.forget_confirmation import ForgetConfirmation
 from app.memories.memory_browse_model import BrowseQuery, MemoryBrowseModel
 from app.memories.memory_detail import MemoryDetail
 from app.memories.memory_row_delegate import MemoryRowDelegate
-from timothy import paths
 from timothy.store import Memory, MemoryStatus, MemoryType, Store
 from timothy.store.backup_folder import backups_dir
 from timothy.store.engine import StoreEngine
@@ -381,25 +381,35 @@ class MemoryBrowser(QWidget):
         self.memory_actions.chains(
             self,
             chosen,
-            on_done=lambda chains: self._confirm_forget(chosen, chains),
+            on_done=lambda chains: self._find_backups(chosen, chains),
             on_failure=self._change_failed,
         )
 
-    def _confirm_forget(self, chosen: list[Memory], chains: dict[str, list[Memory]]) -> None:
+    def _find_backups(self, chosen: list[Memory], chains: dict[str, list[Memory]]) -> None:
+        """Which backups hold any version (on a worker): the question offers to purge them."""
+        versions = [m.id for chain in chains.values() for m in chain] or [m.id for m in chosen]
+        self.memory_actions.backups_holding(
+            self,
+            versions,
+            on_done=lambda holding: self._confirm_forget(chosen, chains, holding),
+            on_failure=lambda _failure: self._confirm_forget(chosen, chains, []),
+        )
+
+    def _confirm_forget(
+        self, chosen: list[Memory], chains: dict[str, list[Memory]], holding: list[Path]
+    ) -> None:
         # The chains are the store's truth now: the browser's copies may be stale.
         fresh = {m.id: m for chain in chains.values() for m in chain}
         chosen = [fresh.get(m.id, m) for m in chosen]
         if self.forget_confirmation is not None:
             self.forget_confirmation.deleteLater()
         # The backups that may still hold the words: this machine's file's (a server's own
-        # backups are its admin's).
-        database = (
-            self.store.path
-            if isinstance(self.store, Store)
-            else paths.database_path(paths.data_dir())
+        # backups are its administrator's: the question says so, and nothing is purged).
+        folder = backups_dir(self.store.path) if isinstance(self.store, Store) else None
+        dialog = ForgetConfirmation(chosen, chains, folder, self, holding=holding)
+        dialog.chosen.connect(
+            lambda chain: self._forget(chosen, chain, len(holding) if dialog.purge_backups() else 0)
         )
-        dialog = ForgetConfirmation(chosen, chains, backups_dir(database), self)
-        dialog.chosen.connect(lambda chain: self._forget(chosen, chain))
         dialog.finished.connect(lambda _result: self._confirmation_closed(dialog))
         self.forget_confirmation = dialog
         dialog.open()
@@ -410,9 +420,15 @@ class MemoryBrowser(QWidget):
         dialog.deleteLater()
         self.view.setFocus(Qt.FocusReason.OtherFocusReason)  # the keys work on the list again
 
-    def _forget(self, chosen: list[Memory], chain: bool) -> None:
+    def _forget(self, chosen: list[Memory], chain: bool, purge: int) -> None:
+        """`purge`: how many backups to remove it from as well (0: none)."""
         self.memory_actions.forget(
-            self, chosen, chain=chain, on_done=self._forget_done, on_failure=self._change_failed
+            self,
+            chosen,
+            chain=chain,
+            on_done=self._forget_done,
+            on_failure=self._change_failed,
+            purge=purge,
         )
 
     def _forget_done(self, _report: ForgetReport) -> None:

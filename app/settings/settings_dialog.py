@@ -1,5 +1,7 @@
-"""Settings: the chat model, embeddings, memory and storage. Saved to settings.json; the API
-key (and a memory server's password) go to the OS keyring only, never shown again once saved.
+"""Settings: the chat model, embeddings, memory, storage and backups. Saved to settings.json;
+the API key (and a memory server's password) go to the OS keyring only, never shown again once
+saved. The Backups page (`backups_page.py`) lists the store's backups and asks the window to
+make or restore one.
 
 Keyring reads and writes and the connection test run on workers: a locked keyring or a
 slow server never freezes the dialog.
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -36,10 +39,12 @@ from PySide6.QtWidgets import (
 from app.jobs.workers import Failure, Workers
 from app.look import theme
 from app.settings import connection_check
+from app.settings.backups_page import BackupsPage
 from app.settings.settings_section_form import SettingsSectionForm, is_basic
 from app.settings.storage_page import StoragePage
-from timothy import secrets
+from timothy import paths, secrets
 from timothy.errors import InvalidInputError
+from timothy.providers.bedrock_models import KNOWN_MODELS, BedrockModels, list_bedrock_chat_models
 from timothy.providers.model_list import list_chat_models
 from timothy.providers.openai_client import is_official
 from timothy.settings import OpenAISettings, Settings, StoreSettings, save_settings
@@ -47,12 +52,9 @@ from timothy.settings import OpenAISettings, Settings, StoreSettings, save_setti
 log = logging.getLogger(__name__)
 
 OWN_SECTIONS = ("openai", "bedrock", "memory", "store")
+PAGES = {"chat": 0, "embeddings": 1, "memory": 2, "storage": 3, "backups": 4}
 OPENAI_MODELS = ["gpt-4o-mini", "gpt-4o", "gpt-4.1-mini", "gpt-4.1", "o4-mini"]
-BEDROCK_MODELS = [
-    "us.amazon.nova-lite-v1:0",
-    "us.amazon.nova-micro-v1:0",
-    "us.amazon.nova-pro-v1:0",
-]
+BEDROCK_MODELS = list(KNOWN_MODELS)  # until the region's own list arrives, or without one
 PROVIDERS = [
     (None, "None: memory only"),
     ("openai", "OpenAI, or a compatible server (Ollama, LM Studio, llama.cpp)"),
@@ -107,8 +109,14 @@ class SettingsDialog(QDialog):
         workers: Workers,
         *,
         page: str = "chat",
+        data: Path | None = None,
+        can_restore: bool = True,
+        server: str | None = None,
         parent: QWidget | None = None,
     ) -> None:
+        """`data`: the data folder whose backups the Backups page lists (default: the
+        configured one); `can_restore`: False when the memory store is not open; `server`:
+        where the open store is when it is on a server (its backups are the server's)."""
         super().__init__(parent)
         self.settings = settings
         self.workers = workers
@@ -122,7 +130,7 @@ class SettingsDialog(QDialog):
         outer = QVBoxLayout(self)
         body = QHBoxLayout()
         self.nav = QListWidget(self)
-        self.nav.addItems(["Chat model", "Embeddings", "Memory", "Storage"])
+        self.nav.addItems(["Chat model", "Embeddings", "Memory", "Storage", "Backups"])
         self.nav.setObjectName("SettingsNav")
         self.nav.setFixedWidth(170)
         self.nav.setFrameShape(QListWidget.Shape.NoFrame)
@@ -133,6 +141,14 @@ class SettingsDialog(QDialog):
         self.pages.addWidget(self._scrolling(self._memory_page()))
         self.storage_page = StoragePage(settings.store, workers, self)
         self.pages.addWidget(self._scrolling(self.storage_page))
+        self.backups_page = BackupsPage(
+            data if data is not None else paths.data_dir(),
+            workers,
+            can_restore=can_restore,
+            server=server,
+            parent=self,
+        )
+        self.pages.addWidget(self.backups_page)
         self.nav.currentRowChanged.connect(self.pages.setCurrentIndex)
         body.addWidget(self.pages, 1)
         outer.addLayout(body, 1)
@@ -148,13 +164,19 @@ class SettingsDialog(QDialog):
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
         outer.addWidget(self.buttons)
-        self.nav.setCurrentRow({"chat": 0, "embeddings": 1, "memory": 2, "storage": 3}.get(page, 0))
+        self.show_page(page)
         self._listed_for: str | None = None  # the server address the model list is from
         self._list_runs = 0  # bumped by each listing: an older answer is dropped
+        self._bedrock_listed_for: tuple[str | None, str | None] | None = None  # region, profile
+        self._bedrock_runs = 0
         self._provider_changed()
         self._load_key_state()
         if settings.openai.base_url:
             self.list_models()  # a compatible server: offer its own models from the start
+
+    def show_page(self, page: str) -> None:
+        """Turn to a page by name: "chat", "embeddings", "memory", "storage" or "backups"."""
+        self.nav.setCurrentRow(PAGES.get(page, 0))
 
     def _scrolling(self, page: QWidget) -> QScrollArea:
         area = QScrollArea(self)
@@ -238,7 +260,19 @@ class SettingsDialog(QDialog):
         self.profile_edit.setPlaceholderText("default credentials chain")
         bedrock_form.addRow("AWS profile", self.profile_edit)
         self.bedrock_model = _combo(BEDROCK_MODELS, s.bedrock.chat_model, self.bedrock_box)
-        bedrock_form.addRow("Model", self.bedrock_model)
+        bedrock_model_row = QHBoxLayout()
+        bedrock_model_row.addWidget(self.bedrock_model, 1)
+        self.list_bedrock_models_button = QToolButton(self.bedrock_box)
+        self.list_bedrock_models_button.setText("List models")
+        self.list_bedrock_models_button.setToolTip("Ask Bedrock which chat models this region has")
+        self.list_bedrock_models_button.clicked.connect(self.list_bedrock_models)
+        bedrock_model_row.addWidget(self.list_bedrock_models_button)
+        bedrock_form.addRow("Model", bedrock_model_row)
+        self.bedrock_models_state = _hint("", self.bedrock_box)
+        self.bedrock_models_state.hide()
+        bedrock_form.addRow("", self.bedrock_models_state)
+        self.region_edit.editingFinished.connect(self._bedrock_place_changed)
+        self.profile_edit.editingFinished.connect(self._bedrock_place_changed)
         bedrock_form.addRow(
             "",
             _hint(
@@ -395,6 +429,8 @@ class SettingsDialog(QDialog):
         self.test_button.setEnabled(provider is not None)
         self.test_result.clear()
         self._clear_error()
+        if provider == "bedrock" and self._bedrock_listed_for is None:
+            self.list_bedrock_models()  # the region's own models, once Bedrock is chosen
 
     def _clear_error(self) -> None:
         """An error about what was typed or chosen goes once the owner changes it."""
@@ -538,6 +574,64 @@ class SettingsDialog(QDialog):
             else "Choose one of the server's models.",
             error=True,
         )
+
+    def _bedrock_place(self) -> tuple[str | None, str | None]:
+        return _text_or_none(self.region_edit), _text_or_none(self.profile_edit)
+
+    def _bedrock_place_changed(self) -> None:
+        """Another region or profile: its own models replace the list."""
+        if (
+            self._bedrock_listed_for is not None
+            and self._bedrock_place() != self._bedrock_listed_for
+        ):
+            self.list_bedrock_models()
+
+    def list_bedrock_models(self) -> None:
+        """Ask Bedrock for the region's chat models on a worker; on failure the picker keeps
+        the Nova models Timothy knows, and a note says why."""
+        bedrock = self.chosen_settings().bedrock
+        self._bedrock_listed_for = self._bedrock_place()
+        self._bedrock_runs += 1
+        run = self._bedrock_runs
+        self.list_bedrock_models_button.setEnabled(False)
+        self._bedrock_hint("Asking Bedrock for this region's chat models…")
+
+        def listed(found: BedrockModels) -> None:
+            if run == self._bedrock_runs:
+                self._bedrock_models_shown(list(found.models))
+                count = len(found.models)
+                self._bedrock_hint(
+                    f"{count} chat model{'s' if count != 1 else ''} in {found.region}."
+                )
+
+        def failed(failure: Failure) -> None:
+            if run == self._bedrock_runs:
+                self._bedrock_models_shown(BEDROCK_MODELS)
+                self._bedrock_hint(
+                    f"Could not list Bedrock's models: {failure.message} "
+                    "These are the Nova models Timothy knows."
+                )
+
+        self.workers.run(
+            self,
+            lambda: list_bedrock_chat_models(bedrock),
+            "listing Bedrock's models",
+            on_success=listed,
+            on_failure=failed,
+        )
+
+    def _bedrock_models_shown(self, models: list[str]) -> None:
+        self.list_bedrock_models_button.setEnabled(True)
+        current = self.bedrock_model.currentText().strip()
+        self.bedrock_model.clear()
+        self.bedrock_model.addItems(
+            models if not current or current in models else [current, *models]
+        )
+        self.bedrock_model.setCurrentText(current)
+
+    def _bedrock_hint(self, text: str) -> None:
+        self.bedrock_models_state.setText(text)
+        self.bedrock_models_state.setVisible(bool(text))
 
     def _models_hint(self, text: str, *, error: bool = False) -> None:
         colour = theme.colours().danger.name() if error else ""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFontMetrics, QGuiApplication
+from PySide6.QtGui import QFontMetrics, QGuiApplication, QTextCursor
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -61,6 +61,7 @@ class CodeBlock(QFrame):
             | Qt.TextInteractionFlag.TextSelectableByKeyboard
         )
         self.body.document().setDocumentMargin(10)
+        self.body.document().setUndoRedoEnabled(False)  # appended text is not an edit to undo
         self.highlighter = CodeHighlighter(
             self.body.document(), language, dark=theme.colours().dark
         )
@@ -71,11 +72,24 @@ class CodeBlock(QFrame):
         self.set_code(code)
 
     def set_code(self, code: str) -> None:
+        """Show `code`. Text that only grew (a reply streaming in) is appended, so Qt lays
+        out and colours the new lines, not the whole block again."""
         if code == self.code:
             return
-        self.code = code
-        self._widest = None
-        self.body.setPlainText(code)
+        previous, self.code = self.code, code
+        widest, self._widest = self._widest, None
+        self.highlighter.prepare(code)
+        if previous and code.startswith(previous):
+            if widest is not None:  # only the lines that grew or arrived can be wider now
+                tail = code[previous.rfind("\n") + 1 :].split("\n")
+                metrics = QFontMetrics(self.body.font())
+                self._widest = max(widest, *(metrics.horizontalAdvance(line) for line in tail))
+            cursor = QTextCursor(self.body.document())
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.insertText(code[len(previous) :])
+            self.highlighter.recolour_from(self.highlighter.resumed_at)
+        else:
+            self.body.setPlainText(code)
         self._fit()
 
     def _fit(self) -> None:

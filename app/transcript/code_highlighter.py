@@ -1,93 +1,275 @@
-"""A light, language-agnostic highlighter for code blocks: keywords, strings, comments, numbers.
+"""Code blocks coloured by Pygments (500+ languages): the fence's language picks the lexer,
+and an unlabelled block gets a guess among the languages people paste most.
 
-Not a parser: a handful of patterns that read well for the languages people paste most.
+Pygments lexes the whole block (its lexers are not resumable line by line), once per new
+text (`prepare`), and each line takes its slice of the tokens when Qt highlights it. The
+colours come from a Pygments style chosen for the theme; backgrounds are left to the block.
 """
 
 from __future__ import annotations
 
-import re
+import bisect
+import logging
+from functools import cache
 
+import pygments
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name
+from pygments.styles import get_style_by_name
+from pygments.token import Comment, Error, String, Token, _TokenType, is_token_subtype
+from pygments.util import ClassNotFound
 from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 
-_KEYWORDS = """
-    and as assert async await break case catch class const continue def default defer del
-    do elif else enum except export extends false finally fn for from func function go if
-    impl import in interface is lambda let loop match mod mut new nil none not null or
-    package pass private protected pub public raise return self static struct super switch
-    this throw true try type typeof use var void where while with yield True False None
-    SELECT FROM WHERE JOIN INSERT UPDATE DELETE CREATE TABLE INTO VALUES AND OR NOT NULL
-    ORDER BY GROUP LIMIT AS ON
-""".split()  # noqa: SIM905
-_KEYWORD_RE = re.compile(r"\b(?:" + "|".join(map(re.escape, _KEYWORDS)) + r")\b")
-_NUMBER_RE = re.compile(r"\b(?:0x[0-9a-fA-F]+|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\b")
-_STRING_RE = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\\n]|\\.)*`")
-_HASH_COMMENT = {
+from timothy.health import Check
+
+log = logging.getLogger(__name__)
+
+LIGHT_STYLE = "default"
+DARK_STYLE = "github-dark"
+# Unlabelled blocks: the candidates a guess chooses among (each lexer's own `analyse_text`),
+# so a guess imports a handful of lexers rather than all of them.
+GUESSABLE = (
     "python",
-    "py",
-    "sh",
     "bash",
-    "shell",
-    "zsh",
-    "ruby",
-    "rb",
+    "javascript",
+    "typescript",
+    "json",
+    "html",
+    "xml",
+    "css",
+    "c",
+    "cpp",
+    "java",
+    "go",
+    "rust",
+    "sql",
     "yaml",
-    "yml",
     "toml",
-    "r",
-    "perl",
-    "make",
-    "makefile",
-    "dockerfile",
-    "console",
-    "ini",
-    "conf",
-}
-_DASH_COMMENT = {"sql", "lua", "haskell", "hs"}
+    "diff",
+    "php",
+    "ruby",
+)
+GUESS_EVERY_LINE_UP_TO = 32  # a streamed block is guessed again as it grows; beyond this
+# many lines, only when its line count doubles
+MIN_GUESS_SCORE = 0.05
+RESUME_FROM_CHARS = 2000  # a growing block longer than this is lexed from its last top line
+RESUME_SEARCH_LINES = 400  # how far back a top-level line is looked for
+WARM_UP = ("python", "bash", "javascript", "json", "sql")  # lexers most replies use
 
 
-def _format(color: str, *, bold: bool = False, italic: bool = False) -> QTextCharFormat:
-    fmt = QTextCharFormat()
-    fmt.setForeground(QColor(color))
-    if bold:
-        fmt.setFontWeight(QFont.Weight.DemiBold)
-    fmt.setFontItalic(italic)
-    return fmt
+@cache
+def lexer_named(name: str) -> Lexer | None:
+    """The lexer for a fence's language label ("py", "c++", "shell"), or None."""
+    try:
+        return get_lexer_by_name(name.lower(), stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+def guess_lexer(code: str) -> Lexer | None:
+    """The likeliest of the common languages for `code`, or None when nothing says so. A
+    shebang line decides alone (Python's analyser claims any text with "import " in it)."""
+    if code.startswith("#!"):
+        code = code.split("\n", 1)[0]
+    best: tuple[float, Lexer] | None = None
+    for name in GUESSABLE:
+        lexer = lexer_named(name)
+        if lexer is None:
+            continue
+        try:
+            score = float(lexer.analyse_text(code))
+        except Exception:  # an analyser's own failure is only a missing vote
+            continue
+        if score >= MIN_GUESS_SCORE and (best is None or score > best[0]):
+            best = (score, lexer)
+    return best[1] if best is not None else None
+
+
+@cache
+def _formats(dark: bool) -> dict[_TokenType, QTextCharFormat]:
+    style = get_style_by_name(DARK_STYLE if dark else LIGHT_STYLE)
+    formats: dict[_TokenType, QTextCharFormat] = {}
+    for token, spec in style:
+        fmt = QTextCharFormat()
+        if spec["color"]:
+            fmt.setForeground(QColor(f"#{spec['color']}"))
+        if spec["bold"]:
+            fmt.setFontWeight(QFont.Weight.DemiBold)
+        if spec["italic"]:
+            fmt.setFontItalic(True)
+        if spec["underline"]:
+            fmt.setFontUnderline(True)
+        if fmt.properties():
+            formats[token] = fmt
+    return formats
+
+
+def format_for(token: _TokenType, dark: bool) -> QTextCharFormat | None:
+    """The format of `token`, or of its nearest parent type the style colours."""
+    formats = _formats(dark)
+    kind: _TokenType | None = token
+    while kind is not None and kind is not Token:
+        found = formats.get(kind)
+        if found is not None:
+            return found
+        kind = kind.parent
+    return None
+
+
+def warm_up() -> None:
+    """Import and compile the common lexers (the first use of one costs a tenth of a second
+    or more): for a worker at start-up, so the first reply's code does not pay for it."""
+    for name in WARM_UP:
+        lexer = lexer_named(name)
+        if lexer is not None:
+            for _ in lexer.get_tokens_unprocessed("x = 1\n"):
+                pass
+    guess_lexer("x = 1\n")
+    _formats(False)
+    _formats(True)
+
+
+def check_highlighting() -> Check:
+    """Pygments and its lexers are there (a bundle must carry the lexer modules, which
+    Pygments imports by name): each common language colours a line of code."""
+    try:
+        missing = [name for name in (*WARM_UP, *GUESSABLE) if lexer_named(name) is None]
+        if missing:
+            return Check("code highlighting", False, f"no lexer for {', '.join(missing)}")
+        coloured = [
+            token
+            for token, _value in lexer_named("python").get_tokens("def f(): pass")  # type: ignore[union-attr]
+            if format_for(token, False) is not None
+        ]
+        if not coloured or not _formats(True):
+            return Check("code highlighting", False, "the colour styles are missing")
+        return Check(
+            "code highlighting",
+            True,
+            f"Pygments {pygments.__version__}, {len(GUESSABLE)} common lexers, "
+            f"styles {LIGHT_STYLE} and {DARK_STYLE}",
+        )
+    except Exception as exc:  # a check reports, it never raises
+        return Check("code highlighting", False, f"{type(exc).__name__}: {exc}")
 
 
 class CodeHighlighter(QSyntaxHighlighter):
     def __init__(self, document: QTextDocument, language: str, *, dark: bool) -> None:
+        self.dark = dark
+        self.language = language
+        self.lexer: Lexer | None = lexer_named(language) if language else None
+        self.guessed = not language  # an unlabelled block: its lexer is a guess
+        self._guessed_lines = 0
+        self._text = ""
+        self._heads: list[_TokenType | None] = []  # the type of the token opening each line
+        self.lexed_chars = 0  # how much of the block the last `prepare` lexed (diagnostics)
+        self.resumed_at = 0  # the first line the last `prepare` lexed
+        self._line_starts: list[int] = [0]
+        self._spans: list[list[tuple[int, int, QTextCharFormat]]] = []
         super().__init__(document)
-        lang = language.lower()
-        if lang in _HASH_COMMENT:
-            comment = r"#"
-        elif lang in _DASH_COMMENT:
-            comment = r"--"
-        elif lang:
-            comment = r"//"
-        else:  # unlabelled: the two most common styles
-            comment = r"//|#(?!include|define|if|endif|pragma)"
-        self.comment_re = re.compile(comment)
-        if dark:
-            self.keyword = _format("#c792ea", bold=True)
-            self.string = _format("#c3e88d")
-            self.number = _format("#f78c6c")
-            self.comment = _format("#7f8694", italic=True)
-        else:
-            self.keyword = _format("#8e24aa", bold=True)
-            self.string = _format("#2e7d32")
-            self.number = _format("#c2410c")
-            self.comment = _format("#7a7f87", italic=True)
+
+    @property
+    def lexer_name(self) -> str:
+        return self.lexer.name if self.lexer is not None else ""
+
+    def prepare(self, code: str) -> None:
+        """Lex `code`, the text the document is about to hold (before it is set, so each
+        line finds its tokens when Qt highlights it).
+
+        A block that grows as a reply streams is not lexed whole each time: lexing resumes
+        at the last line that began at the top level (its first token at column 0 neither
+        string nor comment), so each repaint costs what arrived, not the whole block.
+        """
+        previous, lexer_before = self._text, self.lexer
+        self._text = code
+        lines = code.count("\n") + 1
+        if self.guessed and code.strip() and self._guess_again(lines):
+            self._guessed_lines = lines
+            self.lexer = guess_lexer(code)
+        starts = [0]
+        position = code.find("\n")
+        while position >= 0:
+            starts.append(position + 1)
+            position = code.find("\n", position + 1)
+        first = 0
+        if (
+            self.lexer is not None
+            and self.lexer is lexer_before
+            and len(previous) >= RESUME_FROM_CHARS
+            and code.startswith(previous)
+        ):
+            first = self._resume_line(previous.count("\n"))
+        self.resumed_at = first
+        kept = self._spans[:first]
+        self._spans = kept + [[] for _ in starts[first:]]
+        self._heads = self._heads[:first] + [None] * (len(starts) - first)
+        self._line_starts = starts
+        if self.lexer is None:
+            return
+        base = starts[first]
+        try:
+            tokens = list(self.lexer.get_tokens_unprocessed(code[base:]))
+        except Exception:  # a lexer's bug must not take the reply down: show it plain
+            log.exception("the %s lexer failed", self.lexer.name)
+            return
+        self.lexed_chars = len(code) - base
+        line = first
+        for offset, token, value in tokens:
+            if not value:
+                continue
+            start = base + offset
+            end = start + len(value)
+            line = bisect.bisect_right(starts, start, lo=line) - 1
+            if start == starts[line]:
+                self._heads[line] = token
+            fmt = format_for(token, self.dark)
+            if fmt is None:
+                continue
+            at = line
+            while start < end and at < len(starts):
+                line_end = starts[at + 1] - 1 if at + 1 < len(starts) else len(code)
+                stop = min(end, line_end)
+                if stop > start:
+                    self._spans[at].append((start - starts[at], stop - start, fmt))
+                at += 1
+                start = line_end + 1
+
+    def _resume_line(self, last_complete: int) -> int:
+        """The last line before `last_complete` (the last line the old text finished) where
+        lexing can start afresh; 0 when there is none in reach."""
+        for line in range(min(last_complete, len(self._heads)) - 1, 0, -1):
+            head = self._heads[line]
+            if head is not None and not any(
+                is_token_subtype(head, kind) for kind in (String, Comment, Token.Text, Error)
+            ):
+                return line
+            if last_complete - line > RESUME_SEARCH_LINES:
+                break
+        return 0
+
+    def recolour_from(self, line: int) -> None:
+        """Apply the new colours to the lines from `line` on (text appended to the document
+        has Qt recolour only the lines it touched; lexing resumed earlier than those)."""
+        document = self.document()
+        if document is None:
+            return
+        block = document.findBlockByNumber(line)
+        while block.isValid():
+            self.rehighlightBlock(block)
+            block = block.next()
+
+    def _guess_again(self, lines: int) -> bool:
+        if lines == self._guessed_lines:
+            return False
+        return lines <= GUESS_EVERY_LINE_UP_TO or lines >= 2 * self._guessed_lines
 
     def highlightBlock(self, text: str) -> None:
-        for match in _KEYWORD_RE.finditer(text):
-            self.setFormat(match.start(), match.end() - match.start(), self.keyword)
-        for match in _NUMBER_RE.finditer(text):
-            self.setFormat(match.start(), match.end() - match.start(), self.number)
-        strings = [(m.start(), m.end()) for m in _STRING_RE.finditer(text)]
-        for start, end in strings:
-            self.setFormat(start, end - start, self.string)
-        for match in self.comment_re.finditer(text):
-            if any(start <= match.start() < end for start, end in strings):
-                continue  # a '#' or '//' inside a string does not start a comment
-            self.setFormat(match.start(), len(text) - match.start(), self.comment)
-            break
+        document = self.document()
+        if document is None or document.characterCount() <= 1:
+            return  # empty (for a moment, as setPlainText clears it before inserting)
+        if document.characterCount() != len(self._text) + 1:
+            self.prepare(document.toPlainText())  # changed without `prepare`: lex it now
+        number = self.currentBlock().blockNumber()
+        if 0 <= number < len(self._spans):
+            for start, length, fmt in self._spans[number]:
+                self.setFormat(start, length, fmt)

@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
 
 from app.look import icons, theme
 from app.transcript.markdown_view import MarkdownView
+from app.transcript.message_editor import MessageEditor
+from app.transcript.version_switcher import VersionSwitcher
 from timothy.store.records import RecallRecord
 
 BUBBLE_MAX_WIDTH = 600
@@ -49,11 +51,38 @@ def memories_used(count: int) -> str:
     return f"{count} memor{'y' if count == 1 else 'ies'} used"
 
 
+def usage_text(
+    model: str | None,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    tokens_per_second: float | None,
+) -> tuple[str, str]:
+    """A reply's quiet line ("gpt-4o-mini · 1,204 in · 312 out · 41 tokens/s") and its
+    tooltip in whole words; parts the provider did not report are left out."""
+    parts: list[str] = []
+    words: list[str] = []
+    if model:
+        parts.append(model)
+        words.append(f"Written by {model}.")
+    if input_tokens is not None and output_tokens is not None:
+        parts.append(f"{input_tokens:,} in · {output_tokens:,} out")
+        words.append(
+            f"{input_tokens:,} tokens went to the model (prompt, memories and conversation) "
+            f"and {output_tokens:,} came back."
+        )
+    if tokens_per_second is not None:
+        parts.append(f"{tokens_per_second:,.0f} tokens/s")
+        words.append(f"It wrote {tokens_per_second:,.1f} tokens per second.")
+    return " · ".join(parts), " ".join(words)
+
+
 class MessageWidget(QWidget):
     message_copied = Signal(str)
     code_copied = Signal(str)
     regenerate_requested = Signal()
     recall_requested = Signal(object)  # this turn's recall dict, or None
+    edit_submitted = Signal(str, str)  # (this message's id, the new text)
+    version_chosen = Signal(str)  # the id of the version of this message to show
 
     def __init__(
         self,
@@ -77,6 +106,9 @@ class MessageWidget(QWidget):
         outer.setSpacing(4)
         self.time_label = QLabel(local_time(created_at), self)
         self.time_label.setProperty("muted", True)
+        self.switcher = VersionSwitcher("message" if role == "user" else "reply", self)
+        self.switcher.version_chosen.connect(self.version_chosen)
+        self.editor: MessageEditor | None = None
         if role == "user":
             self._build_user(outer, content)
         else:
@@ -103,14 +135,26 @@ class MessageWidget(QWidget):
         bubble.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Minimum)
         self.bubble = bubble
         row.addWidget(bubble)
+        self.bubble_row = row
         outer.addLayout(row)
         actions = QHBoxLayout()
         actions.addStretch(1)
+        actions.addWidget(self.switcher)
         actions.addWidget(self.time_label)
+        self.edit_button = _flat_button(
+            "edit", "Edit and resend (the earlier version is kept)", self
+        )
+        self.edit_button.clicked.connect(self.start_editing)
+        actions.addWidget(self.edit_button)
         self.copy_button = _flat_button("copy", "Copy message", self)
         self.copy_button.clicked.connect(self.copy)
         actions.addWidget(self.copy_button)
-        outer.addLayout(actions)
+        self.actions_row = QWidget(self)
+        self.actions_row.setLayout(actions)
+        actions.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.actions_row)
+        self.outer = outer
+        self.set_editable(False)
 
     def _build_assistant(self, outer: QVBoxLayout, content: str) -> None:
         header = QHBoxLayout()
@@ -155,11 +199,21 @@ class MessageWidget(QWidget):
         self.recall_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.recall_button.clicked.connect(lambda: self.recall_requested.emit(self.recall))
         actions.addWidget(self.recall_button)
+        actions.addWidget(self.switcher)
         actions.addStretch(1)
         self.actions_row = QWidget(self)
         self.actions_row.setLayout(actions)
         actions.setContentsMargins(0, 0, 0, 0)
         body.addWidget(self.actions_row)
+        self.usage_label = QLabel(self)
+        self.usage_label.setObjectName("UsageLine")
+        self.usage_label.setProperty("muted", True)
+        self.usage_label.setWordWrap(True)
+        font = self.usage_label.font()
+        font.setPointSizeF(font.pointSizeF() * 0.88)
+        self.usage_label.setFont(font)
+        self.usage_label.hide()
+        body.addWidget(self.usage_label)
         outer.addLayout(body)
         self._dots = 0
         self._dots_timer = QTimer(self)
@@ -241,6 +295,72 @@ class MessageWidget(QWidget):
     def set_regenerable(self, allowed: bool) -> None:
         if self.role == "assistant":
             self.regenerate_button.setVisible(allowed)
+
+    # -- versions, editing, usage ------------------------------------------------------
+
+    def set_versions(self, versions: tuple[str, ...], index: int) -> None:
+        self.switcher.set_versions(versions, index)
+
+    def set_idle(self, idle: bool) -> None:
+        """Whether the transcript is free for edits and version switches (no reply is
+        being written)."""
+        self.switcher.set_enabled(idle)
+        if self.role == "user":
+            self.set_editable(idle)
+
+    def set_editable(self, allowed: bool) -> None:
+        if self.role == "user":
+            self.edit_button.setEnabled(allowed and self.message_id is not None)
+
+    def start_editing(self) -> MessageEditor | None:
+        """Swap the bubble for a box holding its text; Send emits `edit_submitted`."""
+        if self.role != "user" or self.message_id is None or not self.edit_button.isEnabled():
+            return None
+        if self.editor is not None:
+            self.editor.focus()
+            return self.editor
+        editor = MessageEditor(self.content, self)
+        editor.setMaximumWidth(BUBBLE_MAX_WIDTH + 60)
+        editor.submitted.connect(self._edited)
+        editor.cancelled.connect(self.stop_editing)
+        self.bubble.hide()
+        self.actions_row.hide()
+        self.bubble_row.addWidget(editor, 4)
+        self.editor = editor
+        editor.focus()
+        return editor
+
+    def stop_editing(self) -> None:
+        editor = self.editor
+        if editor is None:
+            return
+        self.editor = None
+        self.bubble_row.removeWidget(editor)
+        editor.hide()
+        editor.deleteLater()
+        self.bubble.show()
+        self.actions_row.show()
+
+    def _edited(self, text: str) -> None:
+        message_id = self.message_id
+        self.stop_editing()
+        if message_id is not None and text.strip() and text != self.content:
+            self.edit_submitted.emit(message_id, text)
+
+    def set_usage(
+        self,
+        model: str | None,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        tokens_per_second: float | None,
+    ) -> None:
+        """The quiet line under a reply: the model that wrote it, tokens in and out, speed."""
+        if self.role != "assistant":
+            return
+        text, tip = usage_text(model, input_tokens, output_tokens, tokens_per_second)
+        self.usage_label.setText(text)
+        self.usage_label.setToolTip(tip)
+        self.usage_label.setVisible(bool(text))
 
     # -- actions -----------------------------------------------------------------------
 

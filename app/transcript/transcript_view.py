@@ -3,6 +3,10 @@
 Text that streams in is buffered and painted on a timer, not per token: a fast model can
 send hundreds of deltas a second and re-rendering Markdown for each would stall the window.
 The timer backs off when a long reply makes each repaint expensive.
+
+The view follows the reply while the owner is at the bottom; scrolled up, it stays where
+they are and offers "Jump to latest". A search hit is revealed by scrolling to its first
+marked word, which stays in place while the messages around it finish their layout.
 """
 
 from __future__ import annotations
@@ -13,11 +17,24 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtGui import QColor, QResizeEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QGraphicsDropShadowEffect,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.conversations.chat_port import TranscriptMessage
+from app.look import theme
+from app.transcript.message_flash import MessageFlash
 from app.transcript.message_widget import MessageWidget
 from app.transcript.notice import Notice
+from app.transcript.search_hit import SearchHighlight
 from app.transcript.summary_divider import SummaryDivider
 from timothy.store import Memory, MemoryStatus
 from timothy.store.records import RecallRecord, utc_now
@@ -25,6 +42,9 @@ from timothy.store.records import RecallRecord, utc_now
 COLUMN_WIDTH = 820
 REPLY_INDENT = 30  # where a reply's text starts, right of the avatar
 STICK_MARGIN = 32  # px from the bottom that still counts as "following the reply"
+JUMP_MARGIN = 16  # px between the "Jump to latest" button and the transcript's bottom edge
+HIT_POSITION = 1 / 3  # a revealed search hit sits a third of the way down the view
+JUMP_TEXT = "Jump to latest ↓"
 UNDO_TIP = "Reject this fact: Timothy stops recalling it (it stays listed under Browse ▸ Rejected)"
 REJECTED_TIP = (
     "Rejected: never recalled, and kept under Browse ▸ Rejected so it is not proposed again"
@@ -38,6 +58,8 @@ def _short(text: str, limit: int = 140) -> str:
 
 class TranscriptView(QScrollArea):
     regenerate_requested = Signal()
+    edit_requested = Signal(str, str)  # (the owner message's id, its new text)
+    version_requested = Signal(str)  # the id of the version to show
     recall_requested = Signal(object)  # the recall dict of the chosen turn, or None
     memory_undo_requested = Signal(object)  # the Memory the owner takes back (it is rejected)
     staged_review_requested = Signal()
@@ -78,9 +100,26 @@ class TranscriptView(QScrollArea):
         self.flush_timer.setInterval(self.MIN_FLUSH_MS)
         self.flush_timer.timeout.connect(self.flush)
         self.flushes = 0  # how many repaints the current reply took (tests, diagnostics)
+        self.hit: SearchHighlight | None = None  # the revealed search hit, while it is shown
+        self._anchored = False  # keep the hit in place until the owner scrolls
+        self._scrolling = False  # the view itself is moving the scroll bar
+        self.jump_button = QPushButton(JUMP_TEXT, self)
+        self.jump_button.setObjectName("JumpToLatest")
+        self.jump_button.setToolTip("Scroll to the newest message and follow the reply")
+        self.jump_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.jump_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # typing stays in the composer
+        self.jump_button.clicked.connect(self.scroll_to_bottom)
+        self._style_jump_button()
+        shadow = QGraphicsDropShadowEffect(self.jump_button)
+        shadow.setBlurRadius(16)
+        shadow.setOffset(0, 2)
+        shadow.setColor(QColor(0, 0, 0, 90))
+        self.jump_button.setGraphicsEffect(shadow)
+        self.jump_button.hide()
         bar = self.verticalScrollBar()
         bar.rangeChanged.connect(self._follow)
         bar.valueChanged.connect(self._remember_position)
+        bar.actionTriggered.connect(self._owner_scrolled)
 
     # -- whole transcript --------------------------------------------------------------
 
@@ -93,11 +132,15 @@ class TranscriptView(QScrollArea):
             item = self.column_layout.takeAt(0)
             widget = item.widget() if item is not None else None
             if widget is not None:
+                widget.hide()  # at once: deletion waits for the event loop
                 widget.deleteLater()
         self.messages.clear()
         self.dividers.clear()
         self.notices.clear()
+        self.hit = None
+        self._anchored = False
         self._stick = True
+        self._update_jump_button()
 
     def show_messages(self, messages: Sequence[TranscriptMessage]) -> None:
         self.clear()
@@ -111,6 +154,13 @@ class TranscriptView(QScrollArea):
                 message.created_at,
                 message_id=message.id,
                 recall=message.recall,
+            )
+            widget.set_versions(message.versions, message.version)
+            widget.set_usage(
+                message.model,
+                message.input_tokens,
+                message.output_tokens,
+                message.tokens_per_second,
             )
             if message.error:
                 widget.set_note(message.error, error=True)
@@ -192,6 +242,8 @@ class TranscriptView(QScrollArea):
         )
         widget.message_copied.connect(self.message_copied)
         widget.code_copied.connect(self.message_copied)
+        widget.version_chosen.connect(self.version_requested)
+        widget.edit_submitted.connect(self.edit_requested)
         if widget.role == "assistant":
             widget.regenerate_requested.connect(self.regenerate_requested)
             widget.recall_requested.connect(self.recall_requested)
@@ -201,6 +253,7 @@ class TranscriptView(QScrollArea):
 
     def add_user_message(self, text: str, created_at: datetime | None = None) -> MessageWidget:
         self._stick = True
+        self._anchored = False  # a new turn: follow it, not an earlier search hit
         widget = self._add_message("user", text, created_at or utc_now())
         self._refresh_regenerable()
         return widget
@@ -211,6 +264,7 @@ class TranscriptView(QScrollArea):
         if self.reply is not None:
             self.end_reply()
         self._stick = True
+        self._anchored = False
         self.reply = self._add_message("assistant", "", created_at or utc_now())
         self.reply.start_streaming()
         self._reply_text = ""
@@ -290,16 +344,60 @@ class TranscriptView(QScrollArea):
         self.messages.remove(last)
         for widget in gone:
             layout.removeWidget(widget)
+            widget.hide()  # at once: deletion waits for the event loop
             widget.deleteLater()
         self._refresh_regenerable()
 
     def _refresh_regenerable(self) -> None:
         last = self.last_assistant()
+        idle = self.reply is None
         for widget in self.messages:
+            widget.set_idle(idle)
             if widget.role == "assistant":
-                widget.set_regenerable(
-                    widget is last and self.reply is None and widget is self.messages[-1]
-                )
+                widget.set_regenerable(widget is last and idle and widget is self.messages[-1])
+
+    def set_idle(self, idle: bool) -> None:
+        """Edits and version switches wait while a reply is being written or sent."""
+        for widget in self.messages:
+            widget.set_idle(idle and self.reply is None)
+
+    def remove_from(self, message_id: str) -> None:
+        """Take away a message and everything shown after it (an edited message is resent:
+        the turns after it belong to the earlier branch now)."""
+        first = next((w for w in self.messages if w.message_id == message_id), None)
+        if first is None:
+            return
+        layout = self.column_layout
+        position = layout.indexOf(first)
+        gone: list[QWidget] = []
+        for index in range(position, layout.count()):
+            item = layout.itemAt(index)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                gone.append(widget)
+        for memory_id, notice in list(self.notices.items()):
+            if any(notice is holder or holder.isAncestorOf(notice) for holder in gone):
+                del self.notices[memory_id]
+        for widget in gone:
+            if isinstance(widget, MessageWidget):
+                self.messages.remove(widget)
+            if isinstance(widget, SummaryDivider):
+                self.dividers.remove(widget)
+            layout.removeWidget(widget)
+            widget.hide()  # at once: deletion waits for the event loop
+            widget.deleteLater()
+        self._refresh_regenerable()
+
+    def set_reply_usage(
+        self,
+        model: str | None,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        tokens_per_second: float | None,
+    ) -> None:
+        target = self.reply or self.last_assistant()
+        if target is not None:
+            target.set_usage(model, input_tokens, output_tokens, tokens_per_second)
 
     # -- memory notices ----------------------------------------------------------------
 
@@ -366,11 +464,104 @@ class TranscriptView(QScrollArea):
     def _remember_position(self, value: int) -> None:
         bar = self.verticalScrollBar()
         self._stick = value >= bar.maximum() - STICK_MARGIN
+        self._update_jump_button()
+
+    def _owner_scrolled(self, _action: int) -> None:
+        """The owner moved the view (wheel, keys, scroll bar): they lead from now on."""
+        if not self._scrolling:
+            self._anchored = False
 
     def _follow(self, _minimum: int, maximum: int) -> None:
-        if self._stick:
-            self.verticalScrollBar().setValue(maximum)
+        if self._anchored:
+            self._scroll_to_hit()
+        elif self._stick:
+            self._set_position(maximum)
+        self._update_jump_button()
+
+    def _set_position(self, value: int) -> None:
+        self._scrolling = True
+        try:
+            self.verticalScrollBar().setValue(value)
+        finally:
+            self._scrolling = False
+
+    def show_widget(self, widget: QWidget) -> None:
+        """Scroll so `widget` is in view (and stop following the end)."""
+        self._stick = False
+        self.ensureWidgetVisible(widget, 0, 48)
 
     def scroll_to_bottom(self) -> None:
+        self._anchored = False
         self._stick = True
-        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+        self._set_position(self.verticalScrollBar().maximum())
+        self._update_jump_button()
+
+    @property
+    def following(self) -> bool:
+        """New text scrolls the view (the owner is at the bottom, or went back there)."""
+        return self._stick and not self._anchored
+
+    def _update_jump_button(self) -> None:
+        bar = self.verticalScrollBar()
+        below = bar.maximum() - bar.value()
+        wanted = bool(self.messages) and not self._stick and below > STICK_MARGIN
+        if wanted == self.jump_button.isHidden():  # not isVisible: the view may be hidden
+            self.jump_button.setVisible(wanted)
+            if wanted:
+                self._place_jump_button()
+                self.jump_button.raise_()
+
+    def _place_jump_button(self) -> None:
+        button = self.jump_button
+        button.adjustSize()
+        area = self.viewport().geometry()
+        button.move(
+            area.x() + (area.width() - button.width()) // 2,
+            area.bottom() - button.height() - JUMP_MARGIN,
+        )
+
+    def _style_jump_button(self) -> None:
+        colours = theme.colours()
+        self.jump_button.setStyleSheet(
+            f"QPushButton#JumpToLatest {{ background: {colours.card.name()};"
+            f" color: {colours.text.name()}; border: 1px solid {colours.faint.name()};"
+            " border-radius: 14px; padding: 5px 14px; min-height: 18px; font-weight: 600; }"
+            f"QPushButton#JumpToLatest:hover {{ background: {colours.card_selected.name()}; }}"
+        )
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place_jump_button()
+
+    # -- a search hit ------------------------------------------------------------------
+
+    def reveal(self, message_id: str, terms: Sequence[str]) -> MessageWidget | None:
+        """Show the message `message_id` a search found: its matching words marked, the view
+        scrolled to the first of them, the message tinted for a moment. None when the
+        message is not in this transcript."""
+        widget = next((w for w in self.messages if w.message_id == message_id), None)
+        if widget is None:
+            return None
+        if self.hit is not None:
+            self.hit.clear()
+        self.hit = SearchHighlight(widget, terms)
+        self._anchored = True
+        self._stick = False
+        self._scroll_to_hit()
+        MessageFlash(widget).start()
+        return widget
+
+    def _scroll_to_hit(self) -> None:
+        hit = self.hit
+        if hit is None:
+            return
+        canvas = self.widget()
+        layout = canvas.layout() if canvas is not None else None
+        if canvas is None or layout is None:
+            return
+        layout.activate()
+        top = hit.top_in(canvas) - int(self.viewport().height() * HIT_POSITION)
+        bar = self.verticalScrollBar()
+        self._set_position(max(bar.minimum(), min(top, bar.maximum())))
+        self._stick = False
+        self._update_jump_button()

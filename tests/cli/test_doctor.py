@@ -20,6 +20,8 @@ CHECKS = (
     "local embedder",
     *(("Qt libraries",) if sys.platform.startswith("linux") else ()),
     "Qt window",
+    "code highlighting",
+    "user guide",
 )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.bedrock_control_server import BedrockControlServer
 from tests.fakes.bedrock_server import BedrockServer
 from tests.fakes.openai_server import OpenAIServer
 
@@ -45,4 +46,13 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture
 def bedrock_server(aws_credentials: None) -> Iterator[BedrockServer]:
     with BedrockServer() as server:
+        yield server
+
+
+@pytest.fixture
+def bedrock_control(aws_credentials: None) -> Iterator[BedrockControlServer]:
+    """Bedrock's control plane (the model lists); boto3's "bedrock" clients find it through
+    `AWS_ENDPOINT_URL_BEDROCK`, as they would a configured endpoint."""
+    with BedrockControlServer() as server, pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AWS_ENDPOINT_URL_BEDROCK", server.url)
         yield server

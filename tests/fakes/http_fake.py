@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 
 @dataclass
@@ -25,6 +25,7 @@ class RecordedRequest:
     path: str  # decoded, without the query string
     headers: dict[str, str]  # names lower-cased
     body: bytes
+    query: dict[str, str] = field(default_factory=dict)  # the query string's parameters
     operation: str = ""  # what the fake took it for: "chat", "embeddings", "Converse", ...
     model: str | None = None
     disconnected: threading.Event = field(default_factory=threading.Event)
@@ -150,6 +151,7 @@ class _Handler(BaseHTTPRequestHandler):
             path=unquote(parts.path),
             headers={k.lower(): v for k, v in self.headers.items()},
             body=body,
+            query=dict(parse_qsl(parts.query)),
         )
         exchange = Exchange(self, request)
         fake = self.server.fake

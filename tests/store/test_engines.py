@@ -62,7 +62,7 @@ def fill(store: StoreEngine) -> None:
     store.db.set_meta("consolidation.last_run", "2025-03-01T00:00:00.000000Z")
 
     session = store.sessions.create(title="Rome", provider="openai", model="gpt", now=T0)
-    store.sessions.add_message(session.id, "user", "What is my Rome budget?", now=T0)
+    asked = store.sessions.add_message(session.id, "user", "What is my Rome budget?", now=T0)
     reply = store.sessions.add_message(
         session.id,
         "assistant",
@@ -103,7 +103,14 @@ def fill(store: StoreEngine) -> None:
         recall=record,
         input_tokens=10,
         output_tokens=3,
+        reply_ms=1500,
     )
+    # branches: the question edited (a sibling), then the first version shown again
+    store.sessions.set_instructions(session.id, "Answer in euros.")
+    store.sessions.add_message(
+        session.id, "user", "And my Paris budget?", parent_id=None, now=T0 + timedelta(seconds=9)
+    )
+    store.sessions.select_branch(session.id, asked.id)
     gone = store.sessions.create(title="Old chat", now=T0 - timedelta(days=3))
     store.sessions.add_message(gone.id, "user", "hello", now=T0 - timedelta(days=3))
     store.sessions.delete(gone.id, now=T0)

@@ -51,12 +51,13 @@ from timothy.providers.base import (
     TextDelta,
     ToolCall,
     ToolCallEvent,
+    ToolSpec,
     Usage,
 )
 from timothy.retrieval.recall import Recaller
 from timothy.retrieval.settings import RecallSettings
 from timothy.retrieval.workers import DaemonPool
-from timothy.store.engine import StoreEngine
+from timothy.store.engine import SessionRepo, StoreEngine
 from timothy.store.records import (
     Message,
     MessageRole,
@@ -69,8 +70,11 @@ from timothy.tokens import count_tokens
 
 log = logging.getLogger(__name__)
 
-# One streamed reply: its text, the tool calls it made, usage, and whether it was cancelled.
-RoundResult = tuple[str, list[ToolCall], Usage | None, bool]
+# One streamed reply: its text, the tool calls it made, usage, whether it was cancelled, and
+# how long its text took to stream (ms from the first text to the end; None with no text).
+RoundResult = tuple[str, list[ToolCall], Usage | None, bool, int | None]
+
+TEMPORARY_NOTE = "temporary chat: memories are not used"
 
 MAX_MESSAGE_CHARS = 200_000
 # A tool call's arguments longer than this are refused unread and never stored or sent back:
@@ -165,50 +169,81 @@ class ChatEngine:
         session_id: str | None = None,
         cancel: CancelToken | None = None,
         now: datetime | None = None,
+        scratch: SessionRepo | None = None,
+        instructions: str | None = None,
     ) -> Iterator[TurnEvent]:
-        """One turn: save the owner's message, recall, stream the reply, run tools."""
-        if not text.strip():
-            raise InvalidInputError("There is nothing to send.")
-        if len(text) > MAX_MESSAGE_CHARS:
-            raise InvalidInputError(
-                f"A message can be at most {MAX_MESSAGE_CHARS:,} characters; this one has "
-                f"{len(text):,}."
-            )
+        """One turn: save the owner's message, recall, stream the reply, run tools.
+
+        With `scratch` the conversation is a temporary one kept there (in memory): nothing
+        is recalled, extracted or remembered, and the memory file never sees it.
+        `instructions` are the owner's note for a conversation this turn starts."""
+        _check_text(text)
+        sessions = scratch or self.store.sessions
         moment = now or utc_now()
         provider = self.chat.name if self.chat else None
         model = self.chat.model if self.chat else None
         if session_id is None:
-            session = self.store.sessions.create(provider=provider, model=model, now=moment)
+            session = sessions.create(provider=provider, model=model, now=moment)
+            if instructions and instructions.strip():
+                session = sessions.set_instructions(session.id, instructions)
             new = True
         else:
-            session = self.store.sessions.get(session_id)
+            session = sessions.get(session_id)
             new = False
-        user_message = self.store.sessions.add_message(
-            session.id, MessageRole.USER, text, now=moment
-        )
+        user_message = sessions.add_message(session.id, MessageRole.USER, text, now=moment)
         if session.title_source == "none":
-            session = self.store.sessions.set_title(
-                session.id, fallback_title(text), source="fallback"
-            )
+            session = sessions.set_title(session.id, fallback_title(text), source="fallback")
         if self.chat is not None and (session.provider, session.model) != (provider, model):
-            self.store.sessions.set_model(session.id, provider, model)
+            sessions.set_model(session.id, provider, model)
         yield TurnStarted(session, user_message, new)
-        yield from self._respond(session, user_message, cancel, moment)
+        yield from self._respond(session, user_message, cancel, moment, sessions)
+
+    def edit(
+        self,
+        session_id: str,
+        message_id: str,
+        text: str,
+        *,
+        cancel: CancelToken | None = None,
+        now: datetime | None = None,
+        scratch: SessionRepo | None = None,
+    ) -> Iterator[TurnEvent]:
+        """Send an edited version of an owner message: the new version follows what the old
+        one followed and is answered; the old one and the turns after it stay as an earlier
+        branch the owner can switch back to."""
+        _check_text(text)
+        sessions = scratch or self.store.sessions
+        session = sessions.get(session_id)
+        original = sessions.message(message_id)
+        if original.session_id != session_id or original.role is not MessageRole.USER:
+            raise InvalidInputError("Only your own messages in this conversation can be edited.")
+        moment = now or utc_now()
+        edited = sessions.add_message(
+            session_id, MessageRole.USER, text, parent_id=original.parent_id, now=moment
+        )
+        session = sessions.get(session_id)
+        yield TurnStarted(session, edited, False)
+        yield from self._respond(session, edited, cancel, moment, sessions)
 
     def regenerate(
-        self, session_id: str, *, cancel: CancelToken | None = None, now: datetime | None = None
+        self,
+        session_id: str,
+        *,
+        cancel: CancelToken | None = None,
+        now: datetime | None = None,
+        scratch: SessionRepo | None = None,
     ) -> Iterator[TurnEvent]:
-        """Answer the last owner message again (after a failure, or for another reply)."""
-        session = self.store.sessions.get(session_id)
-        messages = self.store.sessions.messages(session_id)
-        users = [i for i, m in enumerate(messages) if m.role is MessageRole.USER]
+        """Answer the last owner message of the active branch again (after a failure, or for
+        another reply). The earlier reply is kept as another version of it."""
+        sessions = scratch or self.store.sessions
+        session = sessions.get(session_id)
+        users = [m for m in sessions.branch(session_id) if m.role is MessageRole.USER]
         if not users:
             raise InvalidInputError("This conversation has no message to answer.")
         last = users[-1]
-        if last + 1 < len(messages):
-            self.store.sessions.delete_messages_from(messages[last + 1].id)
-        yield TurnStarted(session, messages[last], False)
-        yield from self._respond(session, messages[last], cancel, now or utc_now())
+        sessions.set_active_leaf(session_id, last.id)
+        yield TurnStarted(session, last, False)
+        yield from self._respond(session, last, cancel, now or utc_now(), sessions)
 
     def undo_remember(self, memory_id: str) -> None:
         """Undo a `remember`: the fact is rejected (kept, inspectable, never recalled)."""
@@ -220,8 +255,10 @@ class ChatEngine:
         user_message: Message,
         cancel: CancelToken | None,
         now: datetime,
+        sessions: SessionRepo,
     ) -> Iterator[TurnEvent]:
         chat = self.chat
+        temporary = sessions is not self.store.sessions
         if chat is None:
             yield TurnFailed(
                 "No chat provider is set up yet: choose one in Settings.",
@@ -230,20 +267,25 @@ class ChatEngine:
             )
             return
         # The conversation is read once for the turn (again only when compaction changed it).
-        stored = self.store.sessions.messages(session.id, include_compacted=False)
-        compacted = self._compact_if_needed(session.id, stored, now)
+        stored = sessions.branch(session.id, include_compacted=False)
+        compacted = self._compact_if_needed(session.id, stored, now, sessions)
         if compacted is not None:
-            self._notify(compacted)
-            stored = self.store.sessions.messages(session.id, include_compacted=False)
-        recall = self._recall(user_message.content, now)
+            if not temporary:
+                self._notify(compacted)
+            stored = sessions.branch(session.id, include_compacted=False)
+        if temporary:
+            recall = RecallFinished("", 0, None, TEMPORARY_NOTE)
+        else:
+            recall = self._recall(user_message.content, now)
         yield recall
-        context = context_section(now, summary_of(stored), self.tz)
+        context = context_section(now, summary_of(stored), self.tz, session.instructions)
+        tools = [] if temporary else [REMEMBER_TOOL]
         system = system_blocks(STABLE_PREFIX, context, recall.block)
         history = history_of(stored)
         final: Message | None = None
         for round_number in range(self.chat_settings.max_tool_rounds + 1):
             may_use_tools = round_number < self.chat_settings.max_tool_rounds
-            assistant = self.store.sessions.add_message(
+            assistant = sessions.add_message(
                 session.id,
                 MessageRole.ASSISTANT,
                 "",
@@ -252,17 +294,18 @@ class ChatEngine:
                 model=chat.model,
                 now=now,
             )
-            self.store.sessions.update_message(
-                assistant.id, memory_block=recall.block, recall=recall.recall
+            sessions.update_message(assistant.id, memory_block=recall.block, recall=recall.recall)
+            outcome = yield from self._stream_round(
+                chat, system, history, assistant, cancel, tools, sessions
             )
-            outcome = yield from self._stream_round(chat, system, history, assistant, cancel)
             if isinstance(outcome, TurnFailed):
                 yield outcome
                 return
-            text, calls, usage, cancelled = outcome
+            text, calls, usage, cancelled, reply_ms = outcome
             tokens = _usage_fields(usage)
+            tokens["reply_ms"] = reply_ms
             if cancelled:
-                final = self.store.sessions.update_message(
+                final = sessions.update_message(
                     assistant.id, content=text, status=MessageStatus.CANCELLED, **tokens
                 )
                 yield TurnFinished(final)
@@ -270,6 +313,7 @@ class ChatEngine:
             if not text and not calls and round_number == 0:
                 # nothing at all came back (no text, no tool call): a broken reply
                 yield self._failed(
+                    sessions,
                     assistant,
                     "",
                     "The provider sent an empty reply; try again.",
@@ -278,7 +322,7 @@ class ChatEngine:
                 return
             calls = [_bounded(call) for call in calls]
             if calls and may_use_tools:
-                self.store.sessions.update_message(
+                sessions.update_message(
                     assistant.id,
                     content=text,
                     status=MessageStatus.COMPLETE,
@@ -288,10 +332,14 @@ class ChatEngine:
                 history.append(ChatMessage("assistant", text, tool_calls=tuple(calls)))
                 for call in calls:
                     yield ToolStarted(call.id, call.name, call.arguments)
-                    result, saved = self._run_tool(call, session.id, user_message, now)
+                    if temporary:  # no tool was offered; a model may call one anyway
+                        result = json.dumps({"error": f"there is no tool named {call.name!r}"})
+                        saved = None
+                    else:
+                        result, saved = self._run_tool(call, session.id, user_message, now)
                     if saved is not None:
                         yield saved
-                    self.store.sessions.add_message(
+                    sessions.add_message(
                         session.id, MessageRole.TOOL, result, tool_call_id=call.id, now=now
                     )
                     history.append(ChatMessage("tool", result, tool_call_id=call.id))
@@ -299,13 +347,14 @@ class ChatEngine:
                 continue
             if calls:
                 log.warning("the model kept calling tools after %d rounds; stopped", round_number)
-            final = self.store.sessions.update_message(
+            final = sessions.update_message(
                 assistant.id, content=text, status=MessageStatus.COMPLETE, **tokens
             )
             break
         assert final is not None
         yield TurnFinished(final)
-        self._after_turn(session, user_message, final, now)
+        if not temporary:
+            self._after_turn(session, user_message, final, now)
 
     def _stream_round(
         self,
@@ -314,21 +363,27 @@ class ChatEngine:
         history: Sequence[ChatMessage],
         assistant: Message,
         cancel: CancelToken | None,
+        tools: Sequence[ToolSpec],
+        sessions: SessionRepo,
     ) -> Generator[TurnEvent, None, RoundResult | TurnFailed]:
-        """Stream one model reply; returns (text, tool calls, usage, cancelled) or TurnFailed."""
+        """Stream one model reply; returns (text, tool calls, usage, cancelled, ms the text
+        took) or TurnFailed."""
         parts: list[str] = []
         calls: list[ToolCall] = []
         usage: Usage | None = None
         stop: str | None = None
+        first_text: float | None = None
         try:
             for event in chat.stream(
                 system,
                 history,
-                [REMEMBER_TOOL],
+                list(tools),
                 cancel=cancel,
                 max_tokens=self.chat_settings.max_reply_tokens,
             ):
                 if isinstance(event, TextDelta):
+                    if first_text is None:
+                        first_text = time.monotonic()
                     parts.append(event.text)
                     yield ReplyDelta(event.text)
                 elif isinstance(event, ToolCallEvent):
@@ -341,25 +396,35 @@ class ChatEngine:
                 elif isinstance(event, Stop):
                     stop = event.reason
         except ProviderError as exc:
-            return self._failed(assistant, "".join(parts), str(exc), exc.kind)
+            return self._failed(sessions, assistant, "".join(parts), str(exc), exc.kind)
         except Exception:  # a provider bug must not lose the turn's record
             log.exception("chat stream failed unexpectedly")
             return self._failed(
+                sessions,
                 assistant,
                 "".join(parts),
                 "The reply broke off unexpectedly (details are in the log); try again.",
                 ErrorKind.UNKNOWN,
             )
         cancelled = stop == "cancelled" or (cancel is not None and cancel.cancelled)
-        return "".join(parts), [] if cancelled else calls, usage, cancelled
+        took = None if first_text is None else round((time.monotonic() - first_text) * 1000)
+        return "".join(parts), [] if cancelled else calls, usage, cancelled, took
 
-    def _failed(self, assistant: Message, partial: str, error: str, kind: str) -> TurnFailed:
+    def _failed(
+        self,
+        sessions: SessionRepo,
+        assistant: Message,
+        partial: str,
+        error: str,
+        kind: str,
+    ) -> TurnFailed:
         if partial:
-            kept: Message | None = self.store.sessions.update_message(
+            kept: Message | None = sessions.update_message(
                 assistant.id, content=partial, status=MessageStatus.FAILED, error=error
             )
         else:
-            self.store.sessions.delete_messages_from(assistant.id)
+            # Nothing arrived: the reply goes, and the branch it replaced (if any) is shown.
+            sessions.delete_messages_from(assistant.id)
             kept = None
         return TurnFailed(error, str(kind), kept)
 
@@ -459,16 +524,20 @@ class ChatEngine:
     # -- compaction --------------------------------------------------------------------
 
     def transcript_tokens(self, session_id: str) -> int:
-        return _tokens(self.store.sessions.messages(session_id, include_compacted=False))
+        return _tokens(self.store.sessions.branch(session_id, include_compacted=False))
 
     def _compact_if_needed(
-        self, session_id: str, stored: Sequence[Message], now: datetime
+        self,
+        session_id: str,
+        stored: Sequence[Message],
+        now: datetime,
+        sessions: SessionRepo,
     ) -> SessionCompacted | None:
         limit = self.chat_settings.context_window_tokens * self.chat_settings.compact_at_share
         if _tokens(stored) <= limit:
             return None
         try:
-            return self.compact(session_id, now=now, messages=stored)
+            return self.compact(session_id, now=now, messages=stored, scratch=sessions)
         except Exception:
             log.exception("compaction failed; the conversation goes on uncompacted")
             return None
@@ -479,18 +548,23 @@ class ChatEngine:
         *,
         now: datetime | None = None,
         messages: Sequence[Message] | None = None,
+        scratch: SessionRepo | None = None,
     ) -> SessionCompacted | None:
-        """Summarise older turns into one summary message; the newest stay verbatim.
+        """Summarise older turns of the active branch into one summary message; the newest
+        stay verbatim.
 
         Extraction runs over the turns about to be compacted first (its own slice of the
-        compaction time budget), so nothing said there is lost to memory.
+        compaction time budget), so nothing said there is lost to memory (not in a
+        temporary conversation, kept in `scratch`: nothing is extracted from those).
         """
         chat = self.chat
         if chat is None:
             return None
+        sessions = scratch or self.store.sessions
+        temporary = sessions is not self.store.sessions
         moment = now or utc_now()
         if messages is None:  # a turn passes what it already read
-            messages = self.store.sessions.messages(session_id, include_compacted=False)
+            messages = sessions.branch(session_id, include_compacted=False)
         cut = max(0, len(messages) - self.chat_settings.keep_recent_messages)
         # Never split a tool exchange: the kept part starts at an owner message.
         while cut > 0 and messages[cut].role is not MessageRole.USER:
@@ -501,7 +575,7 @@ class ChatEngine:
             return None
         budget = self.chat_settings.compaction_timeout_seconds
         extraction_budget = budget * self.chat_settings.compaction_extraction_share
-        if self.memories_allowed() and self.policy.extraction_enabled:
+        if not temporary and self.memories_allowed() and self.policy.extraction_enabled:
             self._extract_in_chunks(chat, session_id, turns, moment, extraction_budget)
         previous = [m.content for m in older if m.role is MessageRole.SUMMARY]
         transcript = format_exchange([ChatMessage(m.role.value, m.content) for m in turns])  # type: ignore[arg-type]
@@ -515,10 +589,8 @@ class ChatEngine:
         ).strip()
         if not summary_text:
             return None
-        summary = self.store.sessions.add_message(
-            session_id, MessageRole.SUMMARY, summary_text, now=moment
-        )
-        self.store.sessions.mark_compacted([m.id for m in older], summary.id)
+        summary = sessions.add_message(session_id, MessageRole.SUMMARY, summary_text, now=moment)
+        sessions.mark_compacted([m.id for m in older], summary.id)
         log.info("compacted %d messages of session %s", len(older), session_id)
         return SessionCompacted(session_id, summary, len(older))
 
@@ -627,6 +699,16 @@ def _bounded(call: ToolCall) -> ToolCall:
         log.warning("a %s call had %d characters of arguments; refused", name, len(arguments))
         arguments = _OMITTED
     return ToolCall(call.id[: MAX_TOOL_NAME_CHARS * 2], name, arguments)
+
+
+def _check_text(text: str) -> None:
+    if not text.strip():
+        raise InvalidInputError("There is nothing to send.")
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise InvalidInputError(
+            f"A message can be at most {MAX_MESSAGE_CHARS:,} characters; this one has "
+            f"{len(text):,}."
+        )
 
 
 def _usage_fields(usage: Usage | None) -> dict[str, Any]:

@@ -31,11 +31,19 @@ absolute dates. Never call it for things the owner did not ask you to keep.
 Be concise: answer directly, without filler, in as few words as the question needs."""
 
 
-def context_section(now: datetime, summary: str | None, tz: tzinfo | None = None) -> str:
-    """What varies between turns, except the memory block: the owner's local date and time
-    (in `tz`, default this machine's zone) and a summary."""
+INSTRUCTIONS_INTRO = "The owner's instructions for this conversation:"
+
+
+def context_section(
+    now: datetime, summary: str | None, tz: tzinfo | None = None, instructions: str = ""
+) -> str:
+    """What varies between turns or conversations, except the memory block: the owner's
+    instructions for this conversation, their local date and time (in `tz`, default this
+    machine's zone) and a summary. It comes after the stable prefix, so conversations with
+    different instructions still share the prefix byte for byte."""
     local = local_time(now, tz)
-    parts = [f"Current date and time: {local:%A, %d %B %Y, %H:%M} ({local:%Z})."]
+    parts = [f"{INSTRUCTIONS_INTRO}\n{instructions.strip()}"] if instructions.strip() else []
+    parts.append(f"Current date and time: {local:%A, %d %B %Y, %H:%M} ({local:%Z}).")
     if summary:
         parts.append("Summary of the earlier part of this conversation:\n" + summary)
     return "\n\n".join(parts)

@@ -1,20 +1,23 @@
 """A conversation as the owner reads it: the stored messages shaped into the transcript.
 
 Tool steps fold into the reply they led to (a `remember` call shows as the fact it saved),
-and a compaction summary sits where the turns it stands for end. The app and any other
+and a compaction summary sits where the turns it stands for end. Only the active branch is
+shown; an owner message that was edited, or a reply that was regenerated, carries its
+versions (the first message of each), so the owner can switch between them. The app and any other
 front end show these records; none of them re-reads the store's messages itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
 from timothy.memory.remember import saved_memory_id
-from timothy.store.engine import StoreEngine
+from timothy.store.engine import SessionRepo, StoreEngine
 from timothy.store.records import Memory, Message, MessageRole, MessageStatus, RecallRecord
+from timothy.store.sessions import branch_of, children_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +36,15 @@ class TranscriptMessage:
     error: str | None = None  # the reply failed: why, in a sentence
     remembered: tuple[Memory, ...] = ()  # facts the `remember` tool saved during this turn
     compacted: int = 0  # for a summary: how many messages it stands for
+    # The versions of this message (an edited owner message, a regenerated reply): the id
+    # that starts each, oldest first; this one is versions[version]. One version: ().
+    versions: tuple[str, ...] = ()
+    version: int = 0
+    # For replies: the model that wrote it, and what the provider reported of its tokens.
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    tokens_per_second: float | None = None
 
 
 def entry_of(message: Message, remembered: tuple[Memory, ...] = ()) -> TranscriptMessage | None:
@@ -53,6 +65,10 @@ def entry_of(message: Message, remembered: tuple[Memory, ...] = ()) -> Transcrip
         stopped=unfinished,
         error=message.error if message.status is MessageStatus.FAILED else None,
         remembered=remembered,
+        model=message.model,
+        input_tokens=message.input_tokens,
+        output_tokens=message.output_tokens,
+        tokens_per_second=message.tokens_per_second,
     )
 
 
@@ -76,9 +92,32 @@ def _remembered(store: StoreEngine, stored: Sequence[Message]) -> dict[str, Memo
     return {call: memories[m] for call, m in ids.items() if m in memories}
 
 
-def transcript(store: StoreEngine, session_id: str) -> list[TranscriptMessage]:
-    """The conversation `session_id` as the owner reads it, oldest first."""
-    stored = store.sessions.messages(session_id)
+def _versions(
+    message: Message, children: dict[str | None, list[Message]]
+) -> tuple[tuple[str, ...], int]:
+    """The versions `message` is one of: its parent's children of the same role."""
+    siblings = [m.id for m in children.get(message.parent_id, []) if m.role is message.role]
+    if len(siblings) < 2:
+        return (), 0
+    return tuple(siblings), siblings.index(message.id)
+
+
+def transcript(
+    store: StoreEngine, session_id: str, sessions: SessionRepo | None = None
+) -> list[TranscriptMessage]:
+    """The active branch of conversation `session_id` as the owner reads it, oldest first
+    (`sessions`: where it is kept, when not in the store: a temporary conversation)."""
+    repository = sessions or store.sessions
+    everything = repository.messages(session_id)
+    if not everything:
+        return []  # also a conversation that is gone (a memory's source, purged)
+    stored = branch_of(everything, repository.get(session_id).active_leaf)
+    children = children_of(everything)
+    # Each turn's reply versions hang on the first message after the owner's: that one
+    # carries them (shown on the first reply entry of the turn).
+    reply_versions: tuple[tuple[str, ...], int] = ((), 0)
+    versions_shown = True
+    asked: str | None = None  # the owner message of the turn being read
     # A summary is shown where the turns it stands for end, not where it was written
     # (compaction runs as a turn starts, so it is stored after that turn's question).
     last_compacted: dict[str, str] = {}
@@ -104,8 +143,20 @@ def transcript(store: StoreEngine, session_id: str) -> list[TranscriptMessage]:
             if message.id not in last_compacted:
                 shown.append(_summary(message, 0))
         else:
+            if message.role is MessageRole.USER:
+                versions_shown = False
+                reply_versions = ((), 0)
+                asked = message.id
+            elif message.role is MessageRole.ASSISTANT and message.parent_id == asked:
+                reply_versions = _versions(message, children)
             entry = entry_of(message, tuple(pending))
             if entry is not None:
+                if entry.role == "user":
+                    versions, version = _versions(message, children)
+                    entry = replace(entry, versions=versions, version=version)
+                elif not versions_shown:
+                    entry = replace(entry, versions=reply_versions[0], version=reply_versions[1])
+                    versions_shown = True
                 shown.append(entry)
                 if entry.role == "assistant":
                     pending = []

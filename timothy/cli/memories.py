@@ -8,13 +8,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from timothy import paths
 from timothy.cli.context import Context, add_json, add_now
 from timothy.errors import InvalidInputError, TimothyError
 from timothy.memory.consolidation import LAST_REPORT_KEY
-from timothy.memory.forget import forget
+from timothy.memory.forget import forget, purge_backups, server_backups_message
 from timothy.retrieval.fading import fading
 from timothy.settings import load_settings
+from timothy.store import Store
+from timothy.store.backups import PurgeReport
 from timothy.store.forget import ForgetReport
+from timothy.store.location import chosen_location
+from timothy.store.postgres.database import safe_location
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
 from timothy.store.transfer import (
     export_memories,
@@ -73,12 +78,33 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Remove memories for good: the memory, its entities, text index rows, "
         "vectors and decay records, and its text wherever the store copied it (the memory "
         "blocks of past turns keep their shape, the line says [forgotten]). All or nothing: "
-        "an unknown id forgets nothing. Older backups are separate files and still hold it.",
+        "an unknown id forgets nothing. Older backups are separate files and still hold it, "
+        "unless --purge-backups is given.",
+    )
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("--chain", action="store_true", help="every version of each memory's chain")
+    p.add_argument(
+        "--purge-backups",
+        action="store_true",
+        help="also remove them from every backup in the data folder's backups/",
+    )
+    add_json(p)
+    p.set_defaults(handler=cmd_forget)
+
+    p = msub.add_parser(
+        "purge-backups",
+        parents=[common],
+        help="remove memories (already forgotten, or not) from every backup",
+        description="Forget memories in every backup in the data folder's backups/ as "
+        "`memories forget` does in the store: each backup that holds them is changed on a "
+        "copy, checked with integrity_check, then put in its place. A backup that cannot be "
+        "purged (damaged, from a newer Timothy) is left as it was and named. The store "
+        "itself is not changed.",
     )
     p.add_argument("ids", nargs="+", metavar="ID")
     p.add_argument("--chain", action="store_true", help="every version of each memory's chain")
     add_json(p)
-    p.set_defaults(handler=cmd_forget)
+    p.set_defaults(handler=cmd_purge_backups)
 
     p = msub.add_parser("edit", parents=[common], help="supersede a memory with a new version")
     p.add_argument("id")
@@ -273,18 +299,75 @@ def forget_summary(report: ForgetReport) -> str:
     return line + ". Older backups may still hold this text."
 
 
+def purge_summary(report: PurgeReport, count: int = 1) -> str:
+    """What purging `count` memories did to the backups, in plain sentences."""
+    it = "it" if count == 1 else "them"
+    if not report.purged and not report.failed:
+        return f"No backup holds {it}."
+    line = (
+        f"Removed {it} from {_count(len(report.purged), 'backup', 'backups')}"
+        if report.purged
+        else f"Removed {it} from no backup"
+    )
+    if report.unchanged:
+        line += f" ({_count(report.unchanged, 'other backup', 'other backups')} did not hold it)"
+    line += "."
+    for path, reason in report.failed:
+        line += f" {path} could not be purged and still holds {it}: {reason}."
+    return line
+
+
+def _print_purge(ctx: Context, report: PurgeReport, count: int) -> int:
+    """Say what purging did; 1 (the exit status) when a backup still holds the text."""
+    if not ctx.json:
+        ctx.print(purge_summary(report, count))
+    if not report.failed:
+        return 0
+    ctx.fail(
+        f"{_count(len(report.failed), 'backup still holds', 'backups still hold')} the text; "
+        "delete what you do not need."
+    )
+    return 1
+
+
 def cmd_forget(ctx: Context) -> int:
-    report = forget(ctx.store(), ctx.args.ids, chain=ctx.args.chain)
+    store = ctx.store()
+    if ctx.args.purge_backups and not isinstance(store, Store):
+        # said before anything is forgotten: the owner asked for both or neither
+        raise InvalidInputError(server_backups_message(store.location))
+    report = forget(store, ctx.args.ids, chain=ctx.args.chain)
+    purged = (
+        purge_backups(store, report.forgotten, chain=ctx.args.chain)
+        if ctx.args.purge_backups
+        else None
+    )
     if ctx.json:
-        ctx.print_json(report.to_json())
+        found = report.to_json()
+        if purged is not None:
+            found["backups"] = purged.to_json()
+        ctx.print_json(found)
     else:
-        ctx.print(forget_summary(report))
+        summary = forget_summary(report)
+        if purged is not None:
+            summary = summary.removesuffix(" Older backups may still hold this text.")
+        ctx.print(summary)
+    status = _print_purge(ctx, purged, report.count) if purged is not None else 0
     if not report.compacted:
         ctx.fail(
             "the database file could not be rebuilt afterwards (another program may have it "
             "open); freed space in it may still hold the text until the next forget."
         )
-    return 0
+    return status
+
+
+def cmd_purge_backups(ctx: Context) -> int:
+    url = chosen_location(ctx.store_override, load_settings().store)
+    if url is not None:
+        raise InvalidInputError(server_backups_message(safe_location(url)))
+    report = purge_backups(paths.database_path(ctx.data_dir), ctx.args.ids, chain=ctx.args.chain)
+    if ctx.json:
+        ctx.print_json(report.to_json())
+    return _print_purge(ctx, report, len(set(ctx.args.ids)))
 
 
 def cmd_edit(ctx: Context) -> int:

@@ -47,8 +47,19 @@ _SERVER_CODES = {
 }
 
 
-def make_client(settings: BedrockSettings, *, read_timeout: float | None = None) -> Any:
-    """A bedrock-runtime client. Raises ProviderError when the profile or region is missing."""
+def make_client(
+    settings: BedrockSettings,
+    *,
+    read_timeout: float | None = None,
+    service: str = "bedrock-runtime",
+    endpoint_url: str | None = None,
+) -> Any:
+    """A bedrock-runtime client (or, with `service="bedrock"`, the control plane's, which
+    lists models). Raises ProviderError when the profile or region is missing.
+
+    The settings' `endpoint_url` is the runtime's; the control plane's is `endpoint_url`
+    here, else botocore's own configuration (`AWS_ENDPOINT_URL_BEDROCK`), else the region's.
+    """
     seconds = read_timeout if read_timeout is not None else settings.timeout_seconds
     try:
         session = boto3.session.Session(
@@ -70,11 +81,13 @@ def make_client(settings: BedrockSettings, *, read_timeout: float | None = None)
         retries={"total_max_attempts": 1, "mode": "standard"},
         user_agent_extra="timothy",
     )
+    if service == "bedrock-runtime":
+        endpoint_url = endpoint_url or settings.endpoint_url
     return session.client(
-        "bedrock-runtime",
+        service,
         region_name=region,
         config=config,
-        endpoint_url=settings.endpoint_url or None,
+        endpoint_url=endpoint_url or None,
     )
 
 

@@ -117,6 +117,12 @@ class Store:
         """A verified backup of the file before consolidation merges memories (then rotation)."""
         backups.backup_before_merge(self, now)
 
+    def reopened(self) -> None:
+        """The file was swapped under the open store (a restore): what the store keeps in
+        memory of the old file (the vector legs' copies) is dropped and read again."""
+        if isinstance(self.search, SqliteSearch):
+            self.search.drop_copies()
+
     def close(self) -> None:
         self.db.close()
 

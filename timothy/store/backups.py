@@ -16,22 +16,26 @@ aside in the data folder with its log (`-wal`), never deleted.
 
 For the app: `backup_if_due(store, now)` on a worker after start (it waits for the open-time
 damage check, and never copies a damaged store); `list_backups(data)` for Settings > Backups;
-`restore(data, file, now=...)` with the store closed, then open it again. `Store.on_damage`
+`restore_open(store, file, now=...)` restores into the open store (it closes its connections,
+swaps the file and opens the restored one; `aside_path` says beforehand where the replaced file
+will be kept). `Store.on_damage`
 tells when the banner should offer `list_backups(data)[0]`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
 import urllib.parse
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
@@ -54,6 +58,8 @@ from timothy.store.db import (
     read_header,
     scalar,
 )
+from timothy.store.forget import Redaction
+from timothy.store.memories import MemoryRepository
 from timothy.store.migrations import SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -69,16 +75,23 @@ _LOG_SUFFIXES = ("-wal", "-shm", "-journal")
 __all__ = [
     "KEEP_DAILY",
     "KEEP_WEEKLY",
+    "RESTORING",
     "Backup",
     "BackupFile",
     "BackupReason",
+    "PurgeReport",
     "RestoreResult",
+    "aside_path",
     "backup_before_merge",
     "backup_before_migration",
     "backup_if_due",
     "list_backups",
     "make_backup",
+    "newest_sound_backup",
+    "problem_with",
+    "purge",
     "restore",
+    "restore_open",
     "rotate",
 ]
 
@@ -337,6 +350,44 @@ def list_backups(data: Path) -> list[Backup]:
 # -- restoring -------------------------------------------------------------------------
 
 
+def problem_with(path: Path) -> str | None:
+    """Why a backup cannot be restored (damaged, newer, not a Timothy store), in the words
+    restoring would use, or None when it can be: the whole file is checked, read only."""
+    try:
+        _check_backup(path)
+        conn = _open_read_only(path)
+        try:
+            if int(scalar(conn, "PRAGMA user_version")) > SCHEMA_VERSION:
+                _check_backup(path)  # the header lags behind: say it as restore would
+            problems = [str(row[0]) for row in conn.execute("PRAGMA integrity_check(10)")]
+            if problems != ["ok"]:
+                return (
+                    f"{path} is damaged ({problems[0] if problems else 'no answer'}); "
+                    "nothing was restored: choose an older backup."
+                )
+            tables = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_schema")}
+        finally:
+            conn.close()
+    except InvalidInputError as exc:
+        return str(exc)
+    except apsw.Error as exc:
+        return f"{path} is damaged ({exc}); nothing was restored: choose an older backup."
+    if "memories" not in tables:
+        return f"{path} is not a Timothy database (it holds no memories table)."
+    return None
+
+
+def newest_sound_backup(data: Path) -> Backup | None:
+    """The newest backup in a data folder that passes `problem_with` (the damage banner's
+    "Restore latest good backup"), or None when none does."""
+    for backup in list_backups(data):
+        problem = problem_with(backup.path)
+        if problem is None:
+            return backup
+        log.warning("backup %s cannot be restored: %s", backup.path, problem)
+    return None
+
+
 def _check_backup(path: Path) -> None:
     """Refuse at once a file that is plainly not a Timothy database this version can read
     (its header says so); reads its first 100 bytes only."""
@@ -454,6 +505,54 @@ def _swap_in(copy: Path, database: Path, now: datetime) -> Path | None:
     return aside
 
 
+RESTORING = (
+    "Your memories are being restored from a backup; this takes a moment. Try again when "
+    "it has finished."
+)
+
+
+def _prepared_copy(database: Path, source: Path) -> tuple[Path, int]:
+    """The backup copied beside the store and checked (not damaged, not newer, a Timothy
+    store); the copy and how many memories it holds. The caller removes the copy."""
+    with contextlib.suppress(OSError):
+        if source.resolve() == database.resolve():
+            raise InvalidInputError(f"{source} is the memory database itself; nothing to do.")
+    _check_backup(source)
+    make_folder(database.parent)
+    copy = database.parent / f".restore-{uuid.uuid4().hex}.db"
+    try:
+        shutil.copyfile(source, copy)
+        log_file = Path(f"{source}-wal")
+        if log_file.is_file() and log_file.stat().st_size > 0:
+            shutil.copyfile(log_file, Path(f"{copy}-wal"))  # committed work not yet folded in
+        memories = _verify_copy(copy, source)
+        _fsync(copy)
+    except OSError as exc:
+        _remove_with_logs(copy)
+        raise StoreError(
+            f"Restoring {source} failed: {exc.strerror or exc}; the current store was kept."
+        ) from exc
+    except BaseException:
+        _remove_with_logs(copy)
+        raise
+    return copy, memories
+
+
+def _put_in_place(copy: Path, source: Path, database: Path, now: datetime) -> Path | None:
+    try:
+        _refuse_if_in_use(database)
+        return _swap_in(copy, database, now)
+    except OSError as exc:
+        raise StoreError(
+            f"Restoring {source} failed: {exc.strerror or exc}; the current store was kept."
+        ) from exc
+
+
+def aside_path(database: Path, now: datetime) -> Path:
+    """Where restoring at `now` keeps the file it replaces (what the app's question names)."""
+    return _aside_path(database, now)
+
+
 def restore(data: Path, backup: Path, *, now: datetime) -> RestoreResult:
     """Replace the store in the data folder `data` with `backup`.
 
@@ -464,26 +563,169 @@ def restore(data: Path, backup: Path, *, now: datetime) -> RestoreResult:
     """
     database = paths.database_path(data)
     source = backup.expanduser()
-    with contextlib.suppress(OSError):
-        if source.resolve() == database.resolve():
-            raise InvalidInputError(f"{source} is the memory database itself; nothing to do.")
-    _check_backup(source)
-    make_folder(data)
-    copy = data / f".restore-{uuid.uuid4().hex}.db"
+    copy, memories = _prepared_copy(database, source)
     try:
-        shutil.copyfile(source, copy)
-        log_file = Path(f"{source}-wal")
-        if log_file.is_file() and log_file.stat().st_size > 0:
-            shutil.copyfile(log_file, Path(f"{copy}-wal"))  # committed work not yet folded in
-        memories = _verify_copy(copy, source)
-        _fsync(copy)
-        _refuse_if_in_use(database)
-        aside = _swap_in(copy, database, now)
-    except OSError as exc:
-        raise StoreError(
-            f"Restoring {source} failed: {exc.strerror or exc}; the current store was kept."
-        ) from exc
+        aside = _put_in_place(copy, source, database, now)
     finally:
         _remove_with_logs(copy)
     log.info("restored %s from %s; the old file is %s", database, source, aside)
     return RestoreResult(source, database, aside, memories)
+
+
+def restore_open(store: Store, backup: Path, *, now: datetime) -> RestoreResult:
+    """Restore `backup` into a store this program has open (the app's Settings > Backups).
+
+    The backup is copied and checked while the store stays open, so a damaged or newer
+    backup is refused with nothing closed. Then the store's connections close (any thread
+    asking for one meanwhile is told `RESTORING`), the file is swapped as `restore` does,
+    and the store opens the restored file (or, when the swap failed, the file it had) and
+    drops what it kept in memory of the old one. Another program holding the file open
+    makes it refuse, with the current store kept.
+    """
+    database = store.path
+    source = backup.expanduser()
+    copy, memories = _prepared_copy(database, source)
+    try:
+        with store.db.closed_for(RESTORING):
+            aside = _put_in_place(copy, source, database, now)
+    except DatabaseLockedError as exc:  # "close Timothy" would be no help from inside it
+        raise DatabaseLockedError(
+            f"The memory database {database} is still in use (by another program, or by "
+            "work in Timothy that is still reading it); try again in a moment. Nothing was "
+            "restored."
+        ) from exc
+    finally:
+        _remove_with_logs(copy)
+        store.reopened()
+    log.info("restored %s from %s while open; the old file is %s", database, source, aside)
+    return RestoreResult(source, database, aside, memories)
+
+
+# -- purging forgotten memories --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PurgeReport:
+    """What purging forgotten memories from the backups did."""
+
+    purged: tuple[Path, ...]  # backups that held some of them and no longer do
+    memories: int  # memory rows removed, across those backups
+    unchanged: int  # backups that held none of them
+    failed: tuple[tuple[Path, str], ...]  # backups that could not be purged, and why
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "purged": [str(path) for path in self.purged],
+            "memories": self.memories,
+            "unchanged": self.unchanged,
+            "failed": [{"path": str(path), "reason": why} for path, why in self.failed],
+        }
+
+
+def backups_holding(folder: Path, memory_ids: Iterable[str]) -> list[Path]:
+    """The backups in `folder` that hold any of these memories (read only; a backup that
+    cannot be read counts as holding them: it cannot be shown not to)."""
+    ids = json.dumps(list(dict.fromkeys(memory_ids)))
+    found = []
+    for backup in backup_files(folder):
+        try:
+            conn = _open_read_only(backup.path)
+            try:
+                held = scalar(
+                    conn,
+                    "SELECT 1 FROM memories WHERE id IN (SELECT value FROM json_each(?)) LIMIT 1",
+                    (ids,),
+                )
+            finally:
+                conn.close()
+        except apsw.Error:
+            held = True
+        if held:
+            found.append(backup.path)
+    return found
+
+
+def _purge_one(path: Path, memory_ids: list[str], chain: bool, redaction: Redaction) -> int:
+    """Forget the memories in one backup: on a copy opened as a store (migrated there when
+    it is older, with no backup of its own), then folded back into one self-contained file,
+    checked with integrity_check, and swapped in for the backup. Returns the rows removed."""
+    copy = path.with_name(f".purge-{uuid.uuid4().hex}.db")
+    try:
+        shutil.copyfile(path, copy)
+        log_file = Path(f"{path}-wal")
+        if log_file.is_file() and log_file.stat().st_size > 0:
+            shutil.copyfile(log_file, Path(f"{copy}-wal"))
+        db = Database(copy, check="now")
+        try:
+            if db.damaged:
+                raise db.damaged_error()
+            repository = MemoryRepository(db)
+            with db.read() as conn:
+                present = [
+                    str(row[0])
+                    for row in conn.execute(
+                        "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+                        (json.dumps(memory_ids),),
+                    )
+                ]
+            removed = 0
+            if present:
+                report = repository.forget(present, chain=chain, redaction=redaction)
+                if not report.compacted:
+                    raise StoreError(f"the copy of {path} could not be rebuilt")
+                removed = report.count
+        finally:
+            db.close()
+        conn = apsw.Connection(str(copy))
+        try:
+            conn.execute("PRAGMA journal_mode = DELETE")
+            problems = [str(row[0]) for row in conn.execute("PRAGMA integrity_check(10)")]
+        finally:
+            conn.close()
+        if problems != ["ok"]:
+            raise StoreError(
+                f"the purged copy of {path} did not pass its integrity check ({problems[0]})"
+            )
+        for suffix in _LOG_SUFFIXES:
+            if Path(f"{copy}{suffix}").exists():
+                raise StoreError(f"the purged copy of {path} kept a {suffix} file")
+        _fsync(copy)
+        os.replace(copy, path)
+        for suffix in _LOG_SUFFIXES:  # a log of the old file must never meet the new one
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        _fsync(path.parent)
+    finally:
+        _remove_with_logs(copy)
+    return removed
+
+
+def purge(
+    folder: Path, memory_ids: Iterable[str], *, chain: bool = False, redaction: Redaction
+) -> PurgeReport:
+    """Forget memories (with `chain`, each one's whole version chain as the backup holds
+    it) in every backup in `folder` that holds them, with the same redaction, secure
+    deletion and rebuild as forgetting in the store. Each backup is changed on a copy, which
+    must pass integrity_check before it atomically replaces the backup; a backup that
+    cannot be purged (damaged, from a newer Timothy, the disk full) is left exactly as it
+    was and named in the report. A backup older than this Timothy is migrated on the copy
+    (it is restored the same way either way), without a backup of its own."""
+    ids = list(dict.fromkeys(memory_ids))
+    if not ids:
+        raise InvalidInputError("Name at least one memory to purge from the backups.")
+    purged: list[Path] = []
+    failed: list[tuple[Path, str]] = []
+    removed = 0
+    holding = backups_holding(folder, ids)
+    for path in holding:
+        try:
+            count = _purge_one(path, ids, chain, redaction)
+        except (StoreError, OSError, apsw.Error) as exc:
+            reason = str(exc) if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
+            log.warning("could not purge %s: %s", path, reason)
+            failed.append((path, reason))
+            continue
+        removed += count
+        purged.append(path)
+    unchanged = len(backup_files(folder)) - len(holding)
+    log.info("purged %d memories from %d backups in %s", removed, len(purged), folder)
+    return PurgeReport(tuple(purged), removed, unchanged, tuple(failed))

@@ -155,8 +155,11 @@ class Database:
         self._check_thread: threading.Thread | None = None
         self._check_conn: apsw.Connection | None = None
         self._damage_listeners: list[Callable[[str], None]] = []
+        self._check = DamageCheck(check)
+        self._before_migration = before_migration
+        self._closed_because: str | None = None  # set while the file is being swapped
         try:
-            self._open(DamageCheck(check), before_migration)
+            self._open(self._check, before_migration)
         except BaseException:
             self.close()
             raise
@@ -246,6 +249,7 @@ class Database:
 
     def read_only_connection(self) -> apsw.Connection:
         """A read-only connection that can never write to the file, not even on close."""
+        self._refuse_while_closed()
         conn = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READONLY)
         conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
         conn.set_busy_timeout(self.busy_timeout_ms)
@@ -313,6 +317,7 @@ class Database:
     def connect(self) -> apsw.Connection:
         """A new connection with sqlite-vec loaded and the pragmas every connection needs
         (read-only, and never checkpointing on close, once the file is known damaged)."""
+        self._refuse_while_closed()
         make_folder(self.path.parent)
         with sqlite_errors(self.path, self.mark_damaged):
             if self.damaged:
@@ -357,6 +362,40 @@ class Database:
                     conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
                 conn.close()
         self._local = threading.local()
+
+    def _refuse_while_closed(self) -> None:
+        if self._closed_because is not None:
+            raise StoreError(self._closed_because)
+
+    @contextlib.contextmanager
+    def closed_for(self, reason: str) -> Iterator[None]:
+        """Close every connection, run the block (which may replace the file), then open the
+        file at `path` again as at first: checked, migrated, damage forgotten if it is gone.
+
+        Meanwhile any thread asking for a connection gets a StoreError saying `reason`, so
+        nothing holds the file open or writes to it. The file is opened again even when the
+        block fails (then it is the file that was there before, when the block put it back).
+        """
+        self._closed_because = reason
+        try:
+            self.close()
+            yield
+        finally:
+            self._reopen()
+
+    def _reopen(self) -> None:
+        with self._damage_lock:
+            self._damage = None
+        self._checked = threading.Event()
+        self._check_thread = None
+        self._check_conn = None
+        self._local = threading.local()
+        self._closed_because = None
+        try:
+            self._open(self._check, self._before_migration)
+        except BaseException:
+            self.close()
+            raise
 
     def __enter__(self) -> Database:
         return self

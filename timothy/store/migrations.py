@@ -215,6 +215,34 @@ MIGRATIONS: list[Migration] = [
         SELECT new.seq, new.content, day FROM memory_days WHERE seq = new.seq;
     END;
     """,
+    # 6: conversations branch. A message's parent is the message before it on its branch
+    # (NULL for the first, and for compaction summaries, which stand beside the branches and
+    # apply to whichever branch holds every message they replace). Editing a sent message or
+    # regenerating a reply adds a sibling; the session's active leaf says which branch is
+    # shown and sent to the model. Old conversations read as one branch: each message's
+    # parent is the one said before it. `branched` says a conversation has more than one
+    # branch (searching a one-branch conversation needs no walk along it). `reply_ms` is how
+    # long a reply took to stream (first text to the end), for its tokens per second;
+    # `instructions` is the owner's note for one conversation, sent after the stable prefix.
+    """
+    ALTER TABLE messages ADD COLUMN parent_id TEXT;
+    ALTER TABLE messages ADD COLUMN reply_ms INTEGER;
+    ALTER TABLE sessions ADD COLUMN active_leaf TEXT;
+    ALTER TABLE sessions ADD COLUMN instructions TEXT NOT NULL DEFAULT '';
+    ALTER TABLE sessions ADD COLUMN branched INTEGER NOT NULL DEFAULT 0;
+    UPDATE messages SET parent_id = (
+        SELECT p.id FROM messages p
+        WHERE p.session_id = messages.session_id AND p.seq < messages.seq
+          AND p.role <> 'summary'
+        ORDER BY p.seq DESC LIMIT 1
+    ) WHERE role <> 'summary';
+    UPDATE sessions SET active_leaf = (
+        SELECT m.id FROM messages m
+        WHERE m.session_id = sessions.id AND m.role <> 'summary'
+        ORDER BY m.seq DESC LIMIT 1
+    );
+    CREATE INDEX messages_by_parent ON messages (session_id, parent_id);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

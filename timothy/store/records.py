@@ -131,11 +131,15 @@ class Session:
     created_at: datetime
     updated_at: datetime
     deleted_at: datetime | None = None
+    instructions: str = ""  # the owner's note for this conversation, sent after the prefix
+    active_leaf: str | None = None  # the newest message of the branch shown and sent
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "title": self.title,
+            "instructions": self.instructions,
+            "active_leaf": self.active_leaf,
             "title_source": self.title_source,
             "provider": self.provider,
             "model": self.model,
@@ -164,6 +168,16 @@ class Message:
     memory_block: str | None = None  # the exact block the model saw on this turn
     recall: RecallRecord | None = None  # what recall found for that block
     compacted_by: str | None = None  # the summary message that replaced it for the model
+    parent_id: str | None = None  # the message before it on its branch
+    reply_ms: int | None = None  # a reply: milliseconds from its first text to its end
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        """How fast the reply streamed, when the provider reported its tokens and it took
+        long enough to measure."""
+        if not self.output_tokens or not self.reply_ms or self.reply_ms < 50:
+            return None
+        return self.output_tokens / (self.reply_ms / 1000)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -183,6 +197,8 @@ class Message:
             "memory_block": self.memory_block,
             "recall": None if self.recall is None else self.recall.to_json(),
             "compacted_by": self.compacted_by,
+            "parent_id": self.parent_id,
+            "reply_ms": self.reply_ms,
             "created_at": format_time(self.created_at),
         }
 

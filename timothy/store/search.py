@@ -280,6 +280,12 @@ class SqliteSearch:
             finally:
                 conn.set_progress_handler(None)
 
+    def drop_copies(self) -> None:
+        """Forget the in-memory copies of vectors (the file was replaced: they are read
+        again, whole, when next searched)."""
+        with self._indexes_lock:
+            self._indexes.clear()
+
     # -- vector -------------------------------------------------------------------------
 
     def vector_model(self) -> EmbeddingModel | None:

@@ -9,6 +9,7 @@ it, and the recorded block's line reads "[forgotten]".
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -104,10 +105,14 @@ def test_forget_for_good_after_a_recalled_turn_leaves_no_trace_in_the_file(
     assert LOCKER in shown
     assert "memory blocks recorded with past turns" in shown and FORGOTTEN in shown
     assert "cannot be undone" in shown
-    assert f"Older backups made before now (in {backups_dir(store.path)}) may still" in shown
+    assert f"1 older backup (in {backups_dir(store.path)}) still holds this text" in shown
     assert dialog.chain_button is None  # one version: nothing more to offer
     assert dialog.this_button.text() == "Forget this memory"
     assert store.memories.get(locker.id).content == LOCKER  # asking changed nothing
+    # The owner keeps the backup as it is (the box is ticked unless they untick it).
+    assert dialog.purge_box is not None and dialog.purge_box.isChecked()
+    assert dialog.purge_box.text() == "Also remove it from the 1 backup that holds it"
+    dialog.purge_box.setChecked(False)
 
     with qtbot.waitSignal(actions.memories_forgotten, timeout=10_000) as forgotten:
         dialog.this_button.click()
@@ -146,6 +151,47 @@ def test_forget_for_good_after_a_recalled_turn_leaves_no_trace_in_the_file(
     # What the confirmation warned of is true: the older backup still holds it.
     assert backup.parent == backups_dir(store.path)
     assert SECRET.encode() in backup.read_bytes().lower()
+
+
+def test_forget_for_good_with_the_box_ticked_removes_it_from_every_backup(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    before_it = make_backup(store, now=utc_now() - timedelta(days=3))  # held no locker yet
+    first = store.memories.add(LOCKER, entities=["Quokkaburrow Gym"])
+    older = make_backup(store, now=utc_now() - timedelta(days=2))
+    locker = store.memories.supersede(first.id, f"{LOCKER} (new lock)")
+    newer = make_backup(store, now=utc_now() - timedelta(days=1))
+    other = store.memories.add("The owner's gym is open until 22:00")
+    folder = backups_dir(store.path)
+    untouched = before_it.read_bytes()
+    window = make_window()
+    browser, actions = browse(qtbot, window, locker, other)
+    choose(qtbot, browser, locker)
+    qtbot.keyClick(browser.view, Qt.Key.Key_Delete)
+    dialog = confirmation(qtbot, browser)
+    assert (
+        "2 older backups" in dialog.text_shown() and "still hold this text" in dialog.text_shown()
+    )
+    assert dialog.purge_box is not None and dialog.purge_box.isChecked()
+    assert dialog.purge_box.text() == "Also remove it from the 2 backups that hold it"
+    assert dialog.chain_button is not None
+
+    with qtbot.waitSignal(actions.backups_purged, timeout=30_000) as purged:
+        dialog.chain_button.click()
+    report = purged.args[0]
+    assert set(report.purged) == {older, newer} and report.failed == ()
+    text = window.banner.text_label.text()
+    assert text.startswith("Forgot 2 memories for good (1 version chain).")
+    assert "Removed them from 2 backups (1 other backup did not hold it)." in text
+    assert "Older backups may still hold" not in text
+    for path in sorted(folder.iterdir()):  # every file: backups, logs, leftovers
+        assert traces(path.read_bytes().lower(), SECRET) == [], path.name
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        p.name for p in (before_it, older, newer)
+    )
+    assert before_it.read_bytes() == untouched
+    assert traces(file_bytes(store.path), SECRET) == []
+    assert store.memories.get(other.id).content == "The owner's gym is open until 22:00"
 
 
 def test_forgetting_the_whole_version_chain_from_the_context_menu(

@@ -164,7 +164,33 @@ CREATE TRIGGER memories_announce_update AFTER UPDATE ON memories
     EXECUTE FUNCTION timothy_memory_changed();
 """
 
+# 3: conversations branch, as the file's migration 6 (timothy/store/migrations.py): a
+# message's parent is the message before it on its branch (NULL for the first, and for
+# compaction summaries, which stand beside the branches); the session's active leaf says which
+# branch is shown and sent; `branched` says a conversation has more than one branch;
+# `reply_ms` is how long a reply took to stream; `instructions` is the owner's note for one
+# conversation. Old conversations read as one branch: each message's parent is the one said
+# before it.
+_BRANCHES = """
+ALTER TABLE messages ADD COLUMN parent_id text;
+ALTER TABLE messages ADD COLUMN reply_ms integer;
+ALTER TABLE sessions ADD COLUMN active_leaf text;
+ALTER TABLE sessions ADD COLUMN instructions text NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN branched boolean NOT NULL DEFAULT false;
+UPDATE messages SET parent_id = (
+    SELECT p.id FROM messages p
+    WHERE p.session_id = messages.session_id AND p.seq < messages.seq AND p.role <> 'summary'
+    ORDER BY p.seq DESC LIMIT 1
+) WHERE role <> 'summary';
+UPDATE sessions SET active_leaf = (
+    SELECT m.id FROM messages m
+    WHERE m.session_id = sessions.id AND m.role <> 'summary'
+    ORDER BY m.seq DESC LIMIT 1
+);
+CREATE INDEX messages_by_parent ON messages (session_id, parent_id);
+"""
+
 # Never edit a migration that has shipped: add a new one at the end.
-MIGRATIONS: list[PgMigration] = [m001_initial, _ANNOUNCE]
+MIGRATIONS: list[PgMigration] = [m001_initial, _ANNOUNCE, _BRANCHES]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -6,6 +6,7 @@ import builtins
 import json
 import logging
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,20 +22,32 @@ from timothy.store.records import (
     StoredToolCall,
     utc_now,
 )
-from timothy.store.sessions import clean_title
+from timothy.store.sessions import (
+    MAX_INSTRUCTIONS_CHARS,
+    branch_of,
+    children_of,
+    clean_title,
+    is_branched,
+    newest_leaf,
+)
 from timothy.text import query_terms
 
 log = logging.getLogger(__name__)
 
 _SESSION_COLUMNS = (
-    "s.id, s.title, s.title_source, s.provider, s.model, s.created_at, s.updated_at, s.deleted_at"
+    "s.id, s.title, s.title_source, s.provider, s.model, s.created_at, s.updated_at, "
+    "s.deleted_at, s.instructions, s.active_leaf"
 )
 _MESSAGE_COLUMNS = (
     "m.id, m.session_id, m.role, m.content, m.created_at, m.status, m.tool_calls, "
     "m.tool_call_id, m.error, m.provider, m.model, m.input_tokens, m.output_tokens, "
-    "m.cached_tokens, m.memory_block, m.recall, m.compacted_by"
+    "m.cached_tokens, m.memory_block, m.recall, m.compacted_by, m.parent_id, m.reply_ms"
 )
 _UNSET: Any = object()
+
+
+def _id(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _time(value: Any) -> datetime | None:
@@ -55,6 +68,8 @@ def _session(row: Sequence[Any]) -> Session:
         created_at=_moment(row[5]),
         updated_at=_moment(row[6]),
         deleted_at=_time(row[7]),
+        instructions=str(row[8] or ""),
+        active_leaf=_id(row[9]),
     )
 
 
@@ -81,6 +96,8 @@ def _message(row: Sequence[Any]) -> Message:
         memory_block=row[14],
         recall=_recall(row[15]),
         compacted_by=row[16],
+        parent_id=_id(row[17]),
+        reply_ms=row[18],
     )
 
 
@@ -95,6 +112,51 @@ def _recall(stored: Any) -> RecallRecord | None:
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         log.warning("a stored recall record does not read (%s); left out", exc)
         return None
+
+
+def _matching(conn: Any, query: str) -> set[str]:
+    """The conversations whose active branch holds a message matching the text query
+    `query` (as `timothy.store.sessions._matching` does on the file): a one-branch
+    conversation shows all its messages; the others' active branches are walked here over
+    one read of their messages' parents. Summaries do not count."""
+    hits: dict[str, set[str]] = {}
+    for session_id, message_id in conn.execute(
+        "SELECT m.session_id, m.id FROM messages m "
+        "WHERE m.tsv @@ to_tsquery('english', %s) AND m.role <> 'summary'",
+        (query,),
+    ).fetchall():
+        hits.setdefault(str(session_id), set()).add(str(message_id))
+    if not hits:
+        return set()
+    branched = {
+        str(row[0]): _id(row[1])
+        for row in conn.execute(
+            "SELECT id, active_leaf FROM sessions WHERE branched AND id = ANY(%s)",
+            (sorted(hits),),
+        ).fetchall()
+    }
+    found = {session_id for session_id in hits if session_id not in branched}
+    if not branched:
+        return found
+    parents: dict[str, dict[str, str | None]] = {}
+    for session_id, message_id, parent_id in conn.execute(
+        "SELECT session_id, id, parent_id FROM messages "
+        "WHERE session_id = ANY(%s) AND role <> 'summary'",
+        (sorted(branched),),
+    ).fetchall():
+        parents.setdefault(str(session_id), {})[str(message_id)] = _id(parent_id)
+    for session_id, leaf in branched.items():
+        up = parents.get(session_id, {})
+        wanted = hits[session_id]
+        current = leaf
+        steps = 0
+        while current is not None and steps <= len(up):
+            if current in wanted:
+                found.add(session_id)
+                break
+            current = up.get(current)
+            steps += 1
+    return found
 
 
 class PgSessionRepository:
@@ -153,27 +215,30 @@ class PgSessionRepository:
     def list(
         self, *, search: str | None = None, include_deleted: bool = False, limit: int | None = None
     ) -> builtins.list[Session]:
-        """Conversations, most recently active first; `search` looks in titles and messages."""
+        """Conversations, most recently active first; `search` looks in titles and in the
+        messages of their active branches."""
         where = [] if include_deleted else ["s.deleted_at IS NULL"]
         params: list[Any] = []
+        query = None
         if search is not None and search.strip():
             clauses = ["strpos(lower(s.title), lower(%s)) > 0"]
             params.append(search.strip())
             terms = query_terms(search)
             if terms:
-                clauses.append(
-                    "s.id IN (SELECT m.session_id FROM messages m "
-                    "WHERE m.tsv @@ to_tsquery('english', %s))"
-                )
+                # Only what the owner sees counts: words on an earlier branch do not make a
+                # conversation match (see `_matching`).
+                clauses.append("s.id = ANY(%s)")
                 # \\w+ terms: no quote or operator reaches the query; the last is a prefix.
-                params.append(" & ".join(f"'{t}'" for t in terms) + ":*")
+                query = " & ".join(f"'{t}'" for t in terms) + ":*"
             where.append("(" + " OR ".join(clauses) + ")")
         sql = f"SELECT {_SESSION_COLUMNS} FROM sessions s"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY s.updated_at DESC, s.seq DESC LIMIT %s"
-        params.append(limit)
         with self.db.read() as conn:
+            if query is not None:
+                params.append(sorted(_matching(conn, query)))
+            params.append(limit)
             return [_session(row) for row in conn.execute(sql, params).fetchall()]
 
     def set_title(self, session_id: str, title: str, *, source: str = "owner") -> Session:
@@ -198,6 +263,23 @@ class PgSessionRepository:
                 (provider, model, session_id),
             )
 
+    def set_instructions(self, session_id: str, instructions: str) -> Session:
+        """The owner's note for this conversation ("" for none)."""
+        text = instructions.strip()
+        if len(text) > MAX_INSTRUCTIONS_CHARS:
+            raise InvalidInputError(
+                f"Instructions can be at most {MAX_INSTRUCTIONS_CHARS:,} characters; these "
+                f"have {len(text):,}."
+            )
+        with self.db.write() as conn:
+            changed = conn.execute(
+                "UPDATE sessions SET instructions = %s WHERE id = %s RETURNING id",
+                (text, session_id),
+            ).fetchall()
+        if not changed:
+            raise NotFoundError(f"No conversation has the id {session_id!r}.")
+        return self.get(session_id)
+
     def delete(self, session_id: str, *, now: datetime | None = None) -> Session:
         """Move a conversation to the bin (undoable with `restore`)."""
         with self.db.write() as conn:
@@ -217,6 +299,12 @@ class PgSessionRepository:
         if not changed:
             raise NotFoundError(f"No conversation has the id {session_id!r}.")
         return self.get(session_id)
+
+    def erase(self, session_id: str) -> None:
+        """Delete a conversation and its messages for good, now."""
+        with self.db.write() as conn:
+            conn.execute("DELETE FROM messages WHERE session_id = %s", (session_id,))
+            conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
 
     def purge_deleted(self, *, before: datetime) -> int:
         """Delete for good the conversations binned before `before` (with their messages)."""
@@ -241,9 +329,14 @@ class PgSessionRepository:
         tool_call_id: str | None = None,
         provider: str | None = None,
         model: str | None = None,
+        parent_id: str | None = _UNSET,
         now: datetime | None = None,
     ) -> Message:
+        """Add a message to a conversation. It follows `parent_id` (default: the newest
+        message of the active branch) and becomes the active branch's newest; a summary
+        stands beside the branches and moves nothing."""
         moment = now or utc_now()
+        role = MessageRole(role)
         message = Message(
             id=new_id(moment),
             session_id=session_id,
@@ -259,15 +352,40 @@ class PgSessionRepository:
         with self.db.write() as conn:
             changed = conn.execute(
                 "UPDATE sessions SET updated_at = greatest(updated_at, %s) WHERE id = %s "
-                "RETURNING id",
+                "RETURNING active_leaf",
                 (moment, session_id),
-            ).fetchall()
+            ).fetchall()  # the row stays locked: two writers add one after the other
             if not changed:
                 raise NotFoundError(f"No conversation has the id {session_id!r}.")
+            if role is MessageRole.SUMMARY:
+                parent = None
+            elif parent_id is _UNSET:
+                parent = _id(changed[0][0])
+            else:
+                parent = parent_id
+                if (
+                    parent is not None
+                    and not conn.execute(
+                        "SELECT 1 FROM messages WHERE id = %s AND session_id = %s",
+                        (parent, session_id),
+                    ).fetchall()
+                ):
+                    raise NotFoundError(f"No message {parent!r} in conversation {session_id!r}.")
+            message = replace(message, parent_id=parent)
+            if (
+                role is not MessageRole.SUMMARY
+                and conn.execute(
+                    "SELECT 1 FROM messages WHERE session_id = %s "
+                    "AND parent_id IS NOT DISTINCT FROM %s::text AND role <> 'summary' LIMIT 1",
+                    (session_id, parent),
+                ).fetchall()
+            ):
+                # a second message after the same one: an edit or another reply version
+                conn.execute("UPDATE sessions SET branched = true WHERE id = %s", (session_id,))
             conn.execute(
                 "INSERT INTO messages (id, session_id, role, content, status, tool_calls, "
-                "tool_call_id, provider, model, created_at) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                "tool_call_id, provider, model, created_at, parent_id) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (
                     message.id,
                     session_id,
@@ -279,8 +397,13 @@ class PgSessionRepository:
                     provider,
                     model,
                     moment,
+                    parent,
                 ),
             )
+            if role is not MessageRole.SUMMARY:
+                conn.execute(
+                    "UPDATE sessions SET active_leaf = %s WHERE id = %s", (message.id, session_id)
+                )
         return message
 
     def update_message(
@@ -296,6 +419,7 @@ class PgSessionRepository:
         cached_tokens: int | None = _UNSET,
         memory_block: str | None = _UNSET,
         recall: RecallRecord | None = _UNSET,
+        reply_ms: int | None = _UNSET,
     ) -> Message:
         """Change the given fields of a message (a streaming reply as it grows and ends)."""
         changes: dict[str, Any] = {}
@@ -313,6 +437,7 @@ class PgSessionRepository:
             ("output_tokens", output_tokens),
             ("cached_tokens", cached_tokens),
             ("memory_block", memory_block),
+            ("reply_ms", reply_ms),
         ):
             if value is not _UNSET:
                 changes[name] = value
@@ -343,12 +468,56 @@ class PgSessionRepository:
     def messages(
         self, session_id: str, *, include_compacted: bool = True
     ) -> builtins.list[Message]:
+        """Every message of the conversation, of every branch, in the order they were said."""
         sql = f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = %s"
         if not include_compacted:
             sql += " AND m.compacted_by IS NULL"
         sql += " ORDER BY m.seq"
         with self.db.read() as conn:
             return [_message(row) for row in conn.execute(sql, (session_id,)).fetchall()]
+
+    def branch(self, session_id: str, *, include_compacted: bool = True) -> builtins.list[Message]:
+        """The active branch: what the owner sees and the model is sent, with the
+        compaction summaries that apply to it (see `timothy.store.sessions.branch_of`)."""
+        with self.db.read() as conn:
+            leaf = conn.execute(
+                "SELECT active_leaf FROM sessions WHERE id = %s", (session_id,)
+            ).fetchall()
+            if not leaf:
+                raise NotFoundError(f"No conversation has the id {session_id!r}.")
+            rows = conn.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = %s ORDER BY m.seq",
+                (session_id,),
+            ).fetchall()
+        messages = [_message(row) for row in rows]
+        return branch_of(messages, _id(leaf[0][0]), include_compacted=include_compacted)
+
+    def set_active_leaf(self, session_id: str, message_id: str | None) -> None:
+        """Make the branch ending at `message_id` the active one."""
+        with self.db.write() as conn:
+            if (
+                message_id is not None
+                and not conn.execute(
+                    "SELECT 1 FROM messages WHERE id = %s AND session_id = %s "
+                    "AND role <> 'summary'",
+                    (message_id, session_id),
+                ).fetchall()
+            ):
+                raise NotFoundError(f"No message {message_id!r} in conversation {session_id!r}.")
+            changed = conn.execute(
+                "UPDATE sessions SET active_leaf = %s WHERE id = %s RETURNING id",
+                (message_id, session_id),
+            ).fetchall()
+        if not changed:
+            raise NotFoundError(f"No conversation has the id {session_id!r}.")
+
+    def select_branch(self, session_id: str, message_id: str) -> str | None:
+        """Show the branch through `message_id` (a version the owner switched to): its
+        newest continuation becomes the active branch. Returns the new leaf."""
+        children = children_of(self.messages(session_id))
+        leaf = newest_leaf(message_id, children)
+        self.set_active_leaf(session_id, leaf)
+        return leaf
 
     def mark_compacted(self, message_ids: Iterable[str], summary_id: str) -> None:
         with self.db.write() as conn:
@@ -358,18 +527,38 @@ class PgSessionRepository:
             )
 
     def delete_messages_from(self, message_id: str) -> int:
-        """Delete a message and every later one in its conversation (regenerating a reply)."""
+        """Delete a message and everything said after it on its branches (a reply that
+        failed before any text came). When the active branch went with it, the newest
+        remaining branch from its parent becomes the active one."""
         with self.db.write() as conn:
             rows = conn.execute(
-                "SELECT seq, session_id FROM messages WHERE id = %s", (message_id,)
+                "SELECT session_id, parent_id FROM messages WHERE id = %s", (message_id,)
             ).fetchall()
             if not rows:
                 raise NotFoundError(f"No message has the id {message_id!r}.")
-            seq, session_id = rows[0]
-            deleted = conn.execute(
-                "DELETE FROM messages WHERE session_id = %s AND seq >= %s RETURNING id",
-                (session_id, seq),
+            session_id, parent_id = rows[0]
+            leaf = conn.execute(
+                "SELECT active_leaf FROM sessions WHERE id = %s FOR UPDATE", (session_id,)
             ).fetchall()
+            deleted = conn.execute(
+                "WITH RECURSIVE below (id) AS (SELECT %s::text UNION ALL "
+                "SELECT m.id FROM messages m JOIN below b "
+                "ON m.session_id = %s AND m.parent_id = b.id) "
+                "DELETE FROM messages WHERE id IN (SELECT id FROM below) RETURNING id",
+                (message_id, session_id),
+            ).fetchall()
+            gone = {str(row[0]) for row in deleted}
+            if leaf and leaf[0][0] in gone:
+                rows = conn.execute(
+                    f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = %s "
+                    "ORDER BY m.seq",
+                    (session_id,),
+                ).fetchall()
+                children = children_of([_message(row) for row in rows])
+                conn.execute(
+                    "UPDATE sessions SET active_leaf = %s WHERE id = %s",
+                    (newest_leaf(_id(parent_id), children), session_id),
+                )
         return len(deleted)
 
     def import_conversation(self, session: Session, messages: Sequence[Message]) -> bool:
@@ -379,7 +568,8 @@ class PgSessionRepository:
         with self.db.write() as conn:
             added = conn.execute(
                 "INSERT INTO sessions (id, title, title_source, provider, model, created_at, "
-                "updated_at, deleted_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+                "updated_at, deleted_at, instructions, active_leaf, branched) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT (id) DO NOTHING RETURNING id",
                 (
                     session.id,
@@ -390,6 +580,9 @@ class PgSessionRepository:
                     session.created_at,
                     session.updated_at,
                     None if session.deleted_at is None else session.deleted_at,
+                    session.instructions,
+                    session.active_leaf,
+                    is_branched(messages),
                 ),
             ).fetchall()
             if not added:
@@ -398,8 +591,9 @@ class PgSessionRepository:
                 conn.execute(
                     "INSERT INTO messages (id, session_id, role, content, tool_calls, "
                     "tool_call_id, status, error, provider, model, input_tokens, output_tokens, "
-                    "cached_tokens, memory_block, recall, compacted_by, created_at) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    "cached_tokens, memory_block, recall, compacted_by, created_at, parent_id, "
+                    "reply_ms) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                    "%s, %s, %s, %s, %s)",
                     (
                         message.id,
                         session.id,
@@ -422,6 +616,8 @@ class PgSessionRepository:
                         else json.dumps(message.recall.to_json(), ensure_ascii=False),
                         message.compacted_by,
                         message.created_at,
+                        message.parent_id,
+                        message.reply_ms,
                     ),
                 )
         return True

@@ -1,0 +1,156 @@
+"""Code blocks are coloured by Pygments: the fence's language picks the lexer (aliases too),
+an unlabelled block gets a guess, strings stay strings (no SQL keywords inside Python
+strings), and the colours follow the theme."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from app.look import theme
+from app.transcript.code_block import CodeBlock
+from app.transcript.code_highlighter import DARK_STYLE, LIGHT_STYLE, guess_lexer
+from app.transcript.transcript_view import TranscriptView
+
+PYTHON = (
+    "def names(db):\n"
+    '    rows = db.execute("SELECT name FROM people WHERE age > 30")\n'
+    "    return [row[0] for row in rows]  # first column\n"
+)
+
+
+def colour_at(block: CodeBlock, line: int, text: str) -> QColor | None:
+    """The foreground the highlighter gave to `text` on `line` (None: the default)."""
+    document = block.body.document()
+    layout_block = document.findBlockByNumber(line)
+    column = layout_block.text().index(text)
+    for span in layout_block.layout().formats():
+        if span.start <= column < span.start + span.length:
+            return span.format.foreground().color()
+    return None
+
+
+def style_colour(style: str, token: str) -> QColor:
+    from pygments.styles import get_style_by_name
+    from pygments.token import string_to_tokentype
+
+    kind = string_to_tokentype(token)
+    spec = get_style_by_name(style).style_for_token(kind)
+    return QColor(f"#{spec['color']}")
+
+
+def test_python_is_coloured_by_its_lexer_and_strings_stay_strings(qtbot: QtBot) -> None:
+    block = CodeBlock(PYTHON, "python")
+    qtbot.addWidget(block)
+    assert block.highlighter.lexer_name == "Python"
+    assert colour_at(block, 0, "def") == style_colour(LIGHT_STYLE, "Keyword")
+    string = colour_at(block, 1, '"SELECT')
+    assert string == style_colour(LIGHT_STYLE, "Literal.String.Double")
+    assert colour_at(block, 1, "FROM") == string, "SQL words inside a string are the string"
+    comment = colour_at(block, 2, "# first")
+    assert comment == style_colour(LIGHT_STYLE, "Comment.Single")
+    assert colour_at(block, 1, "rows") is None, "plain names keep the text colour"
+
+
+def test_fence_aliases_pick_the_lexer_and_unknown_labels_stay_plain(qtbot: QtBot) -> None:
+    for label, name in (
+        ("py", "Python"),
+        ("sh", "Bash"),
+        ("c++", "C++"),
+        ("TS", "TypeScript"),
+        ("sql", "SQL"),
+        ("klingon", ""),
+    ):
+        block = CodeBlock("x = 1", label)
+        qtbot.addWidget(block)
+        assert block.highlighter.lexer_name == name, label
+    plain = CodeBlock("SELECT * FROM t", "klingon")
+    qtbot.addWidget(plain)
+    assert colour_at(plain, 0, "SELECT") is None
+
+
+def test_an_unlabelled_block_is_guessed_among_common_languages(qtbot: QtBot) -> None:
+    shell = guess_lexer('#!/bin/bash\nfor f in *.csv; do sqlite3 p.db ".import $f p"; done')
+    assert shell is not None and shell.name == "Bash", "the shebang decides"
+    block = CodeBlock("#!/usr/bin/env python3\nimport os\nprint(os.getcwd())", "")
+    qtbot.addWidget(block)
+    assert block.highlighter.lexer_name == "Python"
+    assert block.language_label.text() == "code"
+    assert colour_at(block, 1, "import") == style_colour(LIGHT_STYLE, "Keyword.Namespace")
+    prose = CodeBlock("just some words, nothing to colour", "")
+    qtbot.addWidget(prose)
+    assert prose.highlighter.lexer_name == ""
+
+
+def test_a_streamed_block_ends_coloured_as_a_whole_one(qtbot: QtBot) -> None:
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.begin_reply()
+    reply = f"Here:\n\n```python\n{PYTHON}```\n"
+    for start in range(0, len(reply), 7):
+        view.append_text(reply[start : start + 7])
+        view.flush()
+    view.end_reply()
+    [block] = view.messages[-1].markdown.code_blocks()
+    whole = CodeBlock(PYTHON.rstrip("\n"), "python")
+    qtbot.addWidget(whole)
+    for line, text in ((0, "def"), (1, '"SELECT'), (2, "# first"), (2, "return")):
+        assert colour_at(block, line, text) == colour_at(whole, line, text), text
+
+
+def test_the_dark_theme_has_its_own_colours(qtbot: QtBot, qapp: QApplication) -> None:
+    theme.apply(qapp, scheme=Qt.ColorScheme.Dark)
+    try:
+        block = CodeBlock(PYTHON, "python")
+        qtbot.addWidget(block)
+        keyword = colour_at(block, 0, "def")
+        assert keyword == style_colour(DARK_STYLE, "Keyword")
+        assert keyword != style_colour(LIGHT_STYLE, "Keyword")
+        # Readable on the dark code background: clearly lighter than it.
+        assert keyword is not None
+        assert keyword.lightnessF() - theme.colours().code_background.lightnessF() > 0.3
+    finally:
+        theme.apply(qapp, scheme=Qt.ColorScheme.Light)
+
+
+def spans_of(block: CodeBlock) -> list[list[tuple[int, int, str]]]:
+    document = block.body.document()
+    found = []
+    for number in range(document.blockCount()):
+        layout = document.findBlockByNumber(number).layout()
+        found.append(
+            sorted(
+                (s.start, s.length, s.format.foreground().color().name()) for s in layout.formats()
+            )
+        )
+    return found
+
+
+def test_a_long_block_streams_in_at_the_cost_of_what_arrived(qtbot: QtBot) -> None:
+    unit = (
+        "def fastest(trains: list[Train]) -> Train:\n"
+        '    """The quickest one.\n\n'
+        '    def is not a keyword in here; neither is "return".\n'
+        '    """\n'
+        "    # a comment with 'quotes'\n"
+        "    return min(trains, key=lambda t: t.minutes)\n\n"
+    )
+    code = unit * 40  # ~8 KB
+    streamed = CodeBlock("", "python")
+    qtbot.addWidget(streamed)
+    for end in range(0, len(code) + 1, 37):
+        streamed.set_code(code[:end])
+    streamed.set_code(code)
+    assert streamed.highlighter.lexed_chars < len(unit) * 2, "only the tail was lexed again"
+    whole = CodeBlock(code, "python")
+    qtbot.addWidget(whole)
+    assert whole.highlighter.lexed_chars == len(code)
+    assert spans_of(streamed) == spans_of(whole)
+    assert streamed.body.toPlainText() == code
+    for block in (streamed, whole):
+        block.resize(300, 200)  # narrower than the longest line: a scroll bar's room
+    assert streamed.body.height() == whole.body.height()
+    docstring = colour_at(whole, 3, "def is not")
+    assert docstring == style_colour(LIGHT_STYLE, "Literal.String.Doc")
