@@ -49,13 +49,16 @@ def _item_html(item: RecalledMemory) -> str:
     content = invisible.reveal_html(
         item.content, c.invisible_marker.name(), c.invisible_marker_background.name()
     )
-    legs_text = (
-        " · ".join(f"<b>{html.escape(leg)}</b> #{item.ranks[leg]}" for leg in item.legs) or "–"
-    )
-    maths = (
-        f"rrf {item.rrf:.4f} × decay {item.decay:.3f} × weight {item.weight:.2f}"
-        f" = <b>{item.score:.4f}</b>"
-    )
+    found = [f"<b>{html.escape(leg)}</b> #{item.ranks[leg]}" for leg in item.legs]
+    if item.beside is not None:
+        found.append("said beside a top hit")
+    legs_text = " · ".join(found) or "–"
+    maths = f"rrf {item.rrf:.4f} × decay {item.decay:.3f} × weight {item.weight:.2f}"
+    if item.beside is not None:
+        maths = f"({maths} + beside {item.context:.4f})"
+    if item.time != 1.0:
+        maths += f" × named day {item.time:g}"
+    maths += f" = <b>{item.score:.4f}</b>"
     if item.tokens is not None:
         maths += f" · {item.tokens} tokens"
     return (

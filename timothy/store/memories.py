@@ -40,6 +40,37 @@ COLUMNS = (
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
+# The active episodic memories of the seeds' sessions, numbered in the order they were made;
+# each seed with those within `width` places of it.
+_AROUND_SQL = """
+WITH seeds AS (
+    SELECT seq FROM memories
+    WHERE id IN (SELECT value FROM json_each(:ids))
+      AND session_id IS NOT NULL AND type = 'episodic' AND status = 'active'
+),
+placed AS (
+    SELECT m.seq, m.id, m.session_id,
+           row_number() OVER (PARTITION BY m.session_id ORDER BY m.created_at, m.seq) AS place
+    FROM memories m
+    WHERE m.session_id IN (SELECT session_id FROM memories WHERE seq IN (SELECT seq FROM seeds))
+      AND m.status = 'active' AND m.type = 'episodic'
+)
+SELECT s.id, n.seq, abs(n.place - s.place)
+FROM placed s
+JOIN placed n ON n.session_id = s.session_id
+    AND n.place BETWEEN s.place - :width AND s.place + :width AND n.seq <> s.seq
+WHERE s.seq IN (SELECT seq FROM seeds)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """A memory said near another in the same session, `distance` places away."""
+
+    memory: Memory
+    distance: int
+
+
 # What happened to a memory, told to listeners after the write committed
 # (the embedding queue listens for "added", "promoted" and "superseded"; a consolidation
 # merge tells "superseded" with the canonical memory, a confidence decay tells "decayed").
@@ -236,6 +267,36 @@ class MemoryRepository:
                 (json.dumps(ids),),
             ).fetchall()
             return {memory.id: memory for memory in rows_to_memories(conn, rows)}
+
+    def around(self, memory_ids: Iterable[str], width: int) -> dict[str, builtins.list[Neighbour]]:
+        """For each of `memory_ids` that is an episodic memory of a session: the active
+        episodic memories of that session within `width` places of it, in the order they
+        were made (created_at, then insertion), nearest first. A memory of no session, or of
+        another type, has no neighbours."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids or width <= 0:
+            return {}
+        with self.db.read() as conn:
+            pairs = conn.execute(_AROUND_SQL, {"ids": json.dumps(ids), "width": width}).fetchall()
+            if not pairs:
+                return {}
+            seqs = sorted({int(str(seq)) for _, seq, _ in pairs})
+            rows = conn.execute(
+                f"SELECT {COLUMNS} FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))",
+                (json.dumps(seqs),),
+            ).fetchall()
+            by_seq = {
+                int(str(row[0])): memory
+                for row, memory in zip(rows, rows_to_memories(conn, rows), strict=True)
+            }
+        found: dict[str, builtins.list[Neighbour]] = {}
+        for seed, seq, distance in pairs:
+            memory = by_seq.get(int(str(seq)))
+            if memory is not None:
+                found.setdefault(str(seed), []).append(Neighbour(memory, int(str(distance))))
+        for neighbours in found.values():
+            neighbours.sort(key=lambda n: n.distance)
+        return found
 
     def list(
         self,
