@@ -352,7 +352,7 @@ class Recaller:
                 floors.setdefault(memory_id, {})[leg] = verdict
         ranked = fuse(admitted, active, self.settings, moment, decay=decay, floors=floors)
         # After fusion: the conversational neighbourhood, then the days the query names.
-        ranked = self._in_context(ranked, moment, decay)
+        ranked = self._in_context(ranked, moment, decay, active)
         ranked = at_time(ranked, text, self.settings, moment)
         below = tuple(
             BelowFloor(active[i], MappingProxyType(floors[i]))
@@ -375,7 +375,7 @@ class Recaller:
         return result
 
     def _in_context(
-        self, ranked: list[Candidate], moment: datetime, decay: bool
+        self, ranked: list[Candidate], moment: datetime, decay: bool, known: Mapping[str, Memory]
     ) -> list[Candidate]:
         """The fused list with the neighbourhood of its top episodic hits (context.py); as
         it was when there is none or it cannot be read."""
@@ -384,7 +384,9 @@ class Recaller:
             return ranked
         try:
             around = self.store.memories.around(
-                [candidate.memory.id for candidate in lenders], self.settings.neighbour_width
+                [candidate.memory.id for candidate in lenders],
+                self.settings.neighbour_width,
+                known,
             )
         except TimothyError as exc:
             log.warning("recall: the hits' neighbourhood could not be read: %s", _one_line(exc))

@@ -40,27 +40,19 @@ COLUMNS = (
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
-# The active episodic memories of the seeds' sessions, numbered in the order they were made;
-# each seed with those within `width` places of it.
-_AROUND_SQL = """
-WITH seeds AS (
-    SELECT seq FROM memories
-    WHERE id IN (SELECT value FROM json_each(:ids))
-      AND session_id IS NOT NULL AND type = 'episodic' AND status = 'active'
-),
-placed AS (
-    SELECT m.seq, m.id, m.session_id,
-           row_number() OVER (PARTITION BY m.session_id ORDER BY m.created_at, m.seq) AS place
-    FROM memories m
-    WHERE m.session_id IN (SELECT session_id FROM memories WHERE seq IN (SELECT seq FROM seeds))
-      AND m.status = 'active' AND m.type = 'episodic'
+# The seeds that can have neighbours: active episodic memories of a session.
+_SEEDS_SQL = (
+    "SELECT seq, id, session_id FROM memories WHERE id IN (SELECT value FROM json_each(?)) "
+    "AND session_id IS NOT NULL AND type = 'episodic' AND status = 'active'"
 )
-SELECT s.id, n.seq, abs(n.place - s.place)
-FROM placed s
-JOIN placed n ON n.session_id = s.session_id
-    AND n.place BETWEEN s.place - :width AND s.place + :width AND n.seq <> s.seq
-WHERE s.seq IN (SELECT seq FROM seeds)
-"""
+# Their sessions' active episodic memories, in the order they were made.
+# (The unary + keeps SQLite on the session index: a store holds far more active episodes
+# than a few sessions do.)
+_SESSIONS_SQL = (
+    "SELECT seq, id, session_id FROM memories "
+    "WHERE session_id IN (SELECT value FROM json_each(?)) "
+    "AND +type = 'episodic' AND +status = 'active' ORDER BY session_id, created_at, seq"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,32 +260,49 @@ class MemoryRepository:
             ).fetchall()
             return {memory.id: memory for memory in rows_to_memories(conn, rows)}
 
-    def around(self, memory_ids: Iterable[str], width: int) -> dict[str, builtins.list[Neighbour]]:
-        """For each of `memory_ids` that is an episodic memory of a session: the active
-        episodic memories of that session within `width` places of it, in the order they
-        were made (created_at, then insertion), nearest first. A memory of no session, or of
-        another type, has no neighbours."""
+    def around(
+        self, memory_ids: Iterable[str], width: int, known: Mapping[str, Memory] | None = None
+    ) -> dict[str, builtins.list[Neighbour]]:
+        """For each of `memory_ids` that is an active episodic memory of a session: the
+        active episodic memories of that session within `width` places of it, in the order
+        they were made (created_at, then insertion), nearest first. A memory of no session,
+        or of another type, has no neighbours. `known` (id -> memory) saves reading again
+        the neighbours the caller already holds."""
         ids = list(dict.fromkeys(memory_ids))
         if not ids or width <= 0:
             return {}
+        known = known or {}
         with self.db.read() as conn:
-            pairs = conn.execute(_AROUND_SQL, {"ids": json.dumps(ids), "width": width}).fetchall()
-            if not pairs:
+            found_seeds = conn.execute(_SEEDS_SQL, (json.dumps(ids),)).fetchall()
+            if not found_seeds:
                 return {}
-            seqs = sorted({int(str(seq)) for _, seq, _ in pairs})
-            rows = conn.execute(
-                f"SELECT {COLUMNS} FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))",
-                (json.dumps(seqs),),
-            ).fetchall()
-            by_seq = {
-                int(str(row[0])): memory
-                for row, memory in zip(rows, rows_to_memories(conn, rows), strict=True)
-            }
+            sessions = sorted({str(session) for _, _, session in found_seeds})
+            said: dict[str, list[str]] = {}
+            for _seq, memory_id, session in conn.execute(_SESSIONS_SQL, (json.dumps(sessions),)):
+                said.setdefault(str(session), []).append(str(memory_id))
+            pairs: list[tuple[str, str, int]] = []
+            for _seq, seed, session in found_seeds:
+                order = said.get(str(session), [])
+                if str(seed) not in order:
+                    continue
+                place = order.index(str(seed))
+                for other in range(max(0, place - width), min(len(order), place + width + 1)):
+                    if other != place:
+                        pairs.append((str(seed), order[other], abs(other - place)))
+            wanted = sorted({n for _, n, _ in pairs if n not in known})
+            read: dict[str, Memory] = {}
+            if wanted:
+                rows = conn.execute(
+                    f"SELECT {COLUMNS} FROM memories m "
+                    "WHERE m.id IN (SELECT value FROM json_each(?))",
+                    (json.dumps(wanted),),
+                ).fetchall()
+                read = {memory.id: memory for memory in rows_to_memories(conn, rows)}
         found: dict[str, builtins.list[Neighbour]] = {}
-        for seed, seq, distance in pairs:
-            memory = by_seq.get(int(str(seq)))
+        for seed, neighbour, distance in pairs:
+            memory = known.get(neighbour) or read.get(neighbour)
             if memory is not None:
-                found.setdefault(str(seed), []).append(Neighbour(memory, int(str(distance))))
+                found.setdefault(seed, []).append(Neighbour(memory, distance))
         for neighbours in found.values():
             neighbours.sort(key=lambda n: n.distance)
         return found
