@@ -24,6 +24,7 @@ Data: LoCoMo (Maharana et al., ACL 2024), CC BY-NC 4.0; see ../shared/bench/loco
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import statistics
@@ -327,15 +328,30 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NAME=VALUE",
         help="override a numeric recall setting (e.g. text_min_evidence=3.5); repeatable",
     )
+    parser.add_argument(
+        "--article",
+        action="store_true",
+        help="fuse as the article does (RecallSettings.article(): k 60, legs alike, no "
+        "neighbourhood, no named days)",
+    )
     args = parser.parse_args(argv)
-    overrides: dict[str, float] = {}
+    overrides: dict[str, Any] = {}
+    numbers: dict[str, Callable[[str], float]] = {
+        item.name: int if isinstance(item.default, int) else float
+        for item in dataclasses.fields(RecallSettings)
+        if isinstance(item.default, int | float) and not isinstance(item.default, bool)
+    }
     for item in args.set:
         name, _, value = item.partition("=")
+        name = name.strip()
+        if name not in numbers:
+            parser.error(f"--set {item}: {name!r} is not a numeric recall setting")
         try:
-            overrides[name.strip()] = float(value)
+            overrides[name] = numbers[name](value)
         except ValueError:
             parser.error(f"--set {item}: the value must be a number")
-    settings = RecallSettings(relevance_floor=not args.no_floor, **overrides)
+    make = RecallSettings.article if args.article else RecallSettings
+    settings = make(relevance_floor=not args.no_floor, **overrides)
     if args.embedder is not None and args.embedder not in EMBEDDERS:
         parser.error(
             f"unknown embedder {args.embedder!r}; available: "

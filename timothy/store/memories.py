@@ -40,19 +40,18 @@ COLUMNS = (
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
-# The seeds that can have neighbours: active episodic memories of a session.
-_SEEDS_SQL = (
-    "SELECT seq, id, session_id FROM memories WHERE id IN (SELECT value FROM json_each(?)) "
-    "AND session_id IS NOT NULL AND type = 'episodic' AND status = 'active'"
+# The active episodic memories of the sessions of the given memories, in the order they were
+# made. (The unary + keeps SQLite on the session index: a store holds far more active
+# episodes than a few sessions do.)
+_SESSIONS_SQL = """
+SELECT id, session_id FROM memories
+WHERE session_id IN (
+    SELECT session_id FROM memories
+    WHERE id IN (SELECT value FROM json_each(?)) AND session_id IS NOT NULL
 )
-# Their sessions' active episodic memories, in the order they were made.
-# (The unary + keeps SQLite on the session index: a store holds far more active episodes
-# than a few sessions do.)
-_SESSIONS_SQL = (
-    "SELECT seq, id, session_id FROM memories "
-    "WHERE session_id IN (SELECT value FROM json_each(?)) "
-    "AND +type = 'episodic' AND +status = 'active' ORDER BY session_id, created_at, seq"
-)
+AND +type = 'episodic' AND +status = 'active'
+ORDER BY session_id, created_at, seq
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,22 +272,21 @@ class MemoryRepository:
             return {}
         known = known or {}
         with self.db.read() as conn:
-            found_seeds = conn.execute(_SEEDS_SQL, (json.dumps(ids),)).fetchall()
-            if not found_seeds:
-                return {}
-            sessions = sorted({str(session) for _, _, session in found_seeds})
             said: dict[str, list[str]] = {}
-            for _seq, memory_id, session in conn.execute(_SESSIONS_SQL, (json.dumps(sessions),)):
+            for memory_id, session in conn.execute(_SESSIONS_SQL, (json.dumps(ids),)):
                 said.setdefault(str(session), []).append(str(memory_id))
+            if not said:
+                return {}
+            # A seed is in its session's list only if it is itself an active episode.
+            places = {m: (order, n) for order in said.values() for n, m in enumerate(order)}
             pairs: list[tuple[str, str, int]] = []
-            for _seq, seed, session in found_seeds:
-                order = said.get(str(session), [])
-                if str(seed) not in order:
+            for seed in ids:
+                if seed not in places:
                     continue
-                place = order.index(str(seed))
+                order, place = places[seed]
                 for other in range(max(0, place - width), min(len(order), place + width + 1)):
                     if other != place:
-                        pairs.append((str(seed), order[other], abs(other - place)))
+                        pairs.append((seed, order[other], abs(other - place)))
             wanted = sorted({n for _, n, _ in pairs if n not in known})
             read: dict[str, Memory] = {}
             if wanted:
