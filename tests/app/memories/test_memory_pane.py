@@ -353,11 +353,11 @@ def test_last_recall_explains_a_memory_said_beside_a_hit_on_a_named_day(
         beside="A",
         time=2.0,
     )
-    record = dataclasses.replace(RECALL, items=(beside,), ranked=(beside,))
+    record = dataclasses.replace(RECALL, items=(beside,), ranked=(WINDOW_SEATS, beside))
     pane.show_recall(record, "The reply of 14:05")
     pane.open_recall_tab()
     items = pane.recall_view.items_view.toPlainText()
-    assert "found by said beside a top hit" in items
+    assert "said beside #1\n" in items and "found by" not in items
     assert (
         "(rrf 0.0000 × decay 1.000 × weight 1.00 + beside 0.2000) × named day 2 = 0.4000" in items
     )
