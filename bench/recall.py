@@ -126,7 +126,8 @@ def build(folder: Path, size: int) -> Store:
                     status=MemoryStatus.ACTIVE,
                     confidence=1.0,
                     source=MemorySource.IMPORT,
-                    session_id=None,
+                    # Sessions of eight, so a turn's neighbourhood read (context.py) is timed.
+                    session_id=f"bench-{(start + offset) // 8}",
                     supersedes=None,
                     superseded_by=None,
                     created_at=when,

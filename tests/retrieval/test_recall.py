@@ -385,9 +385,11 @@ def test_json_shape(store: Store, recaller: Recaller) -> None:
     assert data["legs"] == {"vector": "off", "text": "ok", "entity": "ok"}
     (item,) = data["items"]
     assert item["ranks"] == {"vector": None, "text": 1, "entity": 1}
-    assert item["rrf"] == pytest.approx(2 / 61)
+    # The default fusion: k 10, text and entity legs weighing 1 each.
+    assert item["rrf"] == pytest.approx(2 / 11)
     assert item["decay"] == 1.0 and item["weight"] == 1.0
-    assert item["score"] == pytest.approx(2 / 61)
+    assert item["score"] == pytest.approx(2 / 11)
+    assert "context" not in item and "beside" not in item and "time" not in item
     assert item["tokens"] == count_tokens("- [semantic] green tea\n")
     (ranked,) = data["ranked"]
     assert ranked["id"] == item["id"] and "tokens" not in ranked

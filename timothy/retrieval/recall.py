@@ -21,6 +21,7 @@ from typing import Any
 
 from timothy.errors import InvalidInputError, RecallError, TimothyError
 from timothy.providers.base import EmbeddingProvider
+from timothy.retrieval.context import in_context, seeds
 from timothy.retrieval.floor import (
     Background,
     BelowFloor,
@@ -36,6 +37,7 @@ from timothy.retrieval.floor import (
 from timothy.retrieval.fusion import LEGS, Candidate, fuse
 from timothy.retrieval.pack import PackedItem, pack
 from timothy.retrieval.settings import RecallSettings
+from timothy.retrieval.when import at_time
 from timothy.retrieval.workers import DaemonPool
 from timothy.store import Store
 from timothy.store.records import LegVerdict, Memory, MemoryStatus, RecallRecord, utc_now
@@ -349,6 +351,9 @@ class Recaller:
             for memory_id, verdict in found.get(leg, {}).items():
                 floors.setdefault(memory_id, {})[leg] = verdict
         ranked = fuse(admitted, active, self.settings, moment, decay=decay, floors=floors)
+        # After fusion: the conversational neighbourhood, then the days the query names.
+        ranked = self._in_context(ranked, moment, decay, active)
+        ranked = at_time(ranked, text, self.settings, moment)
         below = tuple(
             BelowFloor(active[i], MappingProxyType(floors[i]))
             for i in ids
@@ -368,6 +373,25 @@ class Recaller:
         if mark and result.items:
             self._mark_retrieved(result.packed_ids, moment)
         return result
+
+    def _in_context(
+        self, ranked: list[Candidate], moment: datetime, decay: bool, known: Mapping[str, Memory]
+    ) -> list[Candidate]:
+        """The fused list with the neighbourhood of its top episodic hits (context.py); as
+        it was when there is none or it cannot be read."""
+        lenders = seeds(ranked, self.settings)
+        if not lenders:
+            return ranked
+        try:
+            around = self.store.memories.around(
+                [candidate.memory.id for candidate in lenders],
+                self.settings.neighbour_width,
+                known,
+            )
+        except TimothyError as exc:
+            log.warning("recall: the hits' neighbourhood could not be read: %s", _one_line(exc))
+            return ranked
+        return in_context(ranked, around, self.settings, moment, decay=decay)
 
     def _mark_retrieved(self, memory_ids: Sequence[str], now: datetime) -> None:
         """Stamp last_retrieved_at in the background; a failure is logged, never raised."""
