@@ -65,8 +65,13 @@ def read_chunks(conn: apsw.Connection, model: VecTable) -> Iterator[Batch]:
     _check_layout(conn, model)
     width = model.dimension * 4
     for chunk_id, size, validity, rowids, vectors in conn.execute(
+        # CROSS JOIN: the chunks in rowid order outside, each vector blob looked up by its
+        # table's real rowid (`_rowid_`: the column "rowid" is no alias of it), so nothing
+        # is sorted. SQLite otherwise scans the vector blobs first and sorts them, holding
+        # every vector of the model in a temporary b-tree (600 MB at 100k x 1,536).
         f'SELECT c.chunk_id, c.size, c.validity, c.rowids, v.vectors FROM "{model.table}_chunks" c '
-        f'JOIN "{model.table}_vector_chunks00" v ON v.rowid = c.chunk_id ORDER BY c.chunk_id'
+        f'CROSS JOIN "{model.table}_vector_chunks00" v '
+        "ON v._rowid_ = c.chunk_id AND v.rowid = c.chunk_id ORDER BY c.chunk_id"
     ):
         slots = int(str(size))
         if (

@@ -15,9 +15,11 @@ picked up by reading only the rows that changed.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import json
 import logging
+import sys
 import threading
 from collections.abc import Callable, Iterator
 
@@ -62,6 +64,27 @@ def single_threaded_blas() -> None:
         threadpool_limits(limits=1, user_api="blas")
     except Exception:  # an unknown BLAS build: slower, still correct
         log.warning("could not limit BLAS threads", exc_info=True)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, where the C library is glibc (None elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return trim
+
+
+def release_freed_memory() -> None:
+    """Hand the heap's free pages back to the system after a load. Loading codes chunk by
+    chunk frees tens of MB of temporaries that glibc keeps for reuse, pinned under what
+    stays (30 MB at 100k rows): the resident size would not come down on its own."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def unit_rows(rows: FloatArray, chunk: int = 4096) -> list[int]:
@@ -180,8 +203,10 @@ class VectorIndex:
         and keeps only the codes, so not even loading holds the float rows."""
         dimension = self.model.dimension
         expected = int(str(scalar(conn, f"SELECT count(*) FROM {self.model.table}")))
-        capacity = expected + max(64, expected // 16)
         lean = self._lean_at(expected)
+        # Room for some new rows without growing (a copy of everything); a lean copy's
+        # rows are 1,536 bytes each, a small share of spare room is already megabytes.
+        capacity = expected + max(64, expected // (64 if lean else 16))
         seqs = np.zeros(capacity, dtype=np.int64)
         rows = np.empty((0 if lean else capacity, dimension), dtype=np.float32)
         codes = QuantizedRows(dimension, capacity) if lean else None
@@ -208,6 +233,7 @@ class VectorIndex:
         self._rows, self._seqs, self._count, self._place = rows, seqs, count, place
         self._codes, self._lean = codes, lean
         self._code_when_large()
+        release_freed_memory()
         log.debug("loaded %d vectors of %s into memory", count, self.model.name)
 
     def _lean_at(self, count: int) -> bool:
