@@ -1,7 +1,8 @@
 """Recall: the three legs side by side, fused, packed into one block within a token budget.
 
-`Recaller.recall(query)` is what a chat turn calls before each reply. The legs run on their
-own threads (each with its own connection); one that fails or outlives the time bound is
+`Recaller.recall(query)` is what a chat turn calls before each reply. The legs run side by
+side (each with its own connection: the text leg on the caller's thread, whose statements stop
+at the deadline, the others on threads of their own); one that fails or outlives the time bound is
 logged and dropped, and only when every leg that ran failed does recall raise RecallError.
 Stamping `last_retrieved_at` of the packed memories happens afterwards, off the turn's path.
 """
@@ -50,8 +51,10 @@ LEG_OK = "ok"
 LEG_OFF = "off"
 # Recall reads at most this much of a query (a pasted document is searched by its start).
 MAX_QUERY_CHARS = 20_000
-# Threads for legs: three per recall, more only while a hung leg still holds one.
+# Threads for legs: two per recall, more only while a hung leg still holds one.
 LEG_THREADS = 8
+# The leg recall runs on its caller's thread (its SQLite statements stop at the deadline).
+INLINE_LEG = "text"
 
 # One leg's hits, best first: memory id -> how the hit fared against the leg's floor.
 Verdicts = dict[str, LegVerdict]
@@ -295,7 +298,18 @@ class Recaller:
         futures = {
             leg: self._legs.submit(functools.partial(self._with_memories, call, turn))
             for leg, call in calls.items()
+            if leg != INLINE_LEG
         }
+        # The text leg runs on the caller's thread, which would only wait meanwhile: one
+        # thread less to wake, and no wake-up of the caller when the legs are done. Its
+        # statements stop at the deadline (TimeoutError), so the bound still holds.
+        inline: Future[LegHits | None] = Future()
+        inline.set_running_or_notify_cancel()
+        try:
+            inline.set_result(self._with_memories(calls[INLINE_LEG], turn))
+        except Exception as failure:
+            inline.set_exception(failure)
+        futures[INLINE_LEG] = inline
         wait(futures.values(), timeout=max(0.0, deadline - time.monotonic()))
         found: dict[str, Verdicts] = {}
         status: dict[str, str] = {}
