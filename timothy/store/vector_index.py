@@ -6,9 +6,14 @@ of magnitude faster. From QUANTIZED_FROM_ROWS rows on, that product is itself bo
 speed (600 MB per query at 100k rows), so a first pass over int8 codes of the rows (a quarter
 of the bytes) bounds every row's cosine, and only the few rows that can still be in the top k
 are re-scored exactly (see quantized.py): the answer is the same, to the last place.
-Such a copy is lean: it keeps only the codes (150 MiB at 100k x 1,536 instead of 750 MiB with
-the float rows) and reads the few hundred float rows it re-scores straight from vec0's chunk
-blobs (`read_rows_at`), inside the same read transaction as the rest of the search.
+Such a copy can be lean (`float_rows_from_store`): it keeps only the codes (150 MiB at 100k x
+1,536 instead of 750 MiB with the float rows) and reads the few hundred float rows it
+re-scores straight from vec0's chunk blobs (`read_rows_at`), inside the same read transaction
+as the rest of the search. The answer is as exact, but it is off by default: vec0 keeps 1,024
+vectors in one 6 MB blob, and SQLite reaches a place inside a blob by walking its chain of
+overflow pages, so reading ~250 rows scattered over ~100 chunks walks most of the file
+(1-2 s per search at 100k on a busy 2-core machine, against ~30 ms with the rows in memory).
+Lean needs the float rows where one can be read on its own (a table of one row per vector).
 The copy follows the `vector_changes` counter, so writes from this or any other process are
 picked up by reading only the rows that changed.
 """
@@ -111,6 +116,7 @@ class VectorIndex:
         *,
         read_shadow_tables: bool = True,
         quantized_from: int | None = QUANTIZED_FROM_ROWS,
+        float_rows_from_store: bool = False,
     ) -> None:
         self.model = model
         # Read vec0's storage directly (fast); False goes through the vec0 table (slow).
@@ -118,6 +124,8 @@ class VectorIndex:
         # Rows from which searches scan int8 codes first; None: never (no codes are kept).
         self.quantized_from = quantized_from if quantized.available() else None
         self._codes: QuantizedRows | None = None
+        # Whether a coded copy may be lean (see `_lean_at`); off by default, see the module.
+        self.float_rows_from_store = float_rows_from_store
         # Lean: only the codes are kept; re-scoring reads its few float rows from the store.
         self._lean = False
         self._lock = threading.Lock()
@@ -240,7 +248,8 @@ class VectorIndex:
         """Whether a copy of `count` rows keeps only int8 codes, reading the few float rows
         the int8 pass leaves for exact re-scoring from the store (needs the fast reader)."""
         return (
-            self.quantized_from is not None
+            self.float_rows_from_store
+            and self.quantized_from is not None
             and count >= self.quantized_from
             and self.read_shadow_tables
         )
