@@ -15,7 +15,7 @@ verdict comes from the median of several rounds. Targets (end to end p50): <= sl
 Run from the repository root:
 
     .venv/bin/python bench/recall.py [--sizes 1000,10000,100000] [--queries 200]
-        [--rounds 5] [--keep DIR] [--no-embedder]
+        [--rounds 5] [--keep DIR] [--no-embedder] [--lean]
 
 Building the 100k store takes a few minutes; `--keep DIR` keeps the stores for the next run.
 """
@@ -47,6 +47,7 @@ from timothy.retrieval.pack import pack  # noqa: E402
 from timothy.store import Store  # noqa: E402
 from timothy.store.ids import new_id  # noqa: E402
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType  # noqa: E402
+from timothy.store.vector_index import VectorIndex  # noqa: E402
 from timothy.store.vectors import to_blob  # noqa: E402
 
 DIMENSION = 1536
@@ -239,7 +240,9 @@ def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def measure(folder: Path, size: int, queries: int, rounds: int, article: int) -> dict[str, object]:
+def measure(
+    folder: Path, size: int, queries: int, rounds: int, article: int, lean: bool = False
+) -> dict[str, object]:
     """One size, in this (fresh) process: what `main` prints, as JSON."""
     rng = random.Random(1)
     names = people(max(50, size // 100))
@@ -251,6 +254,8 @@ def measure(folder: Path, size: int, queries: int, rounds: int, article: int) ->
     model = store.vectors.active_model()
     assert model is not None and store.memories.count() == size
     search = store.search
+    if lean:  # the copy keeps only int8 codes, re-scoring reads float rows from the store
+        search._indexes[model.id] = VectorIndex(model, float_rows_from_store=True)  # type: ignore[attr-defined]
     figures: dict[str, object] = {"load_before": os.getloadavg()[0]}
     with Recaller(store, settings, ReadyEmbedder(vectors)) as recaller:
         started = time.perf_counter()
@@ -414,6 +419,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--article", type=int, default=50, help="queries for the article's path")
     parser.add_argument("--keep", type=Path, help="build (or reuse) the stores in this folder")
     parser.add_argument("--no-embedder", action="store_true", help="skip the local model's time")
+    parser.add_argument(
+        "--lean",
+        action="store_true",
+        help="large copies keep only int8 codes (float rows read from the store)",
+    )
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--embed-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -422,7 +432,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(embed_times(args.queries)))
         return 0
     if args.measure:
-        figures = measure(args.measure, sizes[0], args.queries, args.rounds, args.article)
+        figures = measure(
+            args.measure, sizes[0], args.queries, args.rounds, args.article, args.lean
+        )
         print(json.dumps(figures))
         return 0
     results: dict[int, dict[str, object]] = {}
@@ -438,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"--queries={args.queries}",
                     f"--rounds={args.rounds}",
                     f"--article={args.article}",
+                    *(["--lean"] if args.lean else []),
                 ]
             )
     if not args.no_embedder:
