@@ -1,29 +1,38 @@
-"""Recall speed on synthetic stores of 1k, 10k and 100k memories with 1536-d vectors.
+"""Recall speed and memory on synthetic stores of 1k, 10k and 100k memories, 1536-d vectors.
 
-Prints p50 and p95 of each leg on its own and of recall end to end (legs side by side,
-fusion, packing), against the targets: end to end p50 <= 5 ms at 1k, <= 10 ms at 10k,
-<= 40 ms at 100k. Also checks that the vector leg's top 30 equals sqlite-vec's exact scan.
+Each size is measured in a fresh process, so its resident memory is recall's own. Recall
+runs what a chat turn runs: the query's entity names are looked up, the vector leg's text
+is "embedded" by a provider that hands back a ready vector (the local model's own time is
+printed separately: it is the same at any store size), then the legs side by side, the
+floor, fusion and packing. Interleaved with it, query by query: each leg on its own, and a
+re-implementation of the article's path on the same store (its three queries one after
+another: sqlite-vec's exact scan, full text, entity; then fusion and packing).
+
+Printed per size: p50 and p95 of each leg and of recall end to end, the overhead beyond the
+slowest leg, the ratio to the article's sequential path, the process's resident memory; the
+verdict comes from the median of several rounds. Targets (end to end p50): <= slowest leg +
+1 ms and <= 4 ms at 1k, <= 8 ms at 10k, <= 30 ms at 100k; resident <= 250 MiB at 100k.
 Run from the repository root:
 
-    .venv/bin/python bench/recall.py [--sizes 1000,10000,100000] [--queries 200] [--keep DIR]
-    .venv/bin/python bench/recall.py --store postgresql://me@localhost/timothy_bench
+    .venv/bin/python bench/recall.py [--sizes 1000,10000,100000] [--queries 200]
+        [--rounds 5] [--keep DIR] [--no-embedder] [--lean]
 
 Building the 100k store takes a few minutes; `--keep DIR` keeps the stores for the next run.
-With `--store URL` the stores are on that PostgreSQL server (one schema per size, kept there
-for the next run), recall runs against the shared engine, and the vector check compares the
-vector leg with pgvector's own exact scan.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -33,15 +42,19 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from timothy.retrieval import Recaller, RecallSettings  # noqa: E402
+from timothy.retrieval.fusion import fuse  # noqa: E402
+from timothy.retrieval.pack import pack  # noqa: E402
 from timothy.store import Store  # noqa: E402
-from timothy.store.engine import StoreEngine  # noqa: E402
 from timothy.store.ids import new_id  # noqa: E402
-from timothy.store.postgres import PostgresStore  # noqa: E402
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType  # noqa: E402
+from timothy.store.vector_index import VectorIndex  # noqa: E402
+from timothy.store.vectors import to_blob  # noqa: E402
 
 DIMENSION = 1536
 MODEL = "bench/random-1536"
-TARGET_P50_MS = {1_000: 5.0, 10_000: 10.0, 100_000: 40.0}
+TARGET_P50_MS = {1_000: 4.0, 10_000: 8.0, 100_000: 30.0}
+TARGET_OVERHEAD_MS = 1.0
+TARGET_RSS_MIB = {100_000: 250.0}
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 FIRST = """Alice Bob Caroline Melanie Jon Gina John Maria Tim Audrey Andrew Nate Joanna Evan
@@ -106,21 +119,9 @@ def unit_vectors(rng: np.random.Generator, count: int) -> np.ndarray:
     return rows
 
 
-def open_on_server(url: str, size: int) -> PostgresStore:
-    """The bench store of `size` memories on a server: a schema of its own."""
-    import psycopg
-
-    schema = f"timothy_bench_{size}"
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-    separator = "&" if "?" in url else "?"
-    options = f"-c%20search_path%3D{schema}%2Cpublic"
-    return PostgresStore(f"{url}{separator}options={options}", follow_changes=False)
-
-
-def build(folder: Path, size: int, url: str | None = None) -> StoreEngine:
+def build(folder: Path, size: int) -> Store:
     """A store of `size` active memories with text, entities and 1536-d vectors."""
-    store: StoreEngine = open_on_server(url, size) if url else Store.open(folder)
+    store = Store.open(folder)
     if store.memories.count() == size:
         return store
     if store.memories.count():
@@ -144,7 +145,8 @@ def build(folder: Path, size: int, url: str | None = None) -> StoreEngine:
                     status=MemoryStatus.ACTIVE,
                     confidence=1.0,
                     source=MemorySource.IMPORT,
-                    session_id=None,
+                    # Sessions of eight, so a turn's neighbourhood read (context.py) is timed.
+                    session_id=f"bench-{(start + offset) // 8}",
                     supersedes=None,
                     superseded_by=None,
                     created_at=when,
@@ -160,8 +162,41 @@ def build(folder: Path, size: int, url: str | None = None) -> StoreEngine:
             ids = [m.id for m in memories]
             store.vectors.put_many(model, zip(ids, vectors, strict=True), conn=conn)
     store.vectors.set_active_model(MODEL)
-    print(f"  built {size:,} memories in {time.perf_counter() - started:.0f} s", flush=True)
+    say(f"  built {size:,} memories in {time.perf_counter() - started:.0f} s")
     return store
+
+
+class ReadyEmbedder:
+    """The store's embedding model as a provider that answers at once: a ready vector per
+    text (the same text, the same vector). Recall goes through its whole provider path (the
+    query's names looked up, the rest "embedded") without the model's own time."""
+
+    def __init__(self, vectors: np.ndarray) -> None:
+        self.vectors = [row.tolist() for row in vectors]
+
+    @property
+    def model_id(self) -> str:
+        return MODEL
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self.embed_query(text) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.vectors[zlib.crc32(text.encode("utf-8")) % len(self.vectors)]
+
+
+def memory_status() -> dict[str, float]:
+    """This process's resident memory now and at its peak (Linux /proc), in MiB."""
+    found = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            found[key] = int(value.split()[0]) / 1024
+    return found
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -169,91 +204,259 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[int(0.95 * (len(ordered) - 1))]
 
 
-def measure(store: StoreEngine, size: int, queries: int) -> dict[str, tuple[float, float]]:
+def timed(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return (time.perf_counter() - started) * 1000.0
+
+
+def sqlite_vec_knn(store: Store, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
+    """sqlite-vec's own exact k-NN (a full scan of its chunks) among active memories:
+    (id, cosine distance), nearest first; the article's vector leg on our store."""
+    model = store.vectors.active_model()
+    assert model is not None
+    with store.db.read() as conn:
+        rows = conn.execute(
+            f"SELECT m.id, v.distance FROM {model.table} v JOIN memories m ON m.seq = v.rowid "
+            "WHERE v.embedding MATCH ? AND k = ? AND m.status = 'active' ORDER BY v.distance",
+            (to_blob(vector, model.dimension), k),
+        ).fetchall()
+    return [(str(memory_id), float(distance)) for memory_id, distance in rows]
+
+
+def article_path(store: Store, settings: RecallSettings, text: str, vector: np.ndarray) -> object:
+    """The article's recall on our store, its three queries one after another: sqlite-vec's
+    exact k-NN, full text, entity; the memories read once; fusion and packing."""
+    limit = settings.per_leg_limit
+    legs = {
+        "vector": [memory_id for memory_id, _ in sqlite_vec_knn(store, vector, limit)],
+        "text": store.search.text(text, limit),
+        "entity": store.search.entity(text, limit),
+    }
+    memories = store.memories.get_many(i for ids in legs.values() for i in ids)
+    return pack(fuse(legs, memories, settings, NOW), settings.token_budget)
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def measure(
+    folder: Path, size: int, queries: int, rounds: int, article: int, lean: bool = False
+) -> dict[str, object]:
+    """One size, in this (fresh) process: what `main` prints, as JSON."""
     rng = random.Random(1)
     names = people(max(50, size // 100))
     texts = [query_text(rng, names) for _ in range(queries)]
     vectors = unit_vectors(np.random.default_rng(2), queries)
+    settings = RecallSettings()
+    limit = settings.per_leg_limit
+    store = Store.open(folder)
     model = store.vectors.active_model()
-    assert model is not None
+    assert model is not None and store.memories.count() == size
     search = store.search
-    limit = RecallSettings().per_leg_limit
-    figures: dict[str, tuple[float, float]] = {}
-    with Recaller(store, RecallSettings()) as recaller:
+    if lean:  # the copy keeps only int8 codes, re-scoring reads float rows from the store
+        search._indexes[model.id] = VectorIndex(model, float_rows_from_store=True)  # type: ignore[attr-defined]
+    figures: dict[str, object] = {"load_before": os.getloadavg()[0]}
+    with Recaller(store, settings, ReadyEmbedder(vectors)) as recaller:
         started = time.perf_counter()
         recaller.prepare().result()
-        print(f"  vectors into memory: {time.perf_counter() - started:.1f} s", flush=True)
-        # The in-memory copy must answer what sqlite-vec's exact scan answers.
+        figures["prepare_s"] = time.perf_counter() - started
+        # The vector leg's top 30 must be sqlite-vec's exact cosine top 30.
         for vector in vectors[:3]:
             ours = search.vector(model, vector, limit)
-            exact = store.vectors.nearest(model, vector, limit)
+            exact = sqlite_vec_knn(store, vector, limit)
             distance = dict(exact)
             for mine, (theirs, d) in zip(ours, exact, strict=True):
                 # Only a floating-point tie may swap two places.
                 if mine != theirs and abs(distance.get(mine, 2.0) - d) > 1e-6:
                     raise SystemExit("the vector leg's top 30 differs from sqlite-vec's")
-        print("  vector leg top 30 = sqlite-vec exact cosine top 30 (3 queries)")
-        for text, vector in zip(texts[:10], vectors[:10], strict=True):  # warm caches
-            recaller.recall(text, query_vector=vector, now=NOW, mark=False)
+        for text in texts[:10]:  # warm caches (and embed the floor's background once)
+            recaller.recall(text, now=NOW, mark=False)
         legs: dict[str, Callable[[str, np.ndarray], object]] = {
-            "vector leg": lambda _, v: search.vector(model, v, limit),
-            "text leg": lambda t, _: search.text(t, limit),
+            "vector leg": lambda _, v: search.vector_hits(model, v, limit),
+            "text leg": lambda t, _: search.text_hits(t, limit),
             "entity leg": lambda t, _: search.entity(t, limit),
-            "end to end": lambda t, v: recaller.recall(t, query_vector=v, now=NOW, mark=False),
         }
-        print(f"  machine load before timing (1-minute average): {os.getloadavg()[0]:.2f}")
-        for name, leg in legs.items():
-            samples = []
+        runs: list[dict[str, tuple[float, float]]] = []
+        for _ in range(rounds):
+            samples: dict[str, list[float]] = {name: [] for name in [*legs, "end to end"]}
             for text, vector in zip(texts, vectors, strict=True):
-                started = time.perf_counter()
-                leg(text, vector)
-                samples.append((time.perf_counter() - started) * 1000.0)
-            figures[name] = percentiles(samples)
-        print(f"  machine load after timing: {os.getloadavg()[0]:.2f} (2 cores)")
-        if not isinstance(store, Store):
-            return figures
+                for name, leg in legs.items():
+                    samples[name].append(timed(lambda leg=leg, t=text, v=vector: leg(t, v)))
+                samples["end to end"].append(
+                    timed(lambda t=text: recaller.recall(t, now=NOW, mark=False))
+                )
+            runs.append({name: percentiles(values) for name, values in samples.items()})
+        figures["runs"] = runs
+        figures.update(memory_status())
         index = search.index(model)  # type: ignore[attr-defined]
-        print(
-            f"  in-memory vectors: {index.size:,} rows, {index.nbytes / 2**20:,.0f} MiB"
-            f" (float32 rows{' and their int8 codes' if index.coded else ''})"
-        )
+        figures["index_mib"] = index.nbytes / 2**20
+        figures["coded"] = index.coded
+        figures["lean"] = index.lean
+        # The article's sequential path, paired query by query with ours.
+        ours_ms, theirs_ms = [], []
+        for text, vector in list(zip(texts, vectors, strict=True))[:article]:
+            theirs_ms.append(timed(lambda t=text, v=vector: article_path(store, settings, t, v)))
+            ours_ms.append(timed(lambda t=text: recaller.recall(t, now=NOW, mark=False)))
+        figures["article"] = (statistics.median(theirs_ms), statistics.median(ours_ms))
+    store.close()
+    figures["load_after"] = os.getloadavg()[0]
     return figures
 
 
+def embed_times(queries: int) -> dict[str, float]:
+    """The local model's time to embed a query (the same at any store size)."""
+    from timothy.providers.local import LocalEmbedder
+
+    rng = random.Random(1)
+    texts = [query_text(rng, people(1000)) for _ in range(queries)]
+    embedder = LocalEmbedder()
+    embedder.load()
+    for text in texts[:10]:
+        embedder.embed_query(text)
+    p50, p95 = percentiles([timed(lambda t=text: embedder.embed_query(t)) for text in texts])
+    return {"p50": p50, "p95": p95}
+
+
+def child(args: list[str]) -> dict[str, object]:
+    """Run this file in a fresh process; its last line of output is JSON."""
+    found = subprocess.run(
+        [sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True, check=True
+    )
+    figures: dict[str, object] = json.loads(found.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def held(figures: dict[str, object]) -> str:
+    """What the vector copy holds."""
+    if figures.get("lean"):
+        return "int8 codes only, float rows read from the store"
+    return "float32 rows and int8 codes" if figures["coded"] else "float32 rows"
+
+
+def report(sizes: list[int], results: dict[int, dict[str, object]]) -> None:
+    """The table, the overhead, the article ratio, memory, and the verdicts."""
+    cell = 24
+    print()
+    print(f"{'':<20}" + "".join(f"{f'{s:,}':>{cell}}" for s in sizes))
+    print(f"{'ms (median of rounds)':<20}" + "".join(f"{'p50':>12}{'p95':>12}" for _ in sizes))
+    medians: dict[int, dict[str, tuple[float, float]]] = {}
+    for size in sizes:
+        runs = results[size]["runs"]
+        assert isinstance(runs, list)
+        medians[size] = {
+            name: (
+                statistics.median(run[name][0] for run in runs),
+                statistics.median(run[name][1] for run in runs),
+            )
+            for name in runs[0]
+        }
+    names = ("vector leg", "text leg", "entity leg", "end to end")
+    for name in names:
+        row = "".join(f"{medians[s][name][0]:>12.2f}{medians[s][name][1]:>12.2f}" for s in sizes)
+        print(f"{name:<20}{row}")
+    verdicts: list[str] = []
+    for size in sizes:
+        figures = results[size]
+        runs = figures["runs"]
+        assert isinstance(runs, list)
+        overheads = [run["end to end"][0] - max(run[n][0] for n in names[:3]) for run in runs]
+        e2e = [run["end to end"][0] for run in runs]
+        overhead = statistics.median(overheads)
+        p50 = statistics.median(e2e)
+        theirs, ours = figures["article"]  # type: ignore[misc]
+        print(
+            f"\n{size:,} memories (load average {figures['load_before']:.2f} -> "
+            f"{figures['load_after']:.2f}, 2 cores)"
+        )
+        print(f"  end to end p50 per round: {', '.join(f'{v:.2f}' for v in e2e)} ms")
+        print(
+            "  overhead beyond the slowest leg per round: "
+            f"{', '.join(f'{v:.2f}' for v in overheads)} ms; median {overhead:.2f} ms"
+        )
+        print(
+            f"  article's sequential path: p50 {theirs:.2f} ms vs ours {ours:.2f} ms on the "
+            f"same queries: {theirs / ours:.1f}x"
+        )
+        print(
+            f"  resident: {figures['VmRSS']:.0f} MiB after timing, "
+            f"peak {figures['VmHWM']:.0f} MiB; vector copy {figures['index_mib']:.0f} MiB "
+            f"({held(figures)});"
+            f" loaded in {figures['prepare_s']:.1f} s"
+        )
+        target = TARGET_P50_MS.get(size)
+        if target is not None:
+            met = p50 <= target and overhead <= TARGET_OVERHEAD_MS
+            verdicts.append(
+                f"{size:,}: p50 {p50:.2f} ms (<= {target:g}: {'yes' if p50 <= target else 'no'}),"
+                f" overhead {overhead:.2f} ms (<= {TARGET_OVERHEAD_MS:g}: "
+                f"{'yes' if overhead <= TARGET_OVERHEAD_MS else 'no'}){'' if met else ' NOT MET'}"
+            )
+        rss_target = TARGET_RSS_MIB.get(size)
+        if rss_target is not None:
+            rss = float(figures["VmRSS"])  # type: ignore[arg-type]
+            verdicts.append(
+                f"{size:,}: resident {rss:.0f} MiB "
+                f"(<= {rss_target:g}: {'yes' if rss <= rss_target else 'no'})"
+            )
+    if "embed" in results.get(0, {}):
+        embed = results[0]["embed"]
+        assert isinstance(embed, dict)
+        print(
+            f"\nlocal model (all-MiniLM-L6-v2 int8), embedding a query: p50 {embed['p50']:.1f} ms,"
+            f" p95 {embed['p95']:.1f} ms (on top of end to end, at any size)"
+        )
+    print("\ntargets (median of rounds):")
+    for line in verdicts:
+        print("  " + line)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated sizes")
-    parser.add_argument("--queries", type=int, default=200, help="queries per size")
+    parser.add_argument("--queries", type=int, default=200, help="queries per round")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds per size (verdict: median)")
+    parser.add_argument("--article", type=int, default=50, help="queries for the article's path")
     parser.add_argument("--keep", type=Path, help="build (or reuse) the stores in this folder")
-    parser.add_argument("--store", metavar="URL", help="build (or reuse) them on this server")
+    parser.add_argument("--no-embedder", action="store_true", help="skip the local model's time")
+    parser.add_argument(
+        "--lean",
+        action="store_true",
+        help="large copies keep only int8 codes (float rows read from the store)",
+    )
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--embed-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    results: dict[int, dict[str, tuple[float, float]]] = {}
+    if args.embed_only:
+        print(json.dumps(embed_times(args.queries)))
+        return 0
+    if args.measure:
+        figures = measure(
+            args.measure, sizes[0], args.queries, args.rounds, args.article, args.lean
+        )
+        print(json.dumps(figures))
+        return 0
+    results: dict[int, dict[str, object]] = {}
     with tempfile.TemporaryDirectory(prefix="recall-bench-") as scratch:
         root = args.keep or Path(scratch)
         for size in sizes:
-            print(f"{size:,} memories", flush=True)
-            store = build(root / f"store-{size}", size, args.store)
-            try:
-                results[size] = measure(store, size, args.queries)
-            finally:
-                store.close()
-    print()
-    print(f"{'':<12}" + "".join(f"{f'{s:,}':>22}" for s in sizes))
-    print(f"{'ms':<12}" + "".join(f"{'p50':>11}{'p95':>11}" for _ in sizes))
-    for name in ("vector leg", "text leg", "entity leg", "end to end"):
-        row = "".join(f"{results[s][name][0]:>11.2f}{results[s][name][1]:>11.2f}" for s in sizes)
-        print(f"{name:<12}{row}")
-    verdicts = []
-    for size in sizes:
-        target = TARGET_P50_MS.get(size)
-        if target is not None:
-            p50 = results[size]["end to end"][0]
-            verdicts.append(
-                f"{size:,}: p50 {p50:.1f} ms {'<=' if p50 <= target else '>'} {target:g} ms"
+            say(f"{size:,} memories")
+            build(root / f"store-{size}", size).close()
+            results[size] = child(
+                [
+                    f"--measure={root / f'store-{size}'}",
+                    f"--sizes={size}",
+                    f"--queries={args.queries}",
+                    f"--rounds={args.rounds}",
+                    f"--article={args.article}",
+                    *(["--lean"] if args.lean else []),
+                ]
             )
-    if verdicts:
-        print("targets (end to end p50): " + "; ".join(verdicts))
+    if not args.no_embedder:
+        results[0] = {"embed": child(["--embed-only", f"--queries={args.queries}"])}
+    report(sizes, results)
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from timothy.retrieval.settings import RecallSettings
 from timothy.settings import OpenAISettings, Settings, load_settings, save_settings, settings_path
 
 
@@ -88,3 +89,25 @@ def test_consolidation_section_is_checked_on_load() -> None:
     data["consolidation"]["decay_floor"] = 3.0
     settings_path().write_text(json.dumps(data), encoding="utf-8")
     assert load_settings().consolidation == ConsolidationSettings()
+
+
+def test_a_file_saved_before_the_ranking_departures_takes_the_new_fusion_defaults() -> None:
+    """Saved with k 60 and minimum 0.005 as the defaults of the time: today's defaults apply;
+    a value the owner changed is kept, and a file saved today keeps what it says."""
+    path = settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = RecallSettings()
+    old = {"recall": {"rrf_k": 60, "min_score": 0.005, "token_budget": 800}}
+    path.write_text(json.dumps(old), encoding="utf-8")
+    loaded = load_settings().recall
+    assert (loaded.rrf_k, loaded.min_score) == (before.rrf_k, before.min_score)
+    assert loaded.token_budget == 800
+
+    old["recall"]["rrf_k"] = 30  # the owner's own choice
+    path.write_text(json.dumps(old), encoding="utf-8")
+    loaded = load_settings().recall
+    assert (loaded.rrf_k, loaded.min_score) == (30.0, before.min_score)
+
+    article = Settings(recall=RecallSettings.article())
+    save_settings(article)
+    assert load_settings().recall == article.recall

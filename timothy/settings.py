@@ -185,7 +185,22 @@ def load_settings(path: Path | None = None) -> Settings:
         with contextlib.suppress(OSError):
             os.replace(target, aside)
         return Settings()
-    return from_json(Settings, data)
+    return from_json(Settings, _upgraded(data))
+
+
+def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
+    """A file saved before recall's ranking departures (no `leg_weights` yet) holds the
+    article's k 60 and minimum 0.005 only because they were the defaults then: left in, they
+    would mix with the new weights, neighbours and days into a combination nobody measured.
+    They give way to today's defaults; values the owner changed are kept."""
+    recall = data.get("recall")
+    if not isinstance(recall, dict) or "leg_weights" in recall:
+        return data
+    recall = dict(recall)
+    for name, old_default in (("rrf_k", 60), ("min_score", 0.005)):
+        if recall.get(name) == old_default:
+            del recall[name]
+    return {**data, "recall": recall}
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> None:

@@ -69,6 +69,10 @@ def encoding() -> tiktoken.Encoding:
         if _encoding is None:
             os.environ["TIKTOKEN_CACHE_DIR"] = str(_prepare_cache())
             _encoding = tiktoken.get_encoding(ENCODING_NAME)
+            # The Python copy of the 200k merge ranks (33 MB) is only kept for pickling the
+            # encoding; the Rust core that encodes has its own. Every Timothy process holds
+            # an encoding, so it lets the copy go.
+            _encoding._mergeable_ranks = {}
         return _encoding
 
 

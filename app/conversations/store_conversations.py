@@ -10,6 +10,7 @@ with none, sending says why in a sentence.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -38,9 +39,26 @@ def summary_of(session: Session) -> ConversationSummary:
     return ConversationSummary(session.id, session.title or UNTITLED, session.updated_at)
 
 
+MARKDOWN_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+MARKDOWN_MARKS = re.compile(
+    r"(\*\*|__|~~|`+)"  # bold, strikethrough, code spans and fences
+    r"|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])"  # *emphasis*
+    r"|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)"  # _emphasis_ (not snake_case)
+    r"|^\s{0,3}(#{1,6}|>+)\s?",  # headings and quotes
+    re.MULTILINE,
+)
+
+
+def plain_text(markdown: str) -> str:
+    """Markdown as the owner reads it on screen: marks dropped, a link shown by its text."""
+    return MARKDOWN_MARKS.sub("", MARKDOWN_LINK.sub(r"\1", markdown))
+
+
 def snippet_of(text: str, terms: Sequence[str]) -> str | None:
-    """The part of `text` where every search term appears, starting a little before the first;
-    None when they do not all appear (matching in the folded form recall uses)."""
+    """The part of `text` where every search term appears, starting a little before the first,
+    as it reads on screen (no Markdown marks); None when they do not all appear (matching in
+    the folded form recall uses)."""
+    text = plain_text(text)
     folded = fold(text)
     if len(folded) != len(text):
         text = folded  # offsets would not line up ("ß" folds to "ss"): show the folded form

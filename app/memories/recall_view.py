@@ -43,19 +43,25 @@ ORDER_NOTE = (
 )
 
 
-def _item_html(item: RecalledMemory) -> str:
+def _item_html(item: RecalledMemory, ranks: dict[str, int] | None = None) -> str:
+    """One packed memory; `ranks` (id -> rank) names the hit it was said beside."""
     c = theme.colours()
     muted = c.muted.name()
     content = invisible.reveal_html(
         item.content, c.invisible_marker.name(), c.invisible_marker_background.name()
     )
-    legs_text = (
-        " · ".join(f"<b>{html.escape(leg)}</b> #{item.ranks[leg]}" for leg in item.legs) or "–"
-    )
-    maths = (
-        f"rrf {item.rrf:.4f} × decay {item.decay:.3f} × weight {item.weight:.2f}"
-        f" = <b>{item.score:.4f}</b>"
-    )
+    found = [f"<b>{html.escape(leg)}</b> #{item.ranks[leg]}" for leg in item.legs]
+    legs_text = "found by " + (" · ".join(found) or "–")
+    if item.beside is not None:
+        hit = (ranks or {}).get(item.beside)
+        beside = f"said beside #{hit}" if hit else "said beside a top hit"
+        legs_text = f"{legs_text} · {beside}" if found else beside
+    maths = f"rrf {item.rrf:.4f} × decay {item.decay:.3f} × weight {item.weight:.2f}"
+    if item.beside is not None:
+        maths = f"({maths} + beside {item.context:.4f})"
+    if item.time != 1.0:
+        maths += f" × named day {item.time:g}"
+    maths += f" = <b>{item.score:.4f}</b>"
     if item.tokens is not None:
         maths += f" · {item.tokens} tokens"
     return (
@@ -66,7 +72,7 @@ def _item_html(item: RecalledMemory) -> str:
         f'<span style="color:{type_colour(item.type).name()}; font-weight:600;">'
         f"{html.escape(item.type.value)}</span><br>"
         f"{content}<br>"
-        f'<span style="color:{muted}; font-size:small;">found by {legs_text}<br>{maths}</span>'
+        f'<span style="color:{muted}; font-size:small;">{legs_text}<br>{maths}</span>'
         f"</td></tr></table>"
     )
 
@@ -120,7 +126,8 @@ def items_html(recall: RecallRecord) -> str:
             f'<p style="color:{muted};">No memory was packed into the block for this turn '
             f"({why}).</p>" + below_floor_html(recall)
         )
-    rows = [_item_html(item) for item in recall.items]  # in the block's order
+    ranks = {candidate.id: candidate.rank for candidate in recall.ranked}
+    rows = [_item_html(item, ranks) for item in recall.items]  # in the block's order
     if len(recall.items) > 1:
         rows.insert(0, f'<p style="color:{muted}; font-size:small;">{ORDER_NOTE}</p>')
     if len(recall.ranked) > len(recall.items):

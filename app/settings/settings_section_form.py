@@ -46,6 +46,19 @@ LABELS: dict[str, tuple[str, str]] = {
     "type_weights": ("Weights by type", "Multiplies each memory type's score."),
     "rrf_k": ("Fusion constant k", "Reciprocal rank fusion: 1 / (k + rank)."),
     "min_score": ("Minimum score", "Below this a memory is never recalled."),
+    "leg_weights": ("Weights by search", "Multiplies each search leg's share: w / (k + rank)."),
+    "neighbour_share": (
+        "Said beside a hit: share",
+        "A memory said just before or after a top hit, in the same conversation, gains this "
+        "share of its score (0: off).",
+    ),
+    "neighbour_seeds": ("Said beside: top hits", "How many top hits lend their neighbours."),
+    "neighbour_width": ("Said beside: places", "How far before or after a hit counts."),
+    "time_boost": (
+        "Named day boost",
+        "When a message names a day or month, memories made then score (1 + this) times "
+        "as much (0: off).",
+    ),
     "vector_limit": ("Vector leg: top", "Candidates the vector search returns."),
     "text_limit": ("Text leg: top", "Candidates the full-text search returns."),
     "entity_limit": ("Entity leg: top", "Candidates the entity match returns."),

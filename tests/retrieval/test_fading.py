@@ -15,7 +15,11 @@ NOW = datetime(2025, 6, 1, tzinfo=UTC)
 
 
 def test_one_leg_alone_loses_a_memory_after_about_154_days() -> None:
-    # 90 * log2((1/61) / 0.005) = 154.18 days
+    # 90 * log2((1/61) / 0.005) = 154.18 days, the article's; the default k 10 with its
+    # minimum carried over (0.005 * 61 / 11) keeps the same horizon.
+    assert fading_after_days(MemoryType.SEMANTIC, RecallSettings.article()) == pytest.approx(
+        154.180696699, rel=1e-9
+    )
     assert fading_after_days(MemoryType.SEMANTIC, RecallSettings()) == pytest.approx(
         154.180696699, rel=1e-9
     )
@@ -41,7 +45,8 @@ def test_fading_lists_facts_past_the_bar_oldest_first(store: Store) -> None:
     assert [f.memory.id for f in found] == [pref.id, proc.id, at_155.id]
     assert at_154.id not in {f.memory.id for f in found}
     last = found[-1]
-    assert last.best_score == pytest.approx(0.004968549454, rel=1e-9)
+    # (1/11) * 0.5 ** (155 / 90): under 0.005 * 61 / 11, as (1/61) * ... is under 0.005
+    assert last.best_score == pytest.approx(0.004968549454 * 61 / 11, rel=1e-9)
     assert last.days_unconfirmed == pytest.approx(155)
     expected = at_155.created_at + timedelta(days=154.180696699)
     assert abs(last.faded_at - expected) < timedelta(seconds=1)

@@ -12,7 +12,10 @@ from timothy.retrieval.settings import RecallSettings
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
-DEFAULTS = RecallSettings()
+# These tests pin the article's fusion: the departures measured for issue 17 (k 10, leg
+# weights, neighbourhood, time) are off in RecallSettings.article(); tests/retrieval/
+# test_ranking.py pins them.
+DEFAULTS = RecallSettings.article()
 
 
 def memory(
@@ -46,6 +49,8 @@ def by_id(*memories: Memory) -> dict[str, Memory]:
 def test_the_seeds_defaults() -> None:
     assert DEFAULTS.rrf_k == 60
     assert DEFAULTS.min_score == 0.005
+    assert dict(DEFAULTS.leg_weights) == {"vector": 1.0, "text": 1.0, "entity": 1.0}
+    assert DEFAULTS.neighbour_share == 0 and DEFAULTS.time_boost == 0
     assert DEFAULTS.per_leg_limit == 30
     assert DEFAULTS.token_budget == 1000
     assert DEFAULTS.time_bound_seconds == 10.0
@@ -87,7 +92,7 @@ def test_two_legs_beat_one() -> None:
     [(0, 1.0), (45, 0.707106781187), (90, 0.5), (180, 0.25), (270, 0.125)],
 )
 def test_recency_decay_halves_every_ninety_days(days: float, decay: float) -> None:
-    no_minimum = RecallSettings(min_score=0)
+    no_minimum = RecallSettings.article(min_score=0)
     (candidate,) = fuse({"text": ["a"]}, by_id(memory("a", days_old=days)), no_minimum, NOW)
     assert candidate.explanation.decay == pytest.approx(decay, rel=1e-9)
     assert candidate.explanation.days_unconfirmed == pytest.approx(days)
@@ -107,7 +112,7 @@ def test_a_confirmation_in_the_future_counts_as_now() -> None:
 
 
 def test_half_life_is_per_type() -> None:
-    settings = RecallSettings(half_life_days={"episodic": 30})
+    settings = RecallSettings.article(half_life_days={"episodic": 30})
     ranked = fuse(
         {"text": ["e", "s"]},
         by_id(
@@ -131,7 +136,7 @@ def test_no_decay_scores_every_memory_as_if_new() -> None:
 
 
 def test_type_weights_apply_after_decay() -> None:
-    settings = RecallSettings(type_weights={"preference": 2.0, "episodic": 0.5})
+    settings = RecallSettings.article(type_weights={"preference": 2.0, "episodic": 0.5})
     ranked = fuse(
         {"text": ["p", "e", "s"]},
         by_id(
@@ -167,7 +172,7 @@ def test_the_minimum_score_cuts_just_below_and_keeps_just_above() -> None:
 
 
 def test_the_minimum_score_applies_after_weights() -> None:
-    settings = RecallSettings(type_weights={"semantic": 0.31, "episodic": 0.30})
+    settings = RecallSettings.article(type_weights={"semantic": 0.31, "episodic": 0.30})
     ranked = fuse(
         {"text": ["kept"], "vector": ["dropped"]},
         by_id(memory("kept"), memory("dropped", memory_type=MemoryType.EPISODIC)),

@@ -385,9 +385,11 @@ def test_json_shape(store: Store, recaller: Recaller) -> None:
     assert data["legs"] == {"vector": "off", "text": "ok", "entity": "ok"}
     (item,) = data["items"]
     assert item["ranks"] == {"vector": None, "text": 1, "entity": 1}
-    assert item["rrf"] == pytest.approx(2 / 61)
+    # The default fusion: k 10, text and entity legs weighing 1 each.
+    assert item["rrf"] == pytest.approx(2 / 11)
     assert item["decay"] == 1.0 and item["weight"] == 1.0
-    assert item["score"] == pytest.approx(2 / 61)
+    assert item["score"] == pytest.approx(2 / 11)
+    assert "context" not in item and "beside" not in item and "time" not in item
     assert item["tokens"] == count_tokens("- [semantic] green tea\n")
     (ranked,) = data["ranked"]
     assert ranked["id"] == item["id"] and "tokens" not in ranked
@@ -400,3 +402,43 @@ def test_a_huge_or_odd_query_is_handled(store: Store, recaller: Recaller) -> Non
     result = recaller.recall(query, now=NOW)
     assert result.ranked[0].memory.id == tea.id
     assert recaller.recall('\x00\u202e"*NEAR(', now=NOW).block == ""
+
+
+class ThreadNotingSearch(ScriptedSearch):
+    """The real legs, noting the thread each one ran on."""
+
+    def __init__(self, real: MemorySearch) -> None:
+        super().__init__(real)
+        self.threads: dict[str, threading.Thread] = {}
+
+    def text_hits(self, query: str, limit: int, *, deadline: float | None = None) -> TextHits:
+        self.threads["text"] = threading.current_thread()
+        return super().text_hits(query, limit, deadline=deadline)
+
+    def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+        self.threads["entity"] = threading.current_thread()
+        return super().entity(query, limit, deadline=deadline)
+
+
+def test_the_text_leg_runs_on_the_callers_thread_and_the_entity_leg_beside_it(
+    store: Store,
+) -> None:
+    tea = store.memories.add("Alice drinks green tea", entities=["Alice"])
+    search = ThreadNotingSearch(store.search)
+    with Recaller(store, search=search) as recaller:
+        result = recaller.recall("green tea for Alice", now=NOW)
+    assert result.legs["text"] == result.legs["entity"] == "ok"
+    assert [item.memory.id for item in result.items] == [tea.id]
+    assert search.threads["text"] is threading.current_thread()
+    assert search.threads["entity"] is not threading.current_thread()
+
+
+def test_the_text_leg_on_the_callers_thread_still_stops_at_the_deadline(store: Store) -> None:
+    store.memories.add("green tea")
+    with Recaller(store, RecallSettings(time_bound_seconds=1e-9)) as recaller:
+        started = time.monotonic()
+        with pytest.raises(RecallError) as failed:
+            recaller.recall("green tea", now=NOW)
+    assert failed.value.timed_out
+    assert "text failed: timed out" in str(failed.value)
+    assert time.monotonic() - started < 2.0

@@ -238,16 +238,80 @@ def test_codes_follow_new_replaced_and_zeroed_vectors(store: Store, data_dir: Pa
         assert_exact(store, index, model, query)
 
 
-def test_the_codes_are_counted_in_the_footprint(store: Store) -> None:
+def test_a_lean_copy_holds_the_codes_and_no_float_rows(store: Store) -> None:
     rows = random_rows(np.random.default_rng(26), 1000)
     model, _ = populate(store, rows)
-    with_codes, without = quantized(model), VectorIndex(model, quantized_from=None)
+    with_codes = VectorIndex(model, quantized_from=0, float_rows_from_store=True)
+    without = VectorIndex(model, quantized_from=None)
     with store.db.read() as conn:
         with_codes.refresh(conn)
         without.refresh(conn)
-    # A quarter more: one byte per number next to float32's four.
-    extra = with_codes.nbytes - without.nbytes
-    assert 1000 * DIM <= extra <= 1.2 * 1064 * (DIM + 24)
+    # One byte per number, and a few per row (scale, error, length, seq), with spare room;
+    # the float32 rows (four bytes per number) stay in the store.
+    assert with_codes.coded and with_codes.lean and not without.lean
+    assert 1000 * DIM <= with_codes.nbytes <= 1.2 * 1064 * (DIM + 32)
+    assert without.nbytes >= 4 * 1000 * DIM
+    assert with_codes.nbytes < without.nbytes / 3
+
+
+def assert_brute_force(
+    found: list[tuple[str, float]],
+    ids: list[str],
+    rows: np.ndarray,
+    active: list[int],
+    query: np.ndarray,
+    k: int = 30,
+) -> None:
+    """`found` is the k active rows nearest `query` by cosine, as worked out in float64 over
+    every row: the same ids in the same order, but for rows whose cosines differ by less
+    than float32's rounding (which may swap them), with the same scores."""
+    exact = rows.astype(np.float64)
+    exact /= np.linalg.norm(exact, axis=1, keepdims=True)
+    scores = exact @ (query.astype(np.float64) / np.linalg.norm(query))
+    best = sorted(active, key=lambda row: (-scores[row], row))[:k]
+    row_of = {memory_id: row for row, memory_id in enumerate(ids)}
+    assert len(found) == len(best)
+    for (memory_id, score), row in zip(found, best, strict=True):
+        assert abs(score - scores[row]) < 1e-5
+        if memory_id != ids[row]:
+            assert abs(scores[row_of[memory_id]] - scores[row]) < 1e-6, (memory_id, ids[row])
+
+
+@pytest.mark.parametrize("kind", ["random", "clustered"])
+def test_a_lean_copy_reads_float_rows_back_and_stays_exact(store: Store, kind: str) -> None:
+    rng = np.random.default_rng(29)
+    rows = random_rows(rng, 3000) if kind == "random" else clustered_rows(rng, 3000, centres=6)
+    model, ids = populate(store, rows)
+    for memory_id in ids[5::9]:
+        store.memories.archive(memory_id)
+    index = VectorIndex(model, quantized_from=0, float_rows_from_store=True)
+    active = [row for row in range(3000) if row % 9 != 5]
+    queries = [*random_rows(rng, 4), *rows[[0, 7, 2999]], *clustered_rows(rng, 3, centres=6)]
+    with store.db.read() as conn:
+        for query in queries:
+            assert_brute_force(index.nearest(conn, query, 30), ids, rows, active, query)
+        assert index.lean and index.nbytes < 3000 * DIM * 1.3  # no float row is held
+    # Rows written after the load are coded, not kept; re-scoring reads them back too.
+    rows[[1, 2]] = random_rows(rng, 2)
+    store.vectors.put_many(model, zip(ids[1:3], rows[1:3], strict=True))
+    with store.db.read() as conn:
+        for query in [rows[1], rows[2], *queries]:
+            assert_brute_force(index.nearest(conn, query, 30), ids, rows, active, query)
+        assert index.lean
+
+
+def test_without_the_fast_reader_a_coded_copy_keeps_its_float_rows(store: Store) -> None:
+    rng = np.random.default_rng(30)
+    rows = random_rows(rng, 1200)
+    model, ids = populate(store, rows)
+    index = VectorIndex(
+        model, quantized_from=0, read_shadow_tables=False, float_rows_from_store=True
+    )
+    query = random_rows(rng, 1)[0]
+    with store.db.read() as conn:
+        assert_brute_force(index.nearest(conn, query, 30), ids, rows, list(range(1200)), query)
+    # Reading rows one by one through vec0 is far too slow for every query's re-scoring.
+    assert index.coded and not index.lean and index.nbytes >= 4 * 1200 * DIM
 
 
 def test_codes_are_made_once_the_copy_grows_large(store: Store) -> None:
@@ -265,4 +329,4 @@ def test_codes_are_made_once_the_copy_grows_large(store: Store) -> None:
     assert assert_exact(store, index, model, query)[0] == new_ids[-1]
     with store.db.read() as conn:
         plain.refresh(conn)
-    assert index.coded and index.nbytes >= plain.nbytes + 1100 * DIM
+    assert index.coded and not index.lean and index.nbytes >= plain.nbytes + 1100 * DIM

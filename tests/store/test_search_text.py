@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from timothy.store import Store
+from timothy.store.search import fts_total
 from timothy.text import fts_query, query_terms
 
 CORPUS = [
@@ -174,3 +175,24 @@ def test_arbitrary_text_never_raises(corpus_store: Store, query: str) -> None:
         expression = fts_query(query, operator=operator, prefix_last=operator == "AND")
         if expression is not None:
             match(corpus_store, expression)
+
+
+@pytest.mark.sqlite_only  # FTS5's own record: the file's text index
+def test_the_index_size_is_read_from_fts5s_own_count(store: Store) -> None:
+    """text_hits' `total` comes from FTS5's averages record, not a count of the whole index;
+    it must follow adds, edits, archiving and forgetting for good as count(*) does."""
+
+    def both() -> tuple[int, int]:
+        with store.db.read() as conn:
+            counted = conn.execute("SELECT count(*) FROM memories_fts").fetchall()[0][0]
+            return fts_total(conn), int(counted)
+
+    assert both() == (0, 0)
+    memories = [store.memories.add(f"the tea garden number {i}") for i in range(300)]
+    assert both() == (300, 300)
+    store.memories.supersede(memories[0].id, "the tea garden, renamed")
+    store.memories.archive(memories[1].id)
+    store.memories.forget([memories[2].id])
+    total, counted = both()
+    assert total == counted and total >= 298
+    assert store.search.text_hits("tea garden", 5).total == counted

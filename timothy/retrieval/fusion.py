@@ -1,4 +1,11 @@
-"""Fusion: reciprocal rank fusion of the legs, recency decay, type weights, the minimum bar."""
+"""Fusion: reciprocal rank fusion of the legs, recency decay, type weights, the minimum bar.
+
+A memory's score is rrf * decay * weight (+ context), where rrf sums, over the legs that
+found it, leg_weight / (rrf_k + rank); with `RecallSettings.article()` (every leg weighing
+1, k 60) that is the article's formula exactly. `context` is what the conversational
+neighbourhood adds afterwards (timothy/retrieval/context.py), 0 unless a top hit was said
+beside it; `time` the factor of a day the question names (timothy/retrieval/when.py).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +25,7 @@ SECONDS_PER_DAY = 86_400.0
 
 @dataclass(frozen=True, slots=True)
 class Explanation:
-    """Why a memory scored what it did: score = rrf * decay * weight."""
+    """Why a memory scored what it did: score = rrf * decay * weight * time + context."""
 
     ranks: Mapping[str, int]  # leg -> rank in that leg (from 1), only legs that found it
     rrf: float
@@ -26,6 +33,11 @@ class Explanation:
     weight: float
     score: float
     days_unconfirmed: float
+    # What the conversational neighbourhood added, and the memory said beside it that did.
+    context: float = 0.0
+    beside: str | None = None
+    # The factor of a day the question names (1: none named, or not made then).
+    time: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +73,9 @@ class Candidate:
             days_unconfirmed=why.days_unconfirmed,
             tokens=tokens,
             floors=self.floors,
+            context=why.context,
+            beside=why.beside,
+            time=why.time,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -83,8 +98,30 @@ def decay_factor(memory: Memory, now: datetime, settings: RecallSettings) -> flo
 
 
 def rrf_term(rank: int, settings: RecallSettings) -> float:
-    """One leg's share of a memory's score: 1 / (k + rank), rank from 1."""
+    """One leg's share of a memory's score at leg weight 1: 1 / (k + rank), rank from 1."""
     return 1.0 / (settings.rrf_k + rank)
+
+
+def leg_term(leg: str, rank: int, settings: RecallSettings) -> float:
+    """One leg's share of a memory's score: its leg weight / (k + rank)."""
+    return settings.leg_weight(leg) * rrf_term(rank, settings)
+
+
+def ordered(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Best first, placed from 1. Ties: higher RRF sum, then more recently confirmed, then id."""
+    best_first = sorted(
+        candidates,
+        key=lambda c: (
+            -c.explanation.score,
+            -c.explanation.rrf,
+            -confirmed_at(c.memory).timestamp(),
+            c.memory.id,
+        ),
+    )
+    return [
+        Candidate(c.memory, c.explanation, rank=place, floors=c.floors)
+        for place, c in enumerate(best_first, start=1)
+    ]
 
 
 def fuse(
@@ -111,18 +148,18 @@ def fuse(
         memory = memories.get(memory_id)
         if memory is None:
             continue
-        rrf = sum(rrf_term(rank, settings) for rank in found.values())
+        rrf = sum(leg_term(leg, rank, settings) for leg, rank in found.items())
         factor = decay_factor(memory, now, settings) if decay else 1.0
         weight = settings.weight(memory.type)
         score = rrf * factor * weight
         if score < settings.min_score:
             continue
-        ordered = {leg: found[leg] for leg in (*LEGS, *sorted(found)) if leg in found}
+        by_leg = {leg: found[leg] for leg in (*LEGS, *sorted(found)) if leg in found}
         scored.append(
             Candidate(
                 memory,
                 Explanation(
-                    ranks=ordered,
+                    ranks=by_leg,
                     rrf=rrf,
                     decay=factor,
                     weight=weight,
@@ -132,15 +169,4 @@ def fuse(
                 floors=MappingProxyType(dict(floors.get(memory_id, {}))) if floors else _NO_FLOORS,
             )
         )
-    scored.sort(
-        key=lambda c: (
-            -c.explanation.score,
-            -c.explanation.rrf,
-            -confirmed_at(c.memory).timestamp(),
-            c.memory.id,
-        )
-    )
-    return [
-        Candidate(c.memory, c.explanation, rank=place, floors=c.floors)
-        for place, c in enumerate(scored, start=1)
-    ]
+    return ordered(scored)

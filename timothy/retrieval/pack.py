@@ -51,6 +51,12 @@ def line_tokens(line: str) -> int:
     return count_tokens(line)
 
 
+@functools.lru_cache(maxsize=8192)
+def rendered(memory_type: MemoryType, content: str) -> str:
+    """render_item, kept: the same memories come back turn after turn."""
+    return render_item(memory_type, content)
+
+
 @functools.cache
 def frame_tokens() -> int:
     """What the open and close of the block cost together."""
@@ -78,7 +84,7 @@ def pack(candidates: Sequence[Candidate], budget: int) -> Packed:
     for candidate in candidates:
         if room < smallest_item_tokens():
             break
-        line = render_item(candidate.memory.type, candidate.memory.content)
+        line = rendered(candidate.memory.type, candidate.memory.content)
         cost = line_tokens(line)
         if cost <= room:
             chosen.append((candidate, line, cost))

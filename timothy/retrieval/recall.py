@@ -1,7 +1,8 @@
 """Recall: the three legs side by side, fused, packed into one block within a token budget.
 
-`Recaller.recall(query)` is what a chat turn calls before each reply. The legs run on their
-own threads (each with its own connection); one that fails or outlives the time bound is
+`Recaller.recall(query)` is what a chat turn calls before each reply. The legs run side by
+side (each with its own connection: the text leg on the caller's thread, whose statements stop
+at the deadline, the others on threads of their own); one that fails or outlives the time bound is
 logged and dropped, and only when every leg that ran failed does recall raise RecallError.
 Stamping `last_retrieved_at` of the packed memories happens afterwards, off the turn's path.
 """
@@ -21,6 +22,7 @@ from typing import Any
 
 from timothy.errors import InvalidInputError, RecallError, TimothyError
 from timothy.providers.base import EmbeddingProvider
+from timothy.retrieval.context import in_context, seeds
 from timothy.retrieval.floor import (
     Background,
     BelowFloor,
@@ -36,6 +38,7 @@ from timothy.retrieval.floor import (
 from timothy.retrieval.fusion import LEGS, Candidate, fuse
 from timothy.retrieval.pack import PackedItem, pack
 from timothy.retrieval.settings import RecallSettings
+from timothy.retrieval.when import at_time
 from timothy.retrieval.workers import DaemonPool
 from timothy.store.engine import StoreEngine
 from timothy.store.records import LegVerdict, Memory, MemoryStatus, RecallRecord, utc_now
@@ -50,8 +53,10 @@ LEG_OK = "ok"
 LEG_OFF = "off"
 # Recall reads at most this much of a query (a pasted document is searched by its start).
 MAX_QUERY_CHARS = 20_000
-# Threads for legs: three per recall, more only while a hung leg still holds one.
+# Threads for legs: two per recall, more only while a hung leg still holds one.
 LEG_THREADS = 8
+# The leg recall runs on its caller's thread (its SQLite statements stop at the deadline).
+INLINE_LEG = "text"
 
 # One leg's hits, best first: memory id -> how the hit fared against the leg's floor.
 Verdicts = dict[str, LegVerdict]
@@ -109,6 +114,43 @@ def vector_text(query: str, names: Sequence[str]) -> str:
         return query
     rest = cut_names(query, names, MAX_NAME_WORDS)
     return rest if query_terms(rest) else query
+
+
+class _Turn:
+    """What the parts of one recall share across its threads, each read once: the entity
+    names the query names (the vector leg cuts them from what it embeds, the floor vouches
+    for them) and the memories the legs found (a memory two legs found is read once)."""
+
+    def __init__(
+        self, names: Callable[[], list[str]], read: Callable[[list[str]], dict[str, Memory]]
+    ):
+        self._look_up = names
+        self._read = read
+        self._lock = threading.Lock()
+        self._names_lock = threading.Lock()
+        self._names: list[str] | None = None
+        self.memories: dict[str, Memory] = {}
+
+    def names(self) -> list[str]:
+        with self._names_lock:
+            if self._names is None:
+                self._names = self._look_up()
+            return self._names
+
+    def read_so_far(self) -> dict[str, Memory]:
+        with self._lock:
+            return dict(self.memories)
+
+    def read(self, ids: list[str]) -> dict[str, Memory]:
+        """The memories of `ids` (those still stored), reading only those no leg read yet."""
+        with self._lock:
+            missing = [i for i in ids if i not in self.memories]
+        if missing:
+            read = self._read(missing)
+            with self._lock:
+                self.memories.update(read)
+        with self._lock:
+            return {i: self.memories[i] for i in ids if i in self.memories}
 
 
 def _one_line(exc: BaseException, limit: int = 200) -> str:
@@ -177,7 +219,7 @@ class Recaller:
     # -- the legs -----------------------------------------------------------------------
 
     def _vector_leg(
-        self, query: str, query_vector: Vector | None, limit: int, deadline: float
+        self, query: str, query_vector: Vector | None, limit: int, deadline: float, turn: _Turn
     ) -> Verdicts | None:
         """The vector leg's hits judged by its floor, or None when it is off (no model, no
         vectors, no provider)."""
@@ -199,7 +241,7 @@ class Recaller:
                 return None
             if not query_terms(query):
                 return {}
-            query_vector = embedder.embed_query(vector_text(query, self._names(query, deadline)))
+            query_vector = embedder.embed_query(vector_text(query, turn.names()))
         elif not self.search.has_vectors(model):
             return None
         hits = self.search.vector_hits(model, query_vector, limit, deadline=deadline)
@@ -232,7 +274,7 @@ class Recaller:
             log.warning("recall: the query's names could not be read: %s", _one_line(exc))
             return []
 
-    def _with_memories(self, leg: Callable[[], Verdicts | None]) -> LegHits | None:
+    def _with_memories(self, leg: Callable[[], Verdicts | None], turn: _Turn) -> LegHits | None:
         """A leg's hits and their memories, both read on the leg's own thread: everything
         that can block (the store, the embedding provider) stays off the caller's thread,
         so recall as a whole keeps its one deadline."""
@@ -240,25 +282,36 @@ class Recaller:
         if verdicts is None:
             return None
         try:
-            return verdicts, self.store.memories.get_many(list(verdicts)) if verdicts else {}
+            return verdicts, turn.read(list(verdicts)) if verdicts else {}
         except TimothyError as exc:
             raise RecallError(f"the memories could not be read ({exc})") from exc
 
     def _run_legs(
-        self, query: str, query_vector: Vector | None, deadline: float, memories: dict[str, Memory]
+        self, query: str, query_vector: Vector | None, deadline: float, turn: _Turn
     ) -> tuple[dict[str, Verdicts], dict[str, str]]:
         """Each leg's hits (judged by its floor) and status; the memories of the hits are
-        read into `memories`."""
+        read into `turn.memories`."""
         limit = self.settings.per_leg_limit
         calls: dict[str, Callable[[], Verdicts | None]] = {
-            "vector": lambda: self._vector_leg(query, query_vector, limit, deadline),
+            "vector": lambda: self._vector_leg(query, query_vector, limit, deadline, turn),
             "text": lambda: self._text_leg(query, limit, deadline),
             "entity": lambda: self._entity_leg(query, limit, deadline),
         }
         futures = {
-            leg: self._legs.submit(functools.partial(self._with_memories, call))
+            leg: self._legs.submit(functools.partial(self._with_memories, call, turn))
             for leg, call in calls.items()
+            if leg != INLINE_LEG
         }
+        # The text leg runs on the caller's thread, which would only wait meanwhile: one
+        # thread less to wake, and no wake-up of the caller when the legs are done. Its
+        # statements stop at the deadline (TimeoutError), so the bound still holds.
+        inline: Future[LegHits | None] = Future()
+        inline.set_running_or_notify_cancel()
+        try:
+            inline.set_result(self._with_memories(calls[INLINE_LEG], turn))
+        except Exception as failure:
+            inline.set_exception(failure)
+        futures[INLINE_LEG] = inline
         wait(futures.values(), timeout=max(0.0, deadline - time.monotonic()))
         found: dict[str, Verdicts] = {}
         status: dict[str, str] = {}
@@ -288,8 +341,7 @@ class Recaller:
                 status[leg] = LEG_OFF
             else:
                 status[leg] = LEG_OK
-                found[leg], read = hits
-                memories.update(read)
+                found[leg] = hits[0]
         ran = [leg for leg in LEGS if status[leg] != LEG_OFF]
         if ran and not any(status[leg] == LEG_OK for leg in ran):
             reasons = "; ".join(f"{leg} {status[leg]}" for leg in ran)
@@ -327,15 +379,20 @@ class Recaller:
         moment = now or utc_now()
         text = query[:MAX_QUERY_CHARS]
 
-        memories: dict[str, Memory] = {}
-        found, status = self._run_legs(text, query_vector, deadline, memories)
+        turn = _Turn(
+            lambda: self._names(text, deadline),
+            self.store.memories.get_many,
+        )
+        found, status = self._run_legs(text, query_vector, deadline, turn)
+        # A copy: a leg left behind at the deadline may still be reading into the turn.
+        memories = turn.read_so_far()
         ids = list(dict.fromkeys(i for leg in LEGS for i in found.get(leg, ())))
         # A memory archived or superseded since its leg ran is not recalled.
         active = {i: m for i, m in memories.items() if m.status is MemoryStatus.ACTIVE}
         if self.settings.relevance_floor:
             if "text" in found:
                 found["text"] = second_opinion(found["text"], found.get("vector"), self.settings)
-            names = self._names(text, deadline) if "entity" in found else []
+            names = turn.names() if "entity" in found else []
             found = {
                 leg: vouch_for_named(verdicts, active, names) for leg, verdicts in found.items()
             }
@@ -349,6 +406,9 @@ class Recaller:
             for memory_id, verdict in found.get(leg, {}).items():
                 floors.setdefault(memory_id, {})[leg] = verdict
         ranked = fuse(admitted, active, self.settings, moment, decay=decay, floors=floors)
+        # After fusion: the conversational neighbourhood, then the days the query names.
+        ranked = self._in_context(ranked, moment, decay, active)
+        ranked = at_time(ranked, text, self.settings, moment)
         below = tuple(
             BelowFloor(active[i], MappingProxyType(floors[i]))
             for i in ids
@@ -368,6 +428,25 @@ class Recaller:
         if mark and result.items:
             self._mark_retrieved(result.packed_ids, moment)
         return result
+
+    def _in_context(
+        self, ranked: list[Candidate], moment: datetime, decay: bool, known: Mapping[str, Memory]
+    ) -> list[Candidate]:
+        """The fused list with the neighbourhood of its top episodic hits (context.py); as
+        it was when there is none or it cannot be read."""
+        lenders = seeds(ranked, self.settings)
+        if not lenders:
+            return ranked
+        try:
+            around = self.store.memories.around(
+                [candidate.memory.id for candidate in lenders],
+                self.settings.neighbour_width,
+                known,
+            )
+        except TimothyError as exc:
+            log.warning("recall: the hits' neighbourhood could not be read: %s", _one_line(exc))
+            return ranked
+        return in_context(ranked, around, self.settings, moment, decay=decay)
 
     def _mark_retrieved(self, memory_ids: Sequence[str], now: datetime) -> None:
         """Stamp last_retrieved_at in the background; a failure is logged, never raised."""

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from timothy.store.forget import ForgetReport, Redaction
-from timothy.store.memories import ConfidenceDecay, MemoryListener, StaleMemory
+from timothy.store.memories import ConfidenceDecay, MemoryListener, Neighbour, StaleMemory
 from timothy.store.records import (
     Memory,
     MemorySource,
@@ -48,6 +48,9 @@ class MemoryRepo(Protocol):
 
     def get(self, memory_id: str) -> Memory: ...
     def get_many(self, memory_ids: Iterable[str]) -> dict[str, Memory]: ...
+    def around(
+        self, memory_ids: Iterable[str], width: int, known: Mapping[str, Memory] | None = None
+    ) -> dict[str, builtins.list[Neighbour]]: ...
     def list(
         self,
         *,

@@ -40,6 +40,28 @@ COLUMNS = (
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
+# The active episodic memories of the sessions of the given memories, in the order they were
+# made. (The unary + keeps SQLite on the session index: a store holds far more active
+# episodes than a few sessions do.)
+_SESSIONS_SQL = """
+SELECT id, session_id FROM memories
+WHERE session_id IN (
+    SELECT session_id FROM memories
+    WHERE id IN (SELECT value FROM json_each(?)) AND session_id IS NOT NULL
+)
+AND +type = 'episodic' AND +status = 'active'
+ORDER BY session_id, created_at, seq
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """A memory said near another in the same session, `distance` places away."""
+
+    memory: Memory
+    distance: int
+
+
 # What happened to a memory, told to listeners after the write committed
 # (the embedding queue listens for "added", "promoted" and "superseded"; a consolidation
 # merge tells "superseded" with the canonical memory, a confidence decay tells "decayed").
@@ -236,6 +258,52 @@ class MemoryRepository:
                 (json.dumps(ids),),
             ).fetchall()
             return {memory.id: memory for memory in rows_to_memories(conn, rows)}
+
+    def around(
+        self, memory_ids: Iterable[str], width: int, known: Mapping[str, Memory] | None = None
+    ) -> dict[str, builtins.list[Neighbour]]:
+        """For each of `memory_ids` that is an active episodic memory of a session: the
+        active episodic memories of that session within `width` places of it, in the order
+        they were made (created_at, then insertion), nearest first. A memory of no session,
+        or of another type, has no neighbours. `known` (id -> memory) saves reading again
+        the neighbours the caller already holds."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids or width <= 0:
+            return {}
+        known = known or {}
+        with self.db.read() as conn:
+            said: dict[str, list[str]] = {}
+            for memory_id, session in conn.execute(_SESSIONS_SQL, (json.dumps(ids),)):
+                said.setdefault(str(session), []).append(str(memory_id))
+            if not said:
+                return {}
+            # A seed is in its session's list only if it is itself an active episode.
+            places = {m: (order, n) for order in said.values() for n, m in enumerate(order)}
+            pairs: list[tuple[str, str, int]] = []
+            for seed in ids:
+                if seed not in places:
+                    continue
+                order, place = places[seed]
+                for other in range(max(0, place - width), min(len(order), place + width + 1)):
+                    if other != place:
+                        pairs.append((seed, order[other], abs(other - place)))
+            wanted = sorted({n for _, n, _ in pairs if n not in known})
+            read: dict[str, Memory] = {}
+            if wanted:
+                rows = conn.execute(
+                    f"SELECT {COLUMNS} FROM memories m "
+                    "WHERE m.id IN (SELECT value FROM json_each(?))",
+                    (json.dumps(wanted),),
+                ).fetchall()
+                read = {memory.id: memory for memory in rows_to_memories(conn, rows)}
+        found: dict[str, builtins.list[Neighbour]] = {}
+        for seed, neighbour, distance in pairs:
+            memory = known.get(neighbour) or read.get(neighbour)
+            if memory is not None:
+                found.setdefault(seed, []).append(Neighbour(memory, distance))
+        for neighbours in found.values():
+            neighbours.sort(key=lambda n: n.distance)
+        return found
 
     def list(
         self,

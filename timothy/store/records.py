@@ -262,8 +262,8 @@ _NO_FLOORS: Mapping[str, LegVerdict] = MappingProxyType({})
 @dataclass(frozen=True, slots=True)
 class RecalledMemory:
     """One memory as recall found it on a turn, with why it scored what it did
-    (score = rrf * decay * weight). Kept with the turn, so it is a copy of the memory's
-    words as they were then, not a live memory."""
+    (score = (rrf * decay * weight + context) * time). Kept with the turn, so it is a copy of
+    the memory's words as they were then, not a live memory."""
 
     id: str
     type: MemoryType
@@ -281,6 +281,11 @@ class RecalledMemory:
     tokens: int | None = None  # what its rendered line cost, for a packed memory
     # Each leg that found it: the relevance floor it cleared or missed.
     floors: Mapping[str, LegVerdict] = field(default_factory=lambda: _NO_FLOORS)
+    # What being said beside a top hit added to its score, and that hit's id.
+    context: float = 0.0
+    beside: str | None = None
+    # The factor of a day the question names (1: none, or not made then).
+    time: float = 1.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ranks", MappingProxyType(dict(self.ranks)))
@@ -311,6 +316,11 @@ class RecalledMemory:
             data["floors"] = _floors_json(self.floors)
         if self.tokens is not None:
             data["tokens"] = self.tokens
+        if self.beside is not None:
+            data["context"] = self.context
+            data["beside"] = self.beside
+        if self.time != 1.0:
+            data["time"] = self.time
         return data
 
     @classmethod
@@ -336,6 +346,9 @@ class RecalledMemory:
             days_unconfirmed=float(data.get("days_unconfirmed") or 0.0),
             tokens=None if tokens is None else int(tokens),
             floors=_floors_from_json(data.get("floors")),
+            context=float(data.get("context") or 0.0),
+            beside=None if data.get("beside") is None else str(data["beside"]),
+            time=float(data.get("time") or 1.0),
         )
 
 

@@ -6,15 +6,25 @@ of magnitude faster. From QUANTIZED_FROM_ROWS rows on, that product is itself bo
 speed (600 MB per query at 100k rows), so a first pass over int8 codes of the rows (a quarter
 of the bytes) bounds every row's cosine, and only the few rows that can still be in the top k
 are re-scored exactly (see quantized.py): the answer is the same, to the last place.
+Such a copy can be lean (`float_rows_from_store`): it keeps only the codes (150 MiB at 100k x
+1,536 instead of 750 MiB with the float rows) and reads the few hundred float rows it
+re-scores straight from vec0's chunk blobs (`read_rows_at`), inside the same read transaction
+as the rest of the search. The answer is as exact, but it is off by default: vec0 keeps 1,024
+vectors in one 6 MB blob, and SQLite reaches a place inside a blob by walking its chain of
+overflow pages, so reading ~250 rows scattered over ~100 chunks walks most of the file
+(1-2 s per search at 100k on a busy 2-core machine, against ~30 ms with the rows in memory).
+Lean needs the float rows where one can be read on its own (a table of one row per vector).
 The copy follows the `vector_changes` counter, so writes from this or any other process are
 picked up by reading only the rows that changed.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import json
 import logging
+import sys
 import threading
 from collections.abc import Callable, Iterator
 
@@ -31,6 +41,7 @@ from timothy.store.vec_storage import (
     ShadowLayoutError,
     read_chunks,
     read_rows,
+    read_rows_at,
     read_some,
     read_some_rows,
 )
@@ -60,6 +71,27 @@ def single_threaded_blas() -> None:
         log.warning("could not limit BLAS threads", exc_info=True)
 
 
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, where the C library is glibc (None elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return trim
+
+
+def release_freed_memory() -> None:
+    """Hand the heap's free pages back to the system after a load. Loading codes chunk by
+    chunk frees tens of MB of temporaries that glibc keeps for reuse, pinned under what
+    stays (30 MB at 100k rows): the resident size would not come down on its own."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
 def unit_rows(rows: FloatArray, chunk: int = 4096) -> list[int]:
     """Scale rows to length 1 in place, a chunk at a time (no full-size temporary);
     returns the indexes of all-zero rows, which stay zero."""
@@ -84,6 +116,7 @@ class VectorIndex:
         *,
         read_shadow_tables: bool = True,
         quantized_from: int | None = QUANTIZED_FROM_ROWS,
+        float_rows_from_store: bool = False,
     ) -> None:
         self.model = model
         # Read vec0's storage directly (fast); False goes through the vec0 table (slow).
@@ -91,6 +124,10 @@ class VectorIndex:
         # Rows from which searches scan int8 codes first; None: never (no codes are kept).
         self.quantized_from = quantized_from if quantized.available() else None
         self._codes: QuantizedRows | None = None
+        # Whether a coded copy may be lean (see `_lean_at`); off by default, see the module.
+        self.float_rows_from_store = float_rows_from_store
+        # Lean: only the codes are kept; re-scoring reads its few float rows from the store.
+        self._lean = False
         self._lock = threading.Lock()
         self._rows: FloatArray = np.zeros((0, model.dimension), dtype=np.float32)
         self._seqs: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
@@ -109,8 +146,14 @@ class VectorIndex:
         return self._codes is not None
 
     @property
+    def lean(self) -> bool:
+        """Whether only the int8 codes are held (the float rows stay in the store)."""
+        return self._lean
+
+    @property
     def nbytes(self) -> int:
-        """Bytes held: the float32 rows, their int8 codes and the memory seqs."""
+        """Bytes held: the float32 rows (none in a lean copy), the int8 codes and the
+        memory seqs."""
         codes = self._codes.nbytes if self._codes is not None else 0
         return int(self._rows.nbytes + self._seqs.nbytes + codes)
 
@@ -163,27 +206,53 @@ class VectorIndex:
         self._fill(conn, read_rows(conn, self.model))
 
     def _fill(self, conn: apsw.Connection, batches: Iterator[Batch]) -> None:
-        """Replace the copy with `batches`, written straight into one preallocated matrix."""
+        """Replace the copy with `batches`. A small copy keeps float32 rows, written straight
+        into one preallocated matrix; a large one (see `lean`) codes each batch as it comes
+        and keeps only the codes, so not even loading holds the float rows."""
+        dimension = self.model.dimension
         expected = int(str(scalar(conn, f"SELECT count(*) FROM {self.model.table}")))
-        capacity = expected + max(64, expected // 16)
-        rows = np.empty((capacity, self.model.dimension), dtype=np.float32)
+        lean = self._lean_at(expected)
+        # Room for some new rows without growing (a copy of everything); a lean copy's
+        # rows are 1,536 bytes each, a small share of spare room is already megabytes.
+        capacity = expected + max(64, expected // (64 if lean else 16))
         seqs = np.zeros(capacity, dtype=np.int64)
+        rows = np.empty((0 if lean else capacity, dimension), dtype=np.float32)
+        codes = QuantizedRows(dimension, capacity) if lean else None
+        zero: list[int] = []
         count = 0
         for batch_seqs, batch_rows in batches:
             size = batch_seqs.shape[0]
-            if count + size > rows.shape[0]:
-                rows, seqs = self._grown(rows, seqs, count + size)
-            rows[count : count + size] = batch_rows
+            if count + size > seqs.shape[0]:
+                seqs, rows = self._grown(seqs, rows, codes, count + size)
+            if codes is not None:
+                part = np.array(batch_rows, dtype=np.float32)  # a copy: scaled in place
+                zero.extend(place + count for place in unit_rows(part))
+                codes.put(np.arange(count, count + size), part)
+            else:
+                rows[count : count + size] = batch_rows
             seqs[count : count + size] = batch_seqs
             count += size
         place = {seq: row for row, seq in enumerate(seqs[:count].tolist())}
         if count != expected or len(place) != count:
             raise ShadowLayoutError(f"{self.model.table} read {count} vectors of {expected}")
-        self._zero = set(unit_rows(rows[:count]))
+        if codes is None:
+            zero = unit_rows(rows[:count])
+        self._zero = set(zero)
         self._rows, self._seqs, self._count, self._place = rows, seqs, count, place
-        self._codes = None
+        self._codes, self._lean = codes, lean
         self._code_when_large()
+        release_freed_memory()
         log.debug("loaded %d vectors of %s into memory", count, self.model.name)
+
+    def _lean_at(self, count: int) -> bool:
+        """Whether a copy of `count` rows keeps only int8 codes, reading the few float rows
+        the int8 pass leaves for exact re-scoring from the store (needs the fast reader)."""
+        return (
+            self.float_rows_from_store
+            and self.quantized_from is not None
+            and count >= self.quantized_from
+            and self.read_shadow_tables
+        )
 
     def _load_changed(self, conn: apsw.Connection) -> None:
         seqs = [
@@ -206,6 +275,7 @@ class VectorIndex:
         if not self.read_shadow_tables:
             vectors = read_some_rows(conn, self.model, seqs)
         changed: list[int] = []
+        units: list[FloatArray] = []
         for seq in seqs:
             vector = vectors.get(seq)
             if vector is None:  # no longer stored: keep the row, matching nothing
@@ -216,45 +286,58 @@ class VectorIndex:
                 vector /= norm
             row = self._place.get(seq)
             if row is None:
-                if self._count == self._rows.shape[0]:
-                    self._rows, self._seqs = self._grown(self._rows, self._seqs, self._count + 1)
-                    if self._codes is not None:
-                        self._codes.reserve(self._rows.shape[0])
+                if self._count == self._seqs.shape[0]:
+                    self._seqs, self._rows = self._grown(
+                        self._seqs, self._rows, self._codes, self._count + 1
+                    )
                 row = self._count
                 self._count += 1
                 self._seqs[row] = seq
                 self._place[seq] = row
-            self._rows[row] = vector
+            if not self._lean:
+                self._rows[row] = vector
             changed.append(row)
+            units.append(vector)
             if norm > 0:
                 self._zero.discard(row)
             else:
                 self._zero.add(row)
         if self._codes is not None and changed:
-            places = np.asarray(changed, dtype=np.intp)
-            self._codes.put(places, self._rows[places])
+            self._codes.put(np.asarray(changed, dtype=np.intp), np.vstack(units))
         self._code_when_large()
         log.debug("caught up with %d changed vectors of %s", len(seqs), self.model.name)
 
     def _code_when_large(self) -> None:
         """Code every row once the copy is large enough to be searched through codes (below
-        that the codes would only take room)."""
+        that the codes would only take room), then let the float rows go (`_lean_at`)."""
         wanted = self.quantized_from is not None and self._count >= self.quantized_from
         if wanted and self._codes is None:
-            codes = QuantizedRows(self.model.dimension, self._rows.shape[0])
+            codes = QuantizedRows(self.model.dimension, self._seqs.shape[0])
             codes.put(np.arange(self._count), self._rows[: self._count])
             self._codes = codes
+        if self._codes is not None and not self._lean and self._lean_at(self._count):
+            self._rows = np.zeros((0, self.model.dimension), dtype=np.float32)
+            self._lean = True
 
-    @staticmethod
     def _grown(
-        rows: FloatArray, seqs: npt.NDArray[np.int64], needed: int
-    ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
-        capacity = max(needed, rows.shape[0] + max(64, rows.shape[0] // 4))
-        new_rows = np.empty((capacity, rows.shape[1]), dtype=np.float32)
-        new_rows[: rows.shape[0]] = rows
+        self,
+        seqs: npt.NDArray[np.int64],
+        rows: FloatArray,
+        codes: QuantizedRows | None,
+        needed: int,
+    ) -> tuple[npt.NDArray[np.int64], FloatArray]:
+        """Room for `needed` rows: the seqs, the float rows (unless there are none, in a
+        lean copy) and the codes (grown in place)."""
+        capacity = max(needed, seqs.shape[0] + max(64, seqs.shape[0] // 4))
         new_seqs = np.zeros(capacity, dtype=np.int64)
         new_seqs[: seqs.shape[0]] = seqs
-        return new_rows, new_seqs
+        if rows.shape[0]:
+            new_rows = np.empty((capacity, rows.shape[1]), dtype=np.float32)
+            new_rows[: rows.shape[0]] = rows
+            rows = new_rows
+        if codes is not None:
+            codes.reserve(capacity)
+        return new_seqs, rows
 
     # -- searching ----------------------------------------------------------------------
 
@@ -263,7 +346,8 @@ class VectorIndex:
     ) -> list[tuple[str, float]]:
         """The `limit` memories of `status` most similar to `query`: (id, cosine similarity),
         best first, ties by memory order. Exact: every stored vector is compared (through
-        its int8 codes first, for large copies, with a bound that leaves no row out)."""
+        its int8 codes first, for large copies, with a bound that leaves no row out; the
+        rows it leaves in the running are read back from the store and scored exactly)."""
         vector = np.asarray(query, dtype=np.float32).reshape(-1)
         if vector.shape[0] != self.model.dimension:
             raise ValueError(
@@ -275,29 +359,75 @@ class VectorIndex:
             return []
         single_threaded_blas()
         with self._lock:
-            self._refresh(conn)
-            count = self._count
-            if count == 0:
-                return []
-            unit = vector / np.float32(norm)
-            rows = self._rows
-            zero = np.fromiter(self._zero, dtype=np.intp, count=len(self._zero))
-            rescore: Callable[[npt.NDArray[np.intp]], Float64Array]
-            if self._codes is not None:
-                lower, upper = self._codes.bounds(unit, count, keep=limit, excluded=zero)
+            # One read transaction: the copy, the float rows read back and the statuses
+            # all come from the same snapshot of the store.
+            own = not conn.in_transaction
+            if own:
+                conn.execute("BEGIN")
+            try:
+                return self._nearest(conn, vector / np.float32(norm), limit, status)
+            finally:
+                if own and conn.in_transaction:
+                    try:
+                        conn.execute("COMMIT")
+                    except apsw.Error:
+                        conn.execute("ROLLBACK")
+
+    def _nearest(
+        self, conn: apsw.Connection, unit: FloatArray, limit: int, status: str
+    ) -> list[tuple[str, float]]:
+        self._refresh(conn)
+        count = self._count
+        if count == 0:
+            return []
+        rows, seqs = self._rows, self._seqs
+        zero = np.fromiter(self._zero, dtype=np.intp, count=len(self._zero))
+        rescore: Callable[[npt.NDArray[np.intp]], Float64Array]
+        if self._codes is not None:
+            lower, upper = self._codes.bounds(unit, count, keep=limit, excluded=zero)
+            if self._lean:
+
+                def rescore(places: npt.NDArray[np.intp]) -> Float64Array:
+                    return self._scores_from_store(conn, seqs[places], unit)
+
+            else:
 
                 def rescore(places: npt.NDArray[np.intp]) -> Float64Array:
                     return (rows[places] @ unit).astype(np.float64)
 
-            else:
-                scores = (rows[:count] @ unit).astype(np.float64)
-                scores[zero] = -np.inf
-                lower = upper = scores
+        else:
+            scores = (rows[:count] @ unit).astype(np.float64)
+            scores[zero] = -np.inf
+            lower = upper = scores
 
-                def rescore(places: npt.NDArray[np.intp]) -> Float64Array:
-                    return scores[places]
+            def rescore(places: npt.NDArray[np.intp]) -> Float64Array:
+                return scores[places]
 
-            return _best_of_status(conn, self._seqs[:count], lower, upper, rescore, limit, status)
+        return _best_of_status(conn, seqs[:count], lower, upper, rescore, limit, status)
+
+    def _scores_from_store(
+        self, conn: apsw.Connection, seqs: npt.NDArray[np.int64], unit: FloatArray
+    ) -> Float64Array:
+        """Exact scores of a few rows, their float vectors read from the store and scaled
+        to length 1 as the copy scales them; a row no longer stored matches nothing."""
+        rows: FloatArray | None = None
+        if self.read_shadow_tables:
+            try:
+                rows, found = read_rows_at(conn, self.model, seqs)
+            except ShadowLayoutError as exc:
+                log.warning("reading %s row by row (slow): %s", self.model.table, exc)
+                self.read_shadow_tables = False
+        if rows is None:
+            vectors = read_some_rows(conn, self.model, seqs.tolist())
+            rows = np.zeros((seqs.shape[0], self.model.dimension), dtype=np.float32)
+            found = np.zeros(seqs.shape[0], dtype=np.bool_)
+            for place, seq in enumerate(seqs.tolist()):
+                if seq in vectors:
+                    rows[place], found[place] = vectors[seq], True
+        unit_rows(rows)
+        scores = (rows @ unit).astype(np.float64)
+        scores[~found] = -np.inf
+        return scores
 
 
 def _best_of_status(

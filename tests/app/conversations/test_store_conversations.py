@@ -11,7 +11,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.conversations.chat_port import ChatUnavailableError
-from app.conversations.store_conversations import StoreConversations
+from app.conversations.store_conversations import StoreConversations, snippet_of
 from tests.app.conftest import WindowFactory, settle
 from timothy.providers.base import CancelToken
 from timothy.store import MemoryStatus, Store
@@ -223,3 +223,15 @@ def test_the_window_lists_and_opens_stored_conversations(
     settle(qtbot, window.workers)
     assert window.chat.conversation_id == older
     assert window.chat.title_label.text() == "Garden plans"
+
+
+def test_a_search_snippet_reads_as_the_screen_shows_it_without_markdown_marks() -> None:
+    reply = (
+        "## Plan\n> Take the **night train** from [Lisbon](https://cp.pt) with `my_ticket` "
+        "and *book* a couchette_bed early."
+    )
+    snippet = snippet_of(reply, ["night", "train"])
+    assert snippet is not None
+    assert "night train from Lisbon with my_ticket and book a couchette_bed" in snippet
+    assert not any(mark in snippet for mark in ("**", "`", "](", "##", ">"))
+    assert snippet_of("**night** only", ["night", "train"]) is None

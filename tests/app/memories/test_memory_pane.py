@@ -344,6 +344,25 @@ def test_still_true_cards_say_why_they_are_there(
     assert facts.delegate.sizeHint(option, index).height() < with_note
 
 
+def test_last_recall_explains_a_memory_said_beside_a_hit_on_a_named_day(
+    qtbot: QtBot, pane: MemoryPane
+) -> None:
+    beside = dataclasses.replace(
+        recalled("N", MemoryType.EPISODIC, "Adoption agencies", {}, rank=1, rrf=0.0, score=0.4),
+        context=0.2,
+        beside="A",
+        time=2.0,
+    )
+    record = dataclasses.replace(RECALL, items=(beside,), ranked=(WINDOW_SEATS, beside))
+    pane.show_recall(record, "The reply of 14:05")
+    pane.open_recall_tab()
+    items = pane.recall_view.items_view.toPlainText()
+    assert "said beside #1\n" in items and "found by" not in items
+    assert (
+        "(rrf 0.0000 × decay 1.000 × weight 1.00 + beside 0.2000) × named day 2 = 0.4000" in items
+    )
+
+
 def test_still_true_follows_the_owners_recall_settings(
     qtbot: QtBot, store: Store, workers: Workers
 ) -> None:

@@ -24,6 +24,7 @@ from timothy.store.ids import could_be_stored, new_id
 from timothy.store.memories import (
     ConfidenceDecay,
     MemoryListener,
+    Neighbour,
     StaleMemory,
     parse_source,
     parse_status,
@@ -112,6 +113,54 @@ class PgMemoryRepository:
                 f"SELECT {COLUMNS} FROM memories m WHERE m.id = ANY(%s)", (ids,)
             ).fetchall()
             return {memory.id: memory for memory in rows_to_memories(conn, rows)}
+
+    def around(
+        self, memory_ids: Iterable[str], width: int, known: Mapping[str, Memory] | None = None
+    ) -> dict[str, builtins.list[Neighbour]]:
+        """For each of `memory_ids` that is an active episodic memory of a session: the
+        active episodic memories of that session within `width` places of it, in the order
+        they were made (created_at, then insertion), nearest first (as the file's
+        `MemoryRepository.around`). `known` saves reading again what the caller holds."""
+        ids = [i for i in dict.fromkeys(memory_ids) if could_be_stored(i)]
+        if not ids or width <= 0:
+            return {}
+        known = known or {}
+        with self.db.read() as conn:
+            said: dict[str, builtins.list[str]] = {}
+            for memory_id, session in conn.execute(
+                "SELECT id, session_id FROM memories WHERE session_id IN ("
+                "SELECT session_id FROM memories WHERE id = ANY(%s) AND session_id IS NOT NULL"
+                ") AND type = 'episodic' AND status = 'active' "
+                "ORDER BY session_id, created_at, seq",
+                (ids,),
+            ).fetchall():
+                said.setdefault(str(session), []).append(str(memory_id))
+            if not said:
+                return {}
+            places = {m: (order, n) for order in said.values() for n, m in enumerate(order)}
+            pairs: builtins.list[tuple[str, str, int]] = []
+            for seed in ids:
+                if seed not in places:
+                    continue
+                order, place = places[seed]
+                for other in range(max(0, place - width), min(len(order), place + width + 1)):
+                    if other != place:
+                        pairs.append((seed, order[other], abs(other - place)))
+            wanted = sorted({n for _, n, _ in pairs if n not in known})
+            read: dict[str, Memory] = {}
+            if wanted:
+                rows = conn.execute(
+                    f"SELECT {COLUMNS} FROM memories m WHERE m.id = ANY(%s)", (wanted,)
+                ).fetchall()
+                read = {memory.id: memory for memory in rows_to_memories(conn, rows)}
+        found: dict[str, builtins.list[Neighbour]] = {}
+        for seed, neighbour, distance in pairs:
+            memory = known.get(neighbour) or read.get(neighbour)
+            if memory is not None:
+                found.setdefault(seed, []).append(Neighbour(memory, distance))
+        for neighbours in found.values():
+            neighbours.sort(key=lambda n: n.distance)
+        return found
 
     def list(
         self,
