@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from pathlib import Path
 
@@ -11,17 +10,15 @@ import pytest
 
 from tests.fakes.bedrock_server import TITAN_V1, TITAN_V2, BedrockServer
 from tests.fakes.script import call
+from tests.providers.common import FAST, REMEMBER, SYSTEM, bedrock_chat
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.backoff import Backoff
 from timothy.providers.base import (
-    CancelToken,
     ChatMessage,
     Stop,
-    SystemBlock,
     TextDelta,
     ToolCall,
     ToolCallEvent,
-    ToolSpec,
     Usage,
 )
 from timothy.providers.bedrock_chat import BedrockChat, base_model, supports_cache_point
@@ -29,17 +26,7 @@ from timothy.providers.factory import chat_provider, embedding_provider
 from timothy.providers.titan import TitanEmbeddings
 from timothy.settings import BedrockSettings, Settings
 
-REMEMBER = ToolSpec(
-    "remember",
-    "Save a fact about the owner.",
-    {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]},
-)
-SYSTEM = [SystemBlock("You are Timothy.", cache_after=True), SystemBlock("<memory>…</memory>")]
-FAST = Backoff(first_delay=0.02, max_delay=0.1, total_seconds=2.0)
-
-
-def chat(server: BedrockServer, **settings: object) -> BedrockChat:
-    return BedrockChat(server.settings(**settings), backoff=FAST)
+chat = bedrock_chat
 
 
 def test_streams_text_then_tool_calls_then_usage_then_stop(bedrock_server: BedrockServer) -> None:
@@ -166,46 +153,6 @@ def test_which_models_get_a_cache_point(model: str, cacheable: bool) -> None:
 def test_base_model_strips_the_inference_profile_geography() -> None:
     assert base_model("us.amazon.nova-lite-v1:0") == "amazon.nova-lite-v1:0"
     assert base_model("apac.amazon.nova-pro-v1:0") == "amazon.nova-pro-v1:0"
-
-
-def test_cancel_mid_stream_closes_the_connection_and_keeps_what_arrived(
-    bedrock_server: BedrockServer,
-) -> None:
-    bedrock_server.stall("one two three four", after=2)
-    cancel = CancelToken()
-    stream = chat(bedrock_server).stream(SYSTEM, [ChatMessage("user", "count")], cancel=cancel)
-    arrived = [next(stream), next(stream)]
-    assert arrived == [TextDelta("one "), TextDelta("two ")]
-    threading.Thread(target=cancel.cancel).start()
-    assert list(stream) == [Stop("cancelled")]
-    assert bedrock_server.wait_for_disconnect(timeout=5)
-
-
-def test_cancel_before_the_reply_begins_returns_at_once(
-    bedrock_server: BedrockServer,
-) -> None:
-    bedrock_server.hang()  # the model "thinks" and sends nothing, not even headers
-    cancel = CancelToken()
-    stream = chat(bedrock_server, timeout_seconds=3).stream(
-        SYSTEM, [ChatMessage("user", "think hard")], cancel=cancel
-    )
-    threading.Thread(target=lambda: bedrock_server.wait_for_requests(1) and cancel.cancel()).start()
-    assert list(stream) == [Stop("cancelled")]
-    # returned while the request was still pending: it did not wait for the timeout
-    assert not bedrock_server.requests[-1].disconnected.is_set()
-    # the abandoned request is closed in the background (here, by its read timeout)
-    assert bedrock_server.wait_for_disconnect(timeout=10)
-
-
-def test_a_reply_arriving_after_cancel_is_discarded_and_its_connection_closed(
-    bedrock_server: BedrockServer,
-) -> None:
-    bedrock_server.stall("a reply that starts late", after=1, delay=0.5)
-    cancel = CancelToken()
-    stream = chat(bedrock_server).stream(SYSTEM, [ChatMessage("user", "hi")], cancel=cancel)
-    threading.Thread(target=lambda: bedrock_server.wait_for_requests(1) and cancel.cancel()).start()
-    assert list(stream) == [Stop("cancelled")]
-    assert bedrock_server.wait_for_disconnect(timeout=10)
 
 
 def test_the_factory_builds_bedrock_from_settings(bedrock_server: BedrockServer) -> None:
@@ -383,26 +330,6 @@ def test_throttling_mid_stream_is_a_provider_error(bedrock_server: BedrockServer
     with pytest.raises(ProviderError) as failed:
         list(stream)
     assert failed.value.kind is ErrorKind.THROTTLED
-
-
-def test_a_hanging_server_is_cut_off_by_the_timeout(bedrock_server: BedrockServer) -> None:
-    bedrock_server.hang()
-    provider = chat(bedrock_server, timeout_seconds=0.5)
-    started = time.monotonic()
-    with pytest.raises(ProviderError) as slow:
-        list(provider.stream([], [ChatMessage("user", "hi")]))
-    assert slow.value.kind is ErrorKind.TIMEOUT
-    assert time.monotonic() - started < 3
-    assert bedrock_server.wait_for_disconnect(timeout=5)
-
-
-def test_a_hanging_complete_is_cut_off_by_its_own_timeout(bedrock_server: BedrockServer) -> None:
-    bedrock_server.hang()
-    started = time.monotonic()
-    with pytest.raises(ProviderError) as slow:
-        chat(bedrock_server).complete([], [ChatMessage("user", "hi")], timeout=0.3)
-    assert slow.value.kind is ErrorKind.TIMEOUT
-    assert time.monotonic() - started < 3
 
 
 def test_an_unreachable_endpoint_is_named(bedrock_server: BedrockServer) -> None:

@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 
 import pytest
 
 from tests.fakes.openai_server import OpenAIServer
 from tests.fakes.script import call
+from tests.providers.common import FAST, REMEMBER, SYSTEM, openai_chat
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.backoff import Backoff
 from timothy.providers.base import (
     CancelToken,
     ChatMessage,
     Stop,
-    SystemBlock,
     TextDelta,
     ToolCall,
     ToolCallEvent,
-    ToolSpec,
     Usage,
 )
 from timothy.providers.factory import chat_provider, embedding_provider
@@ -29,17 +27,7 @@ from timothy.providers.openai_embeddings import OpenAIEmbeddings
 from timothy.secrets import OPENAI_API_KEY, set_secret
 from timothy.settings import OpenAISettings, Settings
 
-REMEMBER = ToolSpec(
-    "remember",
-    "Save a fact about the owner.",
-    {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]},
-)
-SYSTEM = [SystemBlock("You are Timothy.", cache_after=True), SystemBlock("<memory>…</memory>")]
-FAST = Backoff(first_delay=0.02, max_delay=0.1, total_seconds=2.0)
-
-
-def chat(server: OpenAIServer, **settings: object) -> OpenAIChat:
-    return OpenAIChat(server.settings(**settings), backoff=FAST)
+chat = openai_chat
 
 
 def test_streams_text_then_tool_calls_then_usage_then_stop(openai_server: OpenAIServer) -> None:
@@ -128,47 +116,6 @@ def test_complete_returns_the_text_and_limits_tokens(openai_server: OpenAIServer
     sent = openai_server.chat_requests[-1]
     assert "stream" not in sent or sent["stream"] is False
     assert sent["max_tokens"] == 20  # a compatible server; OpenAI itself gets max_completion_tokens
-
-
-def test_cancel_mid_stream_closes_the_connection_and_keeps_what_arrived(
-    openai_server: OpenAIServer,
-) -> None:
-    openai_server.stall("one two three four", after=2)
-    cancel = CancelToken()
-    stream = chat(openai_server).stream(SYSTEM, [ChatMessage("user", "count")], cancel=cancel)
-    arrived = [next(stream), next(stream)]
-    assert arrived == [TextDelta("one "), TextDelta("two ")]
-    # the server now sends nothing; cancelling from another thread must cut the read short
-    threading.Thread(target=cancel.cancel).start()
-    assert list(stream) == [Stop("cancelled")]
-    assert openai_server.wait_for_disconnect(timeout=5)
-
-
-def test_cancel_before_the_reply_begins_returns_at_once(
-    openai_server: OpenAIServer,
-) -> None:
-    openai_server.hang()  # the model "thinks" and sends nothing, not even headers
-    cancel = CancelToken()
-    stream = chat(openai_server, timeout_seconds=3).stream(
-        SYSTEM, [ChatMessage("user", "think hard")], cancel=cancel
-    )
-    threading.Thread(target=lambda: openai_server.wait_for_requests(1) and cancel.cancel()).start()
-    assert list(stream) == [Stop("cancelled")]
-    # returned while the request was still pending: it did not wait for the timeout
-    assert not openai_server.requests[-1].disconnected.is_set()
-    # the abandoned request is closed in the background (here, by its read timeout)
-    assert openai_server.wait_for_disconnect(timeout=10)
-
-
-def test_a_reply_arriving_after_cancel_is_discarded_and_its_connection_closed(
-    openai_server: OpenAIServer,
-) -> None:
-    openai_server.stall("a reply that starts late", after=1, delay=0.5)
-    cancel = CancelToken()
-    stream = chat(openai_server).stream(SYSTEM, [ChatMessage("user", "hi")], cancel=cancel)
-    threading.Thread(target=lambda: openai_server.wait_for_requests(1) and cancel.cancel()).start()
-    assert list(stream) == [Stop("cancelled")]
-    assert openai_server.wait_for_disconnect(timeout=10)
 
 
 def test_cancelled_before_start_sends_nothing(openai_server: OpenAIServer) -> None:
@@ -362,36 +309,6 @@ def test_a_throttled_stream_is_retried_before_its_first_event(
     events = list(chat(openai_server).stream([], [ChatMessage("user", "hi")]))
     assert events[0] == TextDelta("Finally.")
     assert len(openai_server.requests) == 3
-
-
-def test_a_hanging_server_is_cut_off_by_the_timeout(openai_server: OpenAIServer) -> None:
-    openai_server.hang()
-    provider = chat(openai_server, timeout_seconds=0.5)
-    started = time.monotonic()
-    with pytest.raises(ProviderError) as slow:
-        list(provider.stream([], [ChatMessage("user", "hi")]))
-    assert slow.value.kind is ErrorKind.TIMEOUT
-    assert "did not answer within 0.5 s" in slow.value.message
-    assert time.monotonic() - started < 3
-    assert openai_server.wait_for_disconnect(timeout=5)
-
-
-def test_a_stream_that_goes_silent_is_cut_off_too(openai_server: OpenAIServer) -> None:
-    openai_server.stall("one two three", after=1)
-    stream = chat(openai_server, timeout_seconds=0.5).stream([], [ChatMessage("user", "hi")])
-    assert next(stream) == TextDelta("one ")
-    with pytest.raises(ProviderError) as slow:
-        next(stream)
-    assert slow.value.kind is ErrorKind.TIMEOUT
-
-
-def test_a_hanging_complete_is_cut_off_by_its_own_timeout(openai_server: OpenAIServer) -> None:
-    openai_server.hang()
-    started = time.monotonic()
-    with pytest.raises(ProviderError) as slow:
-        chat(openai_server).complete([], [ChatMessage("user", "hi")], timeout=0.3)
-    assert slow.value.kind is ErrorKind.TIMEOUT
-    assert time.monotonic() - started < 3
 
 
 def test_an_unreachable_server_is_named(openai_server: OpenAIServer) -> None:

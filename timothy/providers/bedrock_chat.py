@@ -177,8 +177,9 @@ class BedrockChat:
         self._clients_by_timeout: dict[float, Any] = {}
         self._lock = threading.Lock()
 
-    def _fail(self, exc: Exception) -> ProviderError:
-        return translate(exc, model=self.model, region=self.region, what="chat")
+    def _fail(self, exc: Exception, timeout: float | None = None) -> ProviderError:
+        bound = self.settings.timeout_seconds if timeout is None else timeout
+        return translate(exc, model=self.model, region=self.region, what="chat", timeout=bound)
 
     def _midstream(self, exc: Exception) -> ProviderError:
         """What a failure in the middle of a streamed reply means to the owner: a damaged
@@ -341,7 +342,7 @@ class BedrockChat:
             try:
                 response = client.converse(**body)
             except Exception as exc:
-                raise self._fail(exc) from exc
+                raise self._fail(exc, timeout) from exc
             content = response.get("output", {}).get("message", {}).get("content", [])
             return "".join(block.get("text", "") for block in content)
 

@@ -118,8 +118,11 @@ def region_of(client: Any) -> str:
     return str(client.meta.region_name)
 
 
-def translate(exc: Exception, *, model: str, region: str, what: str) -> ProviderError:
-    """One ProviderError with a plain message for any failure of boto3; detail to the log."""
+def translate(
+    exc: Exception, *, model: str, region: str, what: str, timeout: float | None = None
+) -> ProviderError:
+    """One ProviderError with a plain message for any failure of boto3; detail to the log.
+    `timeout` is the read bound the request ran under, named when it ran out."""
     if isinstance(exc, ProviderError):
         return exc
     detail = f"{type(exc).__name__}: {exc}"
@@ -179,7 +182,8 @@ def translate(exc: Exception, *, model: str, region: str, what: str) -> Provider
         exc, botocore.exceptions.ReadTimeoutError | urllib3.exceptions.ReadTimeoutError
     ):
         kind = ErrorKind.TIMEOUT
-        message = f"Bedrock did not answer in time ({region})."
+        within = f"within {timeout:g} s" if timeout is not None else "in time"
+        message = f"Bedrock did not answer {within} ({region})."
     elif isinstance(exc, botocore.exceptions.ConnectTimeoutError):
         kind = ErrorKind.UNREACHABLE
         message = f"Could not reach Amazon Bedrock in {region} (the connection timed out)."

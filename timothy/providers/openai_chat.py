@@ -138,8 +138,8 @@ class OpenAIChat:
     def server_name(self) -> str:
         return "OpenAI" if is_official(self.settings) else "The server"
 
-    def _fail(self, exc: Exception) -> ProviderError:
-        return translate(exc, self.settings, self.model, self._key, what="chat")
+    def _fail(self, exc: Exception, timeout: float | None = None) -> ProviderError:
+        return translate(exc, self.settings, self.model, self._key, what="chat", timeout=timeout)
 
     def _limits(self, max_tokens: int | None) -> dict[str, Any]:
         if max_tokens is None:
@@ -290,7 +290,7 @@ class OpenAIChat:
                     model=self.model, messages=to_messages(system, messages), **extra
                 )
             except openai.OpenAIError as exc:
-                raise self._fail(exc) from exc
+                raise self._fail(exc, timeout) from exc
             if not response.choices:
                 return ""
             return response.choices[0].message.content or ""

@@ -86,9 +86,16 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
 
 
 def translate(
-    exc: Exception, settings: OpenAISettings, model: str, key: str | None, *, what: str
+    exc: Exception,
+    settings: OpenAISettings,
+    model: str,
+    key: str | None,
+    *,
+    what: str,
+    timeout: float | None = None,
 ) -> ProviderError:
-    """One ProviderError with a plain message for any failure of the SDK; detail to the log."""
+    """One ProviderError with a plain message for any failure of the SDK; detail to the log.
+    `timeout` is the bound the request ran under when it was not the settings' own."""
     who = server_label(settings)
     official = is_official(settings)
     detail = scrub(f"{type(exc).__name__}: {exc}", key)
@@ -102,7 +109,8 @@ def translate(
     retry_after = None
     if isinstance(exc, openai.APITimeoutError):
         kind = ErrorKind.TIMEOUT
-        message = f"{who} did not answer within {settings.timeout_seconds:g} s."
+        bound = settings.timeout_seconds if timeout is None else timeout
+        message = f"{who} did not answer within {bound:g} s."
     elif isinstance(exc, openai.APIConnectionError):
         kind = ErrorKind.UNREACHABLE
         message = (
