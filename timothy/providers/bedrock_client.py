@@ -15,11 +15,6 @@ import logging
 import os
 from typing import Any
 
-import boto3
-import botocore.config
-import botocore.exceptions
-import urllib3.exceptions
-
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.settings import BedrockSettings
 
@@ -60,6 +55,11 @@ def make_client(
     The settings' `endpoint_url` is the runtime's; the control plane's is `endpoint_url`
     here, else botocore's own configuration (`AWS_ENDPOINT_URL_BEDROCK`), else the region's.
     """
+    # boto3 takes about half a second to import: only once a client is made.
+    import boto3
+    import botocore.config
+    import botocore.exceptions
+
     seconds = read_timeout if read_timeout is not None else settings.timeout_seconds
     try:
         session = boto3.session.Session(
@@ -122,6 +122,9 @@ def translate(exc: Exception, *, model: str, region: str, what: str) -> Provider
     """One ProviderError with a plain message for any failure of boto3; detail to the log."""
     if isinstance(exc, ProviderError):
         return exc
+    import botocore.exceptions
+    import urllib3.exceptions
+
     detail = f"{type(exc).__name__}: {exc}"
     log.warning("Bedrock %s (model %s, %s) failed: %s", what, model, region, detail)
     kind: ErrorKind

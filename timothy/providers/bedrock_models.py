@@ -12,8 +12,6 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-import botocore.exceptions
-
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.bedrock_client import make_client, region_of, translate
 from timothy.providers.settings import BedrockSettings
@@ -50,6 +48,8 @@ def chat_capable(summary: dict[str, Any]) -> bool:
 def _profiles(client: Any) -> dict[str, list[str]] | None:
     """Foundation model id -> the region's system inference profile ids that run it; None
     when the account may not list them."""
+    import botocore.exceptions
+
     found: dict[str, list[str]] = {}
     token: str | None = None
     try:
@@ -93,6 +93,8 @@ def list_bedrock_chat_models(
         settings, timeout_seconds=min(settings.timeout_seconds, LIST_TIMEOUT_SECONDS)
     )
     client = make_client(bounded, service="bedrock", endpoint_url=endpoint_url)
+    import botocore.exceptions  # loaded by make_client
+
     region = region_of(client)
     try:
         summaries = client.list_foundation_models().get("modelSummaries", [])
