@@ -16,6 +16,7 @@ import os
 from typing import Any
 
 from timothy.errors import ErrorKind, ProviderError
+from timothy.providers.sdk import importing
 from timothy.providers.settings import BedrockSettings
 
 log = logging.getLogger(__name__)
@@ -56,9 +57,10 @@ def make_client(
     here, else botocore's own configuration (`AWS_ENDPOINT_URL_BEDROCK`), else the region's.
     """
     # boto3 takes about half a second to import: only once a client is made.
-    import boto3
-    import botocore.config
-    import botocore.exceptions
+    with importing():
+        import boto3
+        import botocore.config
+        import botocore.exceptions
 
     seconds = read_timeout if read_timeout is not None else settings.timeout_seconds
     try:
@@ -122,8 +124,9 @@ def translate(exc: Exception, *, model: str, region: str, what: str) -> Provider
     """One ProviderError with a plain message for any failure of boto3; detail to the log."""
     if isinstance(exc, ProviderError):
         return exc
-    import botocore.exceptions
-    import urllib3.exceptions
+    with importing():
+        import botocore.exceptions
+        import urllib3.exceptions
 
     detail = f"{type(exc).__name__}: {exc}"
     log.warning("Bedrock %s (model %s, %s) failed: %s", what, model, region, detail)

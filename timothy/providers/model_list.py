@@ -15,6 +15,7 @@ from timothy.providers.openai_client import (
     server_label,
     translate,
 )
+from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
 
 LIST_TIMEOUT_SECONDS = 10.0
@@ -47,7 +48,8 @@ def list_chat_models(settings: OpenAISettings, key: str | None = None) -> list[s
         settings, timeout_seconds=min(settings.timeout_seconds, LIST_TIMEOUT_SECONDS)
     )
     client = make_client(bounded, key)
-    import openai  # imported with the client: the SDK is slow to import
+    with importing():
+        import openai  # imported with the client: the SDK is slow to import
 
     try:
         ids = [str(model.id) for model in client.models.list()]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from timothy.errors import ErrorKind, ProviderError
+from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
 from timothy.secrets import OPENAI_API_KEY, get_secret
 
@@ -50,7 +51,8 @@ def server_label(settings: OpenAISettings) -> str:
 
 
 def make_timeout(seconds: float) -> openai.Timeout:
-    import openai
+    with importing():
+        import openai
 
     return openai.Timeout(seconds, connect=min(CONNECT_TIMEOUT, seconds))
 
@@ -63,7 +65,8 @@ def make_client(settings: OpenAISettings, key: str | None) -> openai.OpenAI:
             "No OpenAI API key is set. Add one in Settings (it is kept in the system "
             "keyring), or set OPENAI_API_KEY.",
         )
-    import openai
+    with importing():
+        import openai
 
     return openai.OpenAI(
         api_key=key or KEYLESS,
@@ -95,7 +98,8 @@ def translate(
     exc: Exception, settings: OpenAISettings, model: str, key: str | None, *, what: str
 ) -> ProviderError:
     """One ProviderError with a plain message for any failure of the SDK; detail to the log."""
-    import openai
+    with importing():
+        import openai
 
     who = server_label(settings)
     official = is_official(settings)
