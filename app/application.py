@@ -32,8 +32,9 @@ def warm_up() -> threading.Thread:
     return thread
 
 
-def run_app(data_dir: Path | None) -> int:
-    warming = warm_up()
+def run_app(data_dir: Path | None, *, warming: threading.Thread | None = None) -> int:
+    """`warming`: the encoding's warm-up, when the launcher started it before importing Qt."""
+    warming = warming or warm_up()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setApplicationName("Timothy")

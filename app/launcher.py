@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from timothy.cli import main as cli_main
 from timothy.health import Check, xcb_library_problem, xcb_wanted
+from timothy.tokens import encoding
 
 log = logging.getLogger(__name__)
 
@@ -22,10 +24,13 @@ def launch_app(data_dir: Path | None) -> int:
         log.error("cannot open the window: %s", problem)
         print(f"Timothy cannot open its window. {problem}", file=sys.stderr)
         return 1
+    # The token encoding loads on a thread while Qt and the window's modules are imported.
+    warming = threading.Thread(target=encoding, name="timothy-warm-up", daemon=True)
+    warming.start()
     # Qt is imported only when the window is wanted, so CLI commands start fast.
     from app.application import run_app
 
-    return run_app(data_dir)
+    return run_app(data_dir, warming=warming)
 
 
 def qt_checks() -> list[Check]:

@@ -58,3 +58,48 @@ def test_encoding_loads_offline_into_a_fresh_cache(tmp_path: Path) -> None:
 
 def test_special_token_lookalikes_count_as_text() -> None:
     assert tokens.count_tokens("<|endoftext|>") > 1
+
+
+# Loads the encoding in a fresh interpreter and prints what it makes of a mixed sample, and
+# whether tiktoken read the shipped file (its cache folder is only touched then).
+SAMPLE_CHILD = """
+import os, sys
+from timothy import tokens
+enc = tokens.encoding()
+sample = "Zoë's 3 trains, naïve 🍣 <|endoftext|> def f(x):\\n    return x**2  # ok\\n" * 3
+print(enc.encode(sample, allowed_special="all"))
+print(enc.decode(enc.encode(sample, disallowed_special=())) == sample)
+print(os.path.isdir(os.path.join(os.environ["TIMOTHY_CACHE_DIR"], "tiktoken")))
+"""
+
+
+def _load_in_child(cache: Path) -> list[str]:
+    env = {**os.environ, "TIMOTHY_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO)}
+    result = subprocess.run(
+        [sys.executable, "-c", SAMPLE_CHILD], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+def test_the_compact_copy_of_the_ranks_encodes_as_tiktoken_does(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = _load_in_child(cache)  # reads the shipped file through tiktoken, keeps the copy
+    assert first[1:] == ["True", "True"]
+    assert (cache / "tokens" / tokens.RANKS_COPY).is_file()
+    shutil.rmtree(cache / "tiktoken")
+    second = _load_in_child(cache)  # from the copy: tiktoken's cache is not even made
+    assert second == [first[0], "True", "False"]
+
+
+def test_a_damaged_copy_is_ignored(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = _load_in_child(cache)
+    copy = cache / "tokens" / tokens.RANKS_COPY
+    data = bytearray(copy.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one flipped byte: the checksum no longer matches
+    copy.write_bytes(bytes(data))
+    shutil.rmtree(cache / "tiktoken")
+    again = _load_in_child(cache)
+    assert again == [first[0], "True", "True"]  # read from the shipped file again
+    assert copy.read_bytes() != bytes(data)  # and the copy made anew

@@ -94,12 +94,30 @@ def engine_for(
     )
 
 
-def build(store: StoreEngine, settings: Settings, *, warm: bool = True) -> tuple[ChatEngine, Setup]:
+def warm_embedder(query: EmbeddingProvider | None) -> None:
+    """Load the local model now, not during the first turn's recall, and embed the vector
+    floor's background sentences (free with it; a cloud model embeds them at its first
+    turn). Blocking; a model that does not load is logged, and the turn that needs it says
+    so."""
+    if not isinstance(query, LocalEmbedder):
+        return
+    try:
+        if not query.loaded:
+            query.load()
+        background_for(query, wait=False)
+    except ProviderError as exc:
+        log.warning("the local embedder did not load: %s", exc.message)
+
+
+def build(
+    store: StoreEngine, settings: Settings, *, warm: bool = True, load_embedder: bool = True
+) -> tuple[ChatEngine, Setup]:
     """The chat engine and the embedding provider the settings name.
 
     A chat provider that cannot be set up is reported in `Setup.chat_problem`, not raised:
     the window still opens and says why. `warm` loads the token encoding, the in-memory
-    vectors and the local embedder now, so the first turn does not pay for them."""
+    vectors and (with `load_embedder`; else call `warm_embedder` later) the local embedder
+    now, so the first turn does not pay for them."""
     chat: ChatProvider | None = None
     chat_problem: str | None = None
     try:
@@ -130,13 +148,6 @@ def build(store: StoreEngine, settings: Settings, *, warm: bool = True) -> tuple
         # builds its tables): do it now, not during the first turn.
         encoding()
         engine.recaller.prepare()
-        if isinstance(query, LocalEmbedder):
-            try:
-                if not query.loaded:
-                    query.load()  # now, not during the first turn's recall
-                # The vector floor's background sentences, embedded off the turn's path:
-                # free with the local model (a cloud model embeds them at its first turn).
-                background_for(query, wait=False)
-            except ProviderError as exc:
-                log.warning("the local embedder did not load: %s", exc.message)
+        if load_embedder:
+            warm_embedder(query)
     return engine, Setup(settings, chat, chat_problem, embedder, state)

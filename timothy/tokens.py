@@ -1,8 +1,16 @@
-"""Token counting with tiktoken's o200k_base, loaded offline from the shipped encoding file."""
+"""Token counting with tiktoken's o200k_base, loaded offline from the shipped encoding file.
+
+Reading the shipped file (200k base64 lines, parsed in Python) took most of the encoding's
+load: after the first load the ranks are kept in the cache folder as one marshal blob with its
+sha256 in front, read back in a few milliseconds; a missing, damaged or foreign copy is
+ignored and the shipped file read as before.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import marshal
 import os
 import shutil
 import tempfile
@@ -14,11 +22,16 @@ import tiktoken
 from timothy import paths
 from timothy.errors import TimothyError
 
+log = logging.getLogger(__name__)
+
 ENCODING_NAME = "o200k_base"
 ENCODING_FILENAME = "o200k_base.tiktoken"
 # tiktoken caches a download under the sha1 of its URL and checks the file's sha256.
 ENCODING_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 ENCODING_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+RANK_COUNT = 199_998  # o200k_base's mergeable tokens, ranked 0 .. RANK_COUNT - 1
+# The compact copy of the ranks: named after the shipped file it was made from.
+RANKS_COPY = f"{ENCODING_NAME}-{ENCODING_SHA256[:16]}.ranks"
 
 _lock = threading.Lock()
 _encoding: tiktoken.Encoding | None = None
@@ -62,13 +75,79 @@ def _prepare_cache() -> Path:
     raise TimothyError("No writable cache folder for the token encoding.")
 
 
+def _copy_folders() -> list[Path]:
+    return [paths.cache_dir() / "tokens", Path(tempfile.gettempdir()) / "timothy-tokens"]
+
+
+def _read_ranks_copy() -> dict[bytes, int] | None:
+    """The ranks from the compact copy, or None when there is no intact one."""
+    for folder in _copy_folders():
+        try:
+            data = (folder / RANKS_COPY).read_bytes()
+        except OSError:
+            continue
+        digest, blob = data[:32], data[32:]
+        if hashlib.sha256(blob).digest() != digest:
+            log.warning("the token encoding's cached copy in %s is damaged; not used", folder)
+            continue
+        try:
+            pieces = marshal.loads(blob)
+        except (EOFError, ValueError, TypeError):
+            continue
+        if (
+            isinstance(pieces, list)
+            and len(pieces) == RANK_COUNT
+            and all(type(piece) is bytes for piece in pieces)
+        ):
+            return dict(zip(pieces, range(RANK_COUNT), strict=True))
+    return None
+
+
+def _write_ranks_copy(ranks: dict[bytes, int]) -> None:
+    """Keep the ranks as one blob for the next start; best effort (a start without it only
+    reads the shipped file again)."""
+    pieces = sorted(ranks, key=ranks.__getitem__)
+    if [ranks[piece] for piece in pieces] != list(range(RANK_COUNT)):
+        return  # not the contiguous ranks this copy can hold
+    blob = marshal.dumps(pieces)
+    for folder in _copy_folders():
+        partial = folder / f"{RANKS_COPY}.{os.getpid()}.partial"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            partial.write_bytes(hashlib.sha256(blob).digest() + blob)
+            os.replace(partial, folder / RANKS_COPY)
+            return
+        except OSError:
+            partial.unlink(missing_ok=True)
+            continue
+
+
+def _load() -> tiktoken.Encoding:
+    from tiktoken_ext import openai_public
+
+    ranks = _read_ranks_copy()
+    if ranks is None:
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(_prepare_cache())
+        encoding = tiktoken.get_encoding(ENCODING_NAME)
+        _write_ranks_copy(encoding._mergeable_ranks)
+        return encoding
+    # tiktoken's own definition of o200k_base (pattern, special tokens), given our ranks
+    # instead of its reading of the file.
+    reader = openai_public.load_tiktoken_bpe
+    openai_public.load_tiktoken_bpe = lambda *_args, **_kwargs: ranks
+    try:
+        definition = openai_public.o200k_base()
+    finally:
+        openai_public.load_tiktoken_bpe = reader
+    return tiktoken.Encoding(**definition)
+
+
 def encoding() -> tiktoken.Encoding:
     """The o200k_base encoding, never fetched from the network."""
     global _encoding
     with _lock:
         if _encoding is None:
-            os.environ["TIKTOKEN_CACHE_DIR"] = str(_prepare_cache())
-            _encoding = tiktoken.get_encoding(ENCODING_NAME)
+            _encoding = _load()
             # The Python copy of the 200k merge ranks (33 MB) is only kept for pickling the
             # encoding; the Rust core that encodes has its own. Every Timothy process holds
             # an encoding, so it lets the copy go.

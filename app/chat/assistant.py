@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.conversations.store_conversations import NO_CHAT_MODEL, StoreConversations
 from app.jobs.workers import Failure, Workers
-from timothy.assistant import EmbeddingState, Setup, build, embedding_state
+from timothy.assistant import EmbeddingState, Setup, build, embedding_state, warm_embedder
 from timothy.chat.engine import ChatEngine
 from timothy.chat.events import BackgroundEvent, FactsProposed, SessionCompacted, TitleChanged
 from timothy.memory.embedding import EmbeddingQueue
@@ -35,6 +35,7 @@ class Assistant(QObject):
     facts_proposed = Signal(object)  # FactsProposed: extraction staged facts
     title_changed = Signal(object)  # TitleChanged: a conversation got its title
     session_compacted = Signal(object)  # SessionCompacted: older turns were summarised
+    embedder_loaded = Signal()  # the local embedding model is loaded (after `configured`)
     failed = Signal(str)
 
     def __init__(
@@ -75,9 +76,12 @@ class Assistant(QObject):
         self._generation += 1
         generation = self._generation
         store = self.store
+        self.conversations.expect_engine()
         self.workers.run(
             self,
-            lambda: build(store, settings),
+            # The local model loads after the engine is in use (`_load_embedder`): a turn
+            # need not wait for it, and one that comes first loads it itself.
+            lambda: build(store, settings, load_embedder=False),
             "setting up the chat model",
             on_success=lambda built: self._built(generation, built),
             on_failure=self._build_failed,
@@ -97,8 +101,21 @@ class Assistant(QObject):
         self.conversations.set_engine(engine, unavailable)
         self._restart_queue(setup.embedder)
         self.configured.emit(setup)
+        self._load_embedder(engine)
+
+    def _load_embedder(self, engine: ChatEngine) -> None:
+        query = engine.recaller.embedder
+        if query is None:
+            return
+        self.workers.run(
+            self,
+            lambda: warm_embedder(query),
+            "loading the local embedding model",
+            on_success=lambda _none: self.embedder_loaded.emit(),
+        )
 
     def _build_failed(self, failure: Failure) -> None:
+        self.conversations.engine_settled()  # turns go on with the engine in use, if any
         self.failed.emit(failure.message)
 
     def _retire(self, engine: ChatEngine) -> None:

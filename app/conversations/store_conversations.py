@@ -72,11 +72,20 @@ def snippet_of(text: str, terms: Sequence[str]) -> str | None:
     return ("…" if start else "") + " ".join(text[start : start + 200].split())
 
 
+# How long a turn started while the chat engine is still being built waits for it.
+ENGINE_WAIT_SECONDS = 60.0
+
+
 class StoreConversations:
     def __init__(self, store: StoreEngine, engine: ChatEngine | None = None) -> None:
         self.store = store
         self.engine = engine
         self.unavailable = NO_CHAT_MODEL  # why there is no engine, for the owner
+        # Clear while an engine is being built: the window takes a message before the
+        # engine is ready (start-up imports the provider's SDK on a worker), and its turn,
+        # on a worker, waits here for the engine instead of being refused.
+        self._settled = threading.Event()
+        self._settled.set()
         self._scratch: SessionRepo | None = None
         self._scratch_lock = threading.Lock()
 
@@ -107,6 +116,15 @@ class StoreConversations:
         """The engine new turns go to (a running turn finishes with the one it started on)."""
         self.engine = engine
         self.unavailable = unavailable
+        self._settled.set()
+
+    def expect_engine(self) -> None:
+        """An engine is being built: turns started meanwhile wait for it (`set_engine`, or
+        `engine_settled` when the build failed and the current one stays)."""
+        self._settled.clear()
+
+    def engine_settled(self) -> None:
+        self._settled.set()
 
     # -- the list ----------------------------------------------------------------------
 
@@ -152,6 +170,8 @@ class StoreConversations:
     # -- turns -------------------------------------------------------------------------
 
     def _engine(self) -> ChatEngine:
+        """The engine for a new turn (called on the turn's worker: may wait for a build)."""
+        self._settled.wait(ENGINE_WAIT_SECONDS)
         engine = self.engine
         if engine is None or engine.chat is None:
             raise ChatUnavailableError(self.unavailable)

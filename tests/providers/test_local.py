@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPO
+from timothy import paths
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.local import (
     DIMENSION,
@@ -163,3 +164,74 @@ def test_a_batch_gives_the_same_vectors_as_one_at_a_time() -> None:
     alone = [embedder.embed_query(text) for text in texts]
     assert np.allclose(together, alone, atol=1e-4)
     assert embedder.embed([]) == []
+
+
+# The resident memory a fresh interpreter gains by loading the embedder and embedding a batch.
+MEMORY_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    from timothy.providers.local import LocalEmbedder
+
+    def rss():
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    import onnxruntime, tokenizers  # their own code is not the model's weight
+    before = rss()
+    embedder = LocalEmbedder(lean=sys.argv[1] == "lean")
+    embedder.embed(["a sentence about tea in the garden"] * 32)
+    print(json.dumps(rss() - before))
+    """
+)
+
+
+def test_the_lean_model_gives_the_shipped_models_vectors_within_a_tolerance() -> None:
+    texts = [*MEMORIES, QUERY, "x", "Ünïcödé and emoji 🍣, then a long tail " * 30]
+    shipped = LocalEmbedder(lean=False).embed_matrix(texts)
+    lean = LocalEmbedder().embed_matrix(texts)
+    assert np.abs(lean - shipped).max() < 2e-2
+    assert (lean * shipped).sum(axis=1).min() > 0.999
+    assert not np.array_equal(lean, shipped)  # the lean model did run
+    # the same best two memories for the paraphrase query (the rest are near ties)
+    query = len(MEMORIES)
+    order = [np.argsort(-(m[: len(MEMORIES)] @ m[query])).tolist()[:2] for m in (shipped, lean)]
+    assert order[0] == order[1]
+
+
+def test_the_lean_model_is_made_once_and_remade_when_damaged() -> None:
+    from timothy.providers.local import lean_model
+
+    made = lean_model(model_file())
+    assert made is not None and made.parent.parent == paths.cache_dir()
+    stamp = made.stat().st_mtime_ns
+    assert lean_model(model_file()) == made and made.stat().st_mtime_ns == stamp  # reused
+    with made.open("r+b") as handle:  # one byte changed: its digest no longer matches
+        handle.seek(1000)
+        byte = handle.read(1)
+        handle.seek(1000)
+        handle.write(bytes([byte[0] ^ 0xFF]))
+    remade = lean_model(model_file())
+    assert remade == made
+    assert lean_model(model_file()) == made
+    embedder = LocalEmbedder()
+    assert np.allclose(embedder.embed_matrix([QUERY]), LocalEmbedder().embed_matrix([QUERY]))
+
+
+def test_the_lean_model_holds_far_less_memory() -> None:
+    from timothy.providers.local import lean_model
+
+    assert lean_model(model_file()) is not None  # made once beforehand, as after a first start
+    grown = {}
+    for kind in ("lean", "shipped"):
+        result = subprocess.run(
+            [sys.executable, "-c", MEMORY_SCRIPT, kind],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=300,
+        )
+        assert result.returncode == 0, result.stderr
+        grown[kind] = json.loads(result.stdout)
+    # measured: about 45 MB against 150 MB
+    assert grown["lean"] < grown["shipped"] - 60, grown

@@ -13,7 +13,6 @@ from timothy.settings import load_settings
 from timothy.store import Store, backups
 from timothy.store.backup_folder import BackupReason, backup_name
 from timothy.store.location import chosen_location
-from timothy.store.postgres.database import safe_location
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -96,6 +95,8 @@ def cmd_backup(ctx: Context) -> int:
 def cmd_restore(ctx: Context) -> int:
     url = chosen_location(ctx.store_override, load_settings().store)
     if url is not None:  # the data folder's file is not the memory in use
+        from timothy.store.postgres.database import safe_location  # psycopg: slow
+
         raise InvalidInputError(server_backups_message(safe_location(url)))
     result = backups.restore(ctx.data_dir, Path(ctx.args.file), now=ctx.now())
     if ctx.json:

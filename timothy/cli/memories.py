@@ -19,7 +19,6 @@ from timothy.store import Store
 from timothy.store.backups import PurgeReport
 from timothy.store.forget import ForgetReport
 from timothy.store.location import chosen_location
-from timothy.store.postgres.database import safe_location
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
 from timothy.store.transfer import (
     export_memories,
@@ -363,6 +362,8 @@ def cmd_forget(ctx: Context) -> int:
 def cmd_purge_backups(ctx: Context) -> int:
     url = chosen_location(ctx.store_override, load_settings().store)
     if url is not None:
+        from timothy.store.postgres.database import safe_location  # psycopg: slow
+
         raise InvalidInputError(server_backups_message(safe_location(url)))
     report = purge_backups(paths.database_path(ctx.data_dir), ctx.args.ids, chain=ctx.args.chain)
     if ctx.json:

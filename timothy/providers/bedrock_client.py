@@ -15,12 +15,8 @@ import logging
 import os
 from typing import Any
 
-import boto3
-import botocore.config
-import botocore.exceptions
-import urllib3.exceptions
-
 from timothy.errors import ErrorKind, ProviderError
+from timothy.providers.sdk import importing
 from timothy.providers.settings import BedrockSettings
 
 log = logging.getLogger(__name__)
@@ -60,6 +56,12 @@ def make_client(
     The settings' `endpoint_url` is the runtime's; the control plane's is `endpoint_url`
     here, else botocore's own configuration (`AWS_ENDPOINT_URL_BEDROCK`), else the region's.
     """
+    # boto3 takes about half a second to import: only once a client is made.
+    with importing():
+        import boto3
+        import botocore.config
+        import botocore.exceptions
+
     seconds = read_timeout if read_timeout is not None else settings.timeout_seconds
     try:
         session = boto3.session.Session(
@@ -125,6 +127,10 @@ def translate(
     `timeout` is the read bound the request ran under, named when it ran out."""
     if isinstance(exc, ProviderError):
         return exc
+    with importing():
+        import botocore.exceptions
+        import urllib3.exceptions
+
     detail = f"{type(exc).__name__}: {exc}"
     log.warning("Bedrock %s (model %s, %s) failed: %s", what, model, region, detail)
     kind: ErrorKind

@@ -12,10 +12,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-import botocore.exceptions
-
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.bedrock_client import make_client, region_of, translate
+from timothy.providers.sdk import importing
 from timothy.providers.settings import BedrockSettings
 
 LIST_TIMEOUT_SECONDS = 10.0
@@ -50,6 +49,9 @@ def chat_capable(summary: dict[str, Any]) -> bool:
 def _profiles(client: Any) -> dict[str, list[str]] | None:
     """Foundation model id -> the region's system inference profile ids that run it; None
     when the account may not list them."""
+    with importing():
+        import botocore.exceptions
+
     found: dict[str, list[str]] = {}
     token: str | None = None
     try:
@@ -93,6 +95,9 @@ def list_bedrock_chat_models(
         settings, timeout_seconds=min(settings.timeout_seconds, LIST_TIMEOUT_SECONDS)
     )
     client = make_client(bounded, service="bedrock", endpoint_url=endpoint_url)
+    with importing():
+        import botocore.exceptions  # loaded by make_client
+
     region = region_of(client)
     try:
         summaries = client.list_foundation_models().get("modelSummaries", [])

@@ -16,6 +16,7 @@ from typing import TypeVar
 from timothy.errors import ErrorKind, InvalidInputError, ProviderError
 from timothy.providers.base import ChatProvider, EmbeddingProvider
 from timothy.providers.local import LocalEmbedder
+from timothy.providers.sdk import importing
 from timothy.providers.settings import ProviderChoice
 
 C = TypeVar("C", bound=ProviderChoice)
@@ -50,12 +51,14 @@ def chat_provider(
     if not name:
         return None
     if name == "openai":
-        from timothy.providers.openai_chat import OpenAIChat
-        from timothy.providers.openai_client import api_key
+        with importing():  # these import their SDK at the top
+            from timothy.providers.openai_chat import OpenAIChat
+            from timothy.providers.openai_client import api_key
 
         return OpenAIChat(settings.openai, api_key=openai_key or api_key(settings.openai))
     if name == "bedrock":
-        from timothy.providers.bedrock_chat import BedrockChat
+        with importing():  # these import their SDK at the top
+            from timothy.providers.bedrock_chat import BedrockChat
 
         return BedrockChat(settings.bedrock)
     raise ProviderError(
@@ -75,12 +78,14 @@ def embedding_provider(
     if name == "local":
         return local_embedder()
     if name == "openai":
-        from timothy.providers.openai_client import api_key
-        from timothy.providers.openai_embeddings import OpenAIEmbeddings
+        with importing():  # these import their SDK at the top
+            from timothy.providers.openai_client import api_key
+            from timothy.providers.openai_embeddings import OpenAIEmbeddings
 
         return OpenAIEmbeddings(settings.openai, api_key=openai_key or api_key(settings.openai))
     if name == "bedrock":
-        from timothy.providers.titan import TitanEmbeddings
+        with importing():  # these import their SDK at the top
+            from timothy.providers.titan import TitanEmbeddings
 
         return TitanEmbeddings(settings.bedrock)
     raise ProviderError(

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import openai
-
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.openai_client import (
     api_key,
@@ -17,6 +15,7 @@ from timothy.providers.openai_client import (
     server_label,
     translate,
 )
+from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
 
 LIST_TIMEOUT_SECONDS = 10.0
@@ -49,6 +48,9 @@ def list_chat_models(settings: OpenAISettings, key: str | None = None) -> list[s
         settings, timeout_seconds=min(settings.timeout_seconds, LIST_TIMEOUT_SECONDS)
     )
     client = make_client(bounded, key)
+    with importing():
+        import openai  # imported with the client: the SDK is slow to import
+
     try:
         ids = [str(model.id) for model in client.models.list()]
     except openai.NotFoundError as exc:

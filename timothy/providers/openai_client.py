@@ -10,13 +10,16 @@ from __future__ import annotations
 import logging
 import os
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import openai
-
 from timothy.errors import ErrorKind, ProviderError
+from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
 from timothy.secrets import OPENAI_API_KEY, get_secret
+
+if TYPE_CHECKING:  # the SDK takes about a second to import: only when a client is made
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +51,9 @@ def server_label(settings: OpenAISettings) -> str:
 
 
 def make_timeout(seconds: float) -> openai.Timeout:
+    with importing():
+        import openai
+
     return openai.Timeout(seconds, connect=min(CONNECT_TIMEOUT, seconds))
 
 
@@ -59,6 +65,9 @@ def make_client(settings: OpenAISettings, key: str | None) -> openai.OpenAI:
             "No OpenAI API key is set. Add one in Settings (it is kept in the system "
             "keyring), or set OPENAI_API_KEY.",
         )
+    with importing():
+        import openai
+
     return openai.OpenAI(
         api_key=key or KEYLESS,
         base_url=settings.base_url or OFFICIAL_BASE_URL,
@@ -96,6 +105,9 @@ def translate(
 ) -> ProviderError:
     """One ProviderError with a plain message for any failure of the SDK; detail to the log.
     `timeout` is the bound the request ran under when it was not the settings' own."""
+    with importing():
+        import openai
+
     who = server_label(settings)
     official = is_official(settings)
     detail = scrub(f"{type(exc).__name__}: {exc}", key)

@@ -14,16 +14,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import psycopg
-from psycopg import ProgrammingError
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
 from timothy import paths, secrets
 from timothy.errors import InvalidInputError, StoreError, StoreUnreachableError
 from timothy.store import DamageCheck, Store
 from timothy.store.engine import StoreEngine
-from timothy.store.postgres import PostgresStore
-from timothy.store.postgres.database import safe_location
+
+# psycopg and the server engine take over half a second to import: the SQLite file, the
+# usual store, opens without them, so they are imported only when a server is named.
 
 STORE_URL_ENV = "TIMOTHY_STORE_URL"
 SERVER_SCHEMES = ("postgresql://", "postgres://")
@@ -56,6 +53,9 @@ def is_server_url(location: str) -> bool:
 
 
 def _parts(url: str) -> dict[str, str]:
+    from psycopg import ProgrammingError
+    from psycopg.conninfo import conninfo_to_dict
+
     try:
         return {key: str(value) for key, value in conninfo_to_dict(url).items()}
     except ProgrammingError as exc:
@@ -88,7 +88,11 @@ def server_conninfo(url: str, *, sslmode: str = "", ca_file: str = "") -> str:
         password = secrets.get_secret(store_password_key(url))
         if password:
             extra["password"] = password
-    return make_conninfo(url, **extra) if extra else url
+    if not extra:
+        return url
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(url, **extra)
 
 
 def chosen_location(override: str | None, settings: StoreSettings | None) -> str | None:
@@ -125,6 +129,8 @@ def open_store(
     url = chosen_location(location, settings)
     if url is None:
         return Store.open(data_dir if data_dir is not None else paths.data_dir(), check=check)
+    from timothy.store.postgres import PostgresStore
+
     sslmode = settings.sslmode if settings is not None else ""
     ca_file = settings.ca_file if settings is not None else ""
     return PostgresStore(
@@ -140,6 +146,11 @@ MIN_SERVER_VERSION = 150000  # PostgreSQL 15
 def check_server(url: str, *, sslmode: str = "", ca_file: str = "", password: str = "") -> str:
     """What the server at `url` is, in one line for the owner (Settings ▸ Storage's test),
     without changing anything on it; a StoreError says what is missing."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    from timothy.store.postgres.database import safe_location
+
     conninfo = server_conninfo(url, sslmode=sslmode, ca_file=ca_file)
     if password:
         conninfo = make_conninfo(conninfo, password=password)
