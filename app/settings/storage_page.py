@@ -281,16 +281,17 @@ class StoragePage(QWidget):
         self._set_copying(False)
         if report.stopped:
             self._copy_said(
-                f"Stopped. {report.memories_copied} memories and "
-                f"{report.conversations_copied} conversations were copied; copy again to "
-                "finish (what is there already is skipped).",
+                f"Stopped. {_count(report.memories_copied, 'memory', 'memories')} and "
+                f"{_count(report.conversations_copied, 'conversation')} were copied; copy "
+                "again to finish (what is there already is skipped).",
                 error=False,
             )
             return
         already = report.memories_already_there + report.conversations_already_there
         self._copy_said(
-            f"✓ Copied {report.memories_copied} memories, {report.vectors_copied} vectors and "
-            f"{report.conversations_copied} conversations"
+            f"✓ Copied {_count(report.memories_copied, 'memory', 'memories')}, "
+            f"{_count(report.vectors_copied, 'vector')} and "
+            f"{_count(report.conversations_copied, 'conversation')}"
             + (f" ({already} were there already)." if already else "."),
             error=False,
             done=True,
@@ -370,6 +371,10 @@ class StoragePage(QWidget):
         colour = colours.danger.name() if error else colours.success.name() if mark else ""
         self.test_result.setStyleSheet(f"color: {colour};" if colour else "")
         self.test_result.setText(f"{mark} {message}".strip())
+
+
+def _count(number: int, one: str, many: str | None = None) -> str:
+    return f"{number} {one if number == 1 else many or one + 's'}"
 
 
 def _failure_text(failure: Failure) -> str:

@@ -48,7 +48,7 @@ def test_this_computers_memory_is_copied_to_the_server_and_the_file_is_only_read
     assert page.copy_button.text() == "Copy this computer's memory to the server"
     page.copy_button.click()
     qtbot.waitUntil(lambda: page.copy_status.text().startswith(("✓", "✗")), timeout=COPY_MS)
-    assert page.copy_status.text() == ("✓ Copied 3 memories, 0 vectors and 1 conversations.")
+    assert page.copy_status.text() == "✓ Copied 3 memories, 0 vectors and 1 conversation."
     assert list(export_lines(store)) == before
     with PostgresStore(pg_url, follow_changes=False, outbox_dir=tmp_path / "s") as server:
         assert server.memories.count() == 3
