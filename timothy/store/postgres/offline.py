@@ -180,13 +180,22 @@ class ConversationMirror:
             )
 
     def put_sessions(self, sessions: Iterable[Session]) -> None:
-        """Bring these conversations' own fields to what the server has."""
+        """Bring these conversations' own fields to what the server has (only the rows that
+        differ are written: the window lists hundreds at each reload)."""
+        wanted = [session_values(session, format_time) for session in sessions]
+        if not wanted:
+            return
+        with self.db.read() as conn:
+            stored = {
+                row[0]: tuple(row)
+                for row in conn.execute(f"SELECT {', '.join(SESSION_FIELDS)} FROM sessions")
+            }
+        changed = [values for values in wanted if stored.get(values[0]) != values]
+        if not changed:
+            return
         with self.db.write() as conn:
-            for session in sessions:
-                conn.execute(
-                    upsert_sql("sessions", SESSION_FIELDS, "?"),
-                    session_values(session, format_time),
-                )
+            for values in changed:
+                conn.execute(upsert_sql("sessions", SESSION_FIELDS, "?"), values)
 
     def put_messages(self, session_id: str, messages: Sequence[Message]) -> None:
         """Bring these messages to what the server has (their conversation is mirrored)."""
