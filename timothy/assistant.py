@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 
 from timothy.chat.engine import ChatEngine
-from timothy.errors import ProviderError, TimothyError
+from timothy.errors import ProviderError, StoreUnreachableError, TimothyError
 from timothy.memory.embedding import model_for
 from timothy.providers.base import ChatProvider, EmbeddingProvider
 from timothy.providers.factory import chat_provider, embedding_provider, query_embedder
@@ -39,6 +39,9 @@ class EmbeddingState:
         return self.configured is not None and self.active != self.configured
 
 
+SERVER_AWAY_PROBLEM = "the memory server is out of reach"
+
+
 @dataclass(frozen=True, slots=True)
 class Setup:
     """What one build produced, for a front end to show."""
@@ -53,8 +56,13 @@ class Setup:
 def embedding_state(
     store: StoreEngine, embedder: EmbeddingProvider | None, problem: str | None = None
 ) -> EmbeddingState:
-    """Blocking (store reads; may ask a server its dimension once)."""
-    active = store.vectors.active_model()
+    """Blocking (store reads; may ask a server its dimension once). A memory server out of
+    reach leaves vector search off until it answers (the chat itself goes on)."""
+    try:
+        active = store.vectors.active_model()
+    except StoreUnreachableError as exc:
+        log.warning("vector search waits for the memory server: %s", exc)
+        return EmbeddingState(None, None, 0, SERVER_AWAY_PROBLEM if embedder else problem)
     active_name = active.name if active is not None else None
     if embedder is None:
         return EmbeddingState(None, active_name, 0, problem)

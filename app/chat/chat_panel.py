@@ -36,6 +36,7 @@ from app.conversations.store_conversations import summary_of
 from app.jobs.workers import Failure, Workers
 from app.look import icons
 from app.transcript.transcript_view import TranscriptView
+from timothy.chat.engine import SERVER_AWAY_NOTE
 from timothy.chat.events import (
     FactsProposed,
     MemorySaved,
@@ -551,6 +552,8 @@ class ChatPanel(QWidget):
                         self.conversation_started.emit(summary_of(session))
             case RecallFinished(recall=recall, note=note):
                 transcript.set_reply_recall(recall)
+                if note == SERVER_AWAY_NOTE:
+                    transcript.show_server_away()
                 self.recall_arrived.emit(recall, "Latest turn", note or "")
             case ToolStarted(name=name):
                 transcript.flush()

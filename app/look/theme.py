@@ -275,6 +275,8 @@ def style_sheet(c: Colours) -> str:
 
     #Banner[kind="error"] {{ background: {blend(c.danger, c.base, 0.16).name()};
                             border-bottom: 1px solid {blend(c.danger, c.base, 0.4).name()}; }}
+    #Banner[kind="warning"] {{ background: {blend(c.warning, c.base, 0.14).name()};
+                           border-bottom: 1px solid {blend(c.warning, c.base, 0.4).name()}; }}
     #Banner[kind="info"] {{ background: {blend(c.accent, c.base, 0.12).name()};
                            border-bottom: 1px solid {blend(c.accent, c.base, 0.35).name()}; }}
 

@@ -49,15 +49,20 @@ class Banner(QFrame):
         action: str | None = None,
         action_label: str | None = None,
         timeout_ms: int = 0,
+        icon: str | None = None,
     ) -> None:
         """Show `text`; the button emits `action_clicked(action)`; after `timeout_ms` (when
-        given) the banner hides itself."""
+        given) the banner hides itself. `kind`: "error", "warning" (a state that mends
+        itself, as a server out of reach) or "info"."""
         self.kind = kind
         self.setProperty("kind", kind)
         self.style().unpolish(self)
         self.style().polish(self)
         colour = theme.colours().danger if kind == "error" else theme.colours().accent
-        self.icon_label.setPixmap(icons.pixmap("alert" if kind == "error" else "info", colour, 18))
+        if kind == "warning":
+            colour = theme.colours().warning
+        shown = icon or ("alert" if kind in ("error", "warning") else "info")
+        self.icon_label.setPixmap(icons.pixmap(shown, colour, 18))
         self.text_label.setText(text)
         self.action_name = action or ""
         self.action_button.setText(action_label or (action or "").capitalize())

@@ -25,6 +25,7 @@ from app.conversations.actions import ConversationActions
 from app.conversations.chat_port import Conversations, ConversationSummary, NoConversations
 from app.conversations.conversation_list import ConversationList
 from app.conversations.store_conversations import StoreConversations
+from app.jobs.store_copy import StoreCopy
 from app.jobs.workers import Failure, Workers
 from app.mainwindow.about_dialog import AboutDialog
 from app.mainwindow.banner import Banner
@@ -36,12 +37,15 @@ from app.mainwindow.memory_upkeep import (
     MemoryUpkeep,
 )
 from app.mainwindow.menus import MenuCommands, WindowMenus
+from app.mainwindow.restart import restart_app
+from app.mainwindow.server_watch import BACK_TEXT, ServerWatch, away_text, is_unreachable_message
 from app.mainwindow.shortcuts_dialog import ShortcutsDialog
 from app.mainwindow.status_bar import StatusBar
 from app.mainwindow.store_restore import StoreRestore
 from app.mainwindow.user_guide_dialog import UserGuideDialog
 from app.mainwindow.window_state import WindowState
 from app.memories.actions import MemoryActions
+from app.memories.edit_conflicts import EditConflicts
 from app.memories.memory_editor import MemoryEditor
 from app.memories.memory_pane import MemoryPane
 from app.settings.backups_page import KIND_LABELS, BackupsPage, made_text
@@ -68,6 +72,7 @@ DEFAULT_SIZES = [260, 780, 420]
 CHAT_MIN_WIDTH = 320  # px: the composer and a readable column of text
 SIDEBAR_MIN_WIDTH = 200
 MEMORY_MIN_WIDTH = 340  # the pane's four tabs side by side
+RESTART = "restart"  # the banner's action after a new storage choice
 CONVERSATION_LIMIT = 500
 MEMORY_FILES = "JSON Lines (*.jsonl *.json);;All files (*)"
 RESTORING = (
@@ -186,6 +191,23 @@ class MainWindow(QMainWindow):
             else None
         )
 
+        self.server_watch = ServerWatch(store, self) if store is not None else None
+        self.store_copy = StoreCopy(self.jobs, self)  # Settings ▸ Storage's copy
+        self.opened_store_choice = self.settings.store  # what this run's store was opened by
+        self.restart_app: Callable[[], bool] = restart_app
+        actions = self.memory_pane.memory_actions
+        self.edit_conflicts = (
+            EditConflicts(
+                actions,
+                self.workers,
+                window=self,
+                show_error=self.show_error,
+                show_info=self.show_info,
+            )
+            if actions is not None
+            else None
+        )
+
         self._connect()
         self.menus = WindowMenus(
             self,
@@ -221,6 +243,7 @@ class MainWindow(QMainWindow):
                 + " Conversations and memories are kept there, so chatting waits until it "
                 "opens."
             )
+        self._show_server_state()
         QTimer.singleShot(0, self._start)
 
     # -- wiring ------------------------------------------------------------------------
@@ -276,6 +299,8 @@ class MainWindow(QMainWindow):
             restore.restored.connect(self._restored)
             restore.failed.connect(self._restore_failed)
             restore.refused.connect(self._restore_refused)
+        if self.server_watch is not None:
+            self.server_watch.reachability_changed.connect(self._server_reachability)
         assistant = self.assistant
         if assistant is not None:
             assistant.configured.connect(self._assistant_configured)
@@ -317,6 +342,33 @@ class MainWindow(QMainWindow):
         elif self.assistant is None:
             self.chat.set_chat_ready(False)
         self.started.emit()
+
+    # -- the memory server -------------------------------------------------------------
+
+    @property
+    def server_away(self) -> bool:
+        """Whether the store's server is out of reach (the window works from this machine)."""
+        return self.server_watch is not None and not self.server_watch.reachable
+
+    def _show_server_state(self) -> None:
+        """At start: a server out of reach is a state that mends itself, not an error."""
+        if self.store is not None and self.server_away:
+            self.banner.show_message(away_text(self.store), kind="warning", icon="server")
+            self.memory_pane.set_server_away(True)
+
+    def _server_reachability(self, reachable: bool) -> None:
+        if not reachable:
+            self._show_server_state()
+            return
+        self.banner.show_message(BACK_TEXT, kind="info", icon="server", timeout_ms=8000)
+        self.memory_pane.set_server_away(False)
+        # Every view reads the store again: what other machines did meanwhile, and what
+        # this one handed over.
+        self.reload_conversations()
+        self.memory_pane.start()
+        self.upkeep.refresh_counts()
+        if self.assistant is not None:
+            self.assistant.refresh_embedding()
 
     # -- conversations -----------------------------------------------------------------
 
@@ -430,6 +482,8 @@ class MainWindow(QMainWindow):
             self.restore_latest_good_backup()
         elif kind == "backups":
             self.open_settings("backups")
+        elif kind == RESTART and not self.restart_app():
+            self.show_error("Timothy could not start again; please quit and start it.")
 
     # -- memory ------------------------------------------------------------------------
 
@@ -915,6 +969,8 @@ class MainWindow(QMainWindow):
             parent=self,
         )
         dialog.settings_saved.connect(self.apply_settings)
+        if self.store is not None:
+            dialog.storage_page.offer_copy(self.store, self._data_folder(), self.store_copy)
         dialog.backups_page.backup_requested.connect(self.back_up_now)
         dialog.backups_page.restore_requested.connect(
             lambda backup, kind: self.ask_restore(backup, kind, dialog)
@@ -940,7 +996,21 @@ class MainWindow(QMainWindow):
         if self.assistant is not None:
             self.assistant.configure(settings)
         self._offer_chat_models(settings)
+        self._offer_restart_for_store(settings)
         self.settings_applied.emit(settings)
+
+    def _offer_restart_for_store(self, settings: Settings) -> None:
+        """Another store is only opened at the next start (the open one has conversations,
+        turns and upkeep running on it): say so, with a restart at hand."""
+        if settings.store == self.opened_store_choice:
+            return
+        self.banner.show_message(
+            "Timothy uses the new storage choice from its next start.",
+            kind="info",
+            icon="server",
+            action=RESTART,
+            action_label="Restart now",
+        )
 
     def _offer_chat_models(self, settings: Settings) -> None:
         """Fill the header's model picker: an OpenAI-compatible server's own list, Bedrock's
@@ -1027,6 +1097,9 @@ class MainWindow(QMainWindow):
 
     def show_error(self, message: str) -> None:
         store = self.store
+        if self.server_away and is_unreachable_message(message):
+            self._show_server_state()  # the away banner says it, and that it retries
+            return
         if (
             isinstance(store, Store)
             and store.damaged

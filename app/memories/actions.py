@@ -22,8 +22,9 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, SignalInstance
 
 from app.jobs.workers import Failure, Workers
+from app.memories.changed_elsewhere_dialog import EditConflict
 from app.memories.memory_editor import MemoryEdit
-from timothy.errors import TimothyError
+from timothy.errors import ChangedElsewhereError, TimothyError
 from timothy.memory.forget import backups_holding, forget, purge_backups
 from timothy.store import Memory
 from timothy.store.engine import StoreEngine
@@ -46,6 +47,7 @@ class MemoryActions(QObject):
     memory_superseded = Signal(object)  # the new, active version an edit made
     memory_added = Signal(object)  # a memory the owner wrote by hand (active)
     memories_imported = Signal(int)  # how many; the store says nothing of each, so reload
+    edit_conflicted = Signal(object)  # an EditConflict: changed on another machine meanwhile
 
     def __init__(
         self,
@@ -124,7 +126,8 @@ class MemoryActions(QObject):
         on_failure: Callable[[Failure], None],
     ) -> None:
         """Save an edit as a new active version that supersedes `memory` (the old one stays
-        in its history), on a worker; then `memory_superseded` and `on_done(new)`."""
+        in its history), on a worker; then `memory_superseded` and `on_done(new)`. An edit
+        another machine overtook gives `edit_conflicted` (and `on_failure`)."""
 
         def work() -> Memory:
             return self.store.memories.supersede(
@@ -139,8 +142,14 @@ class MemoryActions(QObject):
             self.memory_superseded.emit(new)
             on_done(new)
 
+        def failed(failure: Failure) -> None:
+            if isinstance(failure.error, ChangedElsewhereError):
+                # Not an error to read in a banner: the window shows both versions.
+                self.edit_conflicted.emit(EditConflict(memory, change, failure.error.theirs))
+            on_failure(failure)
+
         self.workers.run(
-            owner, work, "saving the edited memory", on_success=finished, on_failure=on_failure
+            owner, work, "saving the edited memory", on_success=finished, on_failure=failed
         )
 
     def signal_for(self, action: str) -> SignalInstance:

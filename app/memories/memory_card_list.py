@@ -33,6 +33,7 @@ from app.memories.actions import MemoryActions
 from app.memories.memory_card_delegate import MemoryCardDelegate
 from app.memories.memory_editor import MemoryEditor
 from app.memories.memory_list_model import MemoryListModel
+from timothy.errors import ChangedElsewhereError
 from timothy.store import Memory
 from timothy.store.engine import StoreEngine
 from timothy.store.records import utc_now
@@ -258,6 +259,9 @@ class MemoryCardList(QWidget):
     def _failed(self, failure: Failure) -> None:
         self._busy = False
         self._refresh_buttons()
+        if isinstance(failure.error, ChangedElsewhereError):
+            self.reload()  # the window shows both versions; the list shows theirs now
+            return
         self.failed.emit(failure.message)
 
     # -- selection and actions ---------------------------------------------------------

@@ -13,7 +13,7 @@ from app.look import icons
 from app.memories.actions import MemoryActions
 from app.memories.chain_view import ChainView
 from app.memories.memory_editor import MemoryEditor
-from timothy.errors import NotFoundError
+from timothy.errors import ChangedElsewhereError, NotFoundError
 from timothy.store import Memory, MemoryStatus
 from timothy.store.engine import StoreEngine
 from timothy.store.records import utc_now
@@ -200,6 +200,8 @@ class MemoryDetail(QWidget):
 
     def _failed(self, failure: Failure) -> None:
         self._enable()
+        if isinstance(failure.error, ChangedElsewhereError):
+            return  # the window shows both versions (MemoryActions.edit_conflicted)
         self.failed.emit(failure.message)
 
     def focus_actions(self) -> None:

@@ -28,6 +28,11 @@ from timothy.store.records import RecallRecord, utc_now
 
 QUEUE_TAB, FADING_TAB, BROWSE_TAB, RECALL_TAB = range(4)
 
+AWAY_TEXT = (
+    "Your memories wait for the memory server, which is out of reach. They show again by "
+    "themselves when it answers; what Timothy learns meanwhile is kept on this computer."
+)
+
 
 class MemoryPane(QWidget):
     source_clicked = Signal(str)  # open this conversation
@@ -69,6 +74,13 @@ class MemoryPane(QWidget):
         self.hide_button.clicked.connect(self.hide_requested)
         header.addWidget(self.hide_button)
         layout.addLayout(header)
+        # While a server store is out of reach: what the empty lists below mean.
+        self.away_label = QLabel(AWAY_TEXT, self)
+        self.away_label.setWordWrap(True)
+        self.away_label.setProperty("muted", True)
+        self.away_label.setContentsMargins(14, 4, 14, 8)
+        self.away_label.hide()
+        layout.addWidget(self.away_label)
 
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("MemoryTabs")
@@ -129,6 +141,10 @@ class MemoryPane(QWidget):
             self.queue.reload()
             self.fading.reload()
             self.browser.start()
+
+    def set_server_away(self, away: bool) -> None:
+        """Say (or stop saying) that the memories wait for the memory server."""
+        self.away_label.setVisible(away)
 
     def close_store_events(self) -> None:
         if self.events is not None:

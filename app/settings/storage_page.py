@@ -2,10 +2,14 @@
 
 The server's password goes to the OS keyring only (on Save), never into settings.json; the
 connection test and the keyring run on workers. A new choice takes effect when Timothy next
-starts; moving what this machine remembers onto the server is `timothy store copy --to URL`.
+starts (the window offers a restart). *Copy* moves a whole store across, as `timothy store
+copy` does: this computer's file onto the server, or the server's memory into this
+computer's file; on a worker, with progress and a stop, resumable, the source only read.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -16,24 +20,32 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QProgressBar,
     QPushButton,
     QRadioButton,
     QVBoxLayout,
     QWidget,
 )
 
+from app.jobs.store_copy import StoreCopy
 from app.jobs.workers import Failure, Workers
 from app.look import theme
 from timothy import secrets
 from timothy.errors import InvalidInputError
+from timothy.store import DamageCheck, Store
+from timothy.store.copy import CopyReport
+from timothy.store.engine import StoreEngine
 from timothy.store.location import (
     SSL_MODES,
     StoreSettings,
     check_server,
     is_server_url,
+    open_server,
     password_in,
     store_password_key,
 )
+
+WHAT_WORDS = {"memories": "Memories", "vectors": "Vectors", "conversations": "Conversations"}
 
 SSL_CHOICES = [("", "The driver's default (prefer)"), *[(mode, mode) for mode in SSL_MODES]]
 
@@ -101,12 +113,36 @@ class StoragePage(QWidget):
         layout.addWidget(self.server_box)
         layout.addWidget(
             _hint(
-                "A new choice takes effect when Timothy next starts. To move what this "
-                "computer remembers onto the server, run `timothy store copy --to ADDRESS` "
-                "once, from this computer.",
+                "A new choice takes effect when Timothy next starts: after saving, the "
+                "window offers to restart.",
                 self,
             )
         )
+        self.copy_box = QGroupBox("Copy your memory", self)
+        copy_layout = QVBoxLayout(self.copy_box)
+        self.copy_hint = _hint("", self.copy_box)
+        copy_layout.addWidget(self.copy_hint)
+        copy_row = QHBoxLayout()
+        self.copy_button = QPushButton("Copy", self.copy_box)
+        self.copy_button.clicked.connect(self.start_copy)
+        self.copy_cancel = QPushButton("Stop", self.copy_box)
+        self.copy_cancel.clicked.connect(self.stop_copy)
+        self.copy_cancel.hide()
+        self.copy_progress = QProgressBar(self.copy_box)
+        self.copy_progress.hide()
+        copy_row.addWidget(self.copy_button)
+        copy_row.addWidget(self.copy_progress, 1)
+        copy_row.addWidget(self.copy_cancel)
+        copy_row.addStretch(0)
+        copy_layout.addLayout(copy_row)
+        self.copy_status = QLabel(self.copy_box)
+        self.copy_status.setWordWrap(True)
+        copy_layout.addWidget(self.copy_status)
+        self.copy_box.hide()  # until the window offers its store (offer_copy)
+        layout.addWidget(self.copy_box)
+        self.store: StoreEngine | None = None
+        self.data_dir: Path | None = None
+        self.copier: StoreCopy | None = None
         layout.addStretch(1)
         (self.server_button if settings.engine == "postgres" else self.local_button).setChecked(
             True
@@ -154,6 +190,122 @@ class StoragePage(QWidget):
 
     def _engine_changed(self) -> None:
         self.server_box.setEnabled(self.server_button.isChecked())
+        self._refresh_copy()
+
+    # -- copying the store -------------------------------------------------------------
+
+    def offer_copy(self, store: StoreEngine, data_dir: Path, copier: StoreCopy) -> None:
+        """Offer to copy the open `store`: a file onto the server this page names, a server
+        into the file in `data_dir`. `copier` outlives the dialog (a copy goes on if it is
+        closed)."""
+        self.store = store
+        self.data_dir = data_dir
+        self.copier = copier
+        copier.progressed.connect(self._copy_progressed)
+        copier.finished.connect(self._copy_finished)
+        copier.failed.connect(self._copy_failed)
+        self.url_edit.textChanged.connect(lambda _text: self._refresh_copy())
+        self.copy_box.show()
+        self._set_copying(copier.running)
+        self._refresh_copy()
+
+    def _copy_from_file(self) -> bool:
+        return isinstance(self.store, Store)
+
+    def _refresh_copy(self) -> None:
+        if self.store is None or self.copier is None:
+            return
+        if self._copy_from_file():
+            self.copy_button.setText("Copy this computer's memory to the server")
+            self.copy_hint.setText(
+                "Copies every memory, vector and conversation of this computer's file onto "
+                "the server above (what the server already has is skipped). This computer's "
+                "file is only read."
+            )
+            usable = self.server_button.isChecked() and is_server_url(self.url_edit.text())
+        else:
+            self.copy_button.setText("Copy the server's memory to this computer")
+            self.copy_hint.setText(
+                "Copies every memory, vector and conversation on the server into this "
+                "computer's file, to work without the server. The server is only read."
+            )
+            usable = True
+        self.copy_button.setEnabled(usable and not self.copier.running)
+
+    def start_copy(self) -> None:
+        store, data_dir, copier = self.store, self.data_dir, self.copier
+        if store is None or data_dir is None or copier is None or copier.running:
+            return
+        if self._copy_from_file():
+            try:
+                section = self.value()
+            except InvalidInputError as exc:
+                self._copy_said(str(exc), error=True)
+                return
+            typed = self.password_edit.text()
+
+            def open_target() -> StoreEngine:
+                return open_server(section, password=typed, data_dir=data_dir)
+
+        else:
+
+            def open_target() -> StoreEngine:
+                return Store.open(data_dir, check=DamageCheck.NOW)
+
+        if copier.start(store, open_target):
+            self._set_copying(True)
+            self._copy_said("Connecting…", error=False)
+
+    def stop_copy(self) -> None:
+        if self.copier is not None:
+            self.copier.cancel()
+            self.copy_cancel.setEnabled(False)
+            self._copy_said("Stopping after the batch under way…", error=False)
+
+    def _set_copying(self, copying: bool) -> None:
+        self.copy_progress.setVisible(copying)
+        self.copy_cancel.setVisible(copying)
+        self.copy_cancel.setEnabled(copying)
+        self.copy_button.setVisible(not copying)
+        if not copying:
+            self._refresh_copy()
+
+    def _copy_progressed(self, what: str, done: int, total: int) -> None:
+        self.copy_progress.setMaximum(max(total, 1))
+        self.copy_progress.setValue(done if total else 1)
+        self.copy_progress.setFormat(f"{WHAT_WORDS.get(what, what)}: %v of {total}")
+        if self.copy_cancel.isEnabled():
+            self._copy_said(f"Copying {what}…", error=False)
+
+    def _copy_finished(self, report: CopyReport) -> None:
+        self._set_copying(False)
+        if report.stopped:
+            self._copy_said(
+                f"Stopped. {_count(report.memories_copied, 'memory', 'memories')} and "
+                f"{_count(report.conversations_copied, 'conversation')} were copied; copy "
+                "again to finish (what is there already is skipped).",
+                error=False,
+            )
+            return
+        already = report.memories_already_there + report.conversations_already_there
+        self._copy_said(
+            f"✓ Copied {_count(report.memories_copied, 'memory', 'memories')}, "
+            f"{_count(report.vectors_copied, 'vector')} and "
+            f"{_count(report.conversations_copied, 'conversation')}"
+            + (f" ({already} were there already)." if already else "."),
+            error=False,
+            done=True,
+        )
+
+    def _copy_failed(self, message: str) -> None:
+        self._set_copying(False)
+        self._copy_said(f"✗ {message} What was copied stays; copy again to finish.", error=True)
+
+    def _copy_said(self, text: str, *, error: bool, done: bool = False) -> None:
+        colours = theme.colours()
+        colour = colours.danger.name() if error else colours.success.name() if done else ""
+        self.copy_status.setStyleSheet(f"color: {colour};" if colour else "")
+        self.copy_status.setText(text)
 
     def _choose_ca(self) -> None:
         chosen, _ = QFileDialog.getOpenFileName(
@@ -219,6 +371,10 @@ class StoragePage(QWidget):
         colour = colours.danger.name() if error else colours.success.name() if mark else ""
         self.test_result.setStyleSheet(f"color: {colour};" if colour else "")
         self.test_result.setText(f"{mark} {message}".strip())
+
+
+def _count(number: int, one: str, many: str | None = None) -> str:
+    return f"{number} {one if number == 1 else many or one + 's'}"
 
 
 def _failure_text(failure: Failure) -> str:

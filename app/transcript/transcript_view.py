@@ -39,6 +39,11 @@ from app.transcript.summary_divider import SummaryDivider
 from timothy.store import Memory, MemoryStatus
 from timothy.store.records import RecallRecord, utc_now
 
+SERVER_AWAY_TEXT = (
+    "The memory server is out of reach: this reply was written without your memories. "
+    "The conversation is kept on this machine and reaches the server when it answers."
+)
+
 COLUMN_WIDTH = 820
 REPLY_INDENT = 30  # where a reply's text starts, right of the avatar
 STICK_MARGIN = 32  # px from the bottom that still counts as "following the reply"
@@ -440,6 +445,14 @@ class TranscriptView(QScrollArea):
         notice = self.notices.get(memory_id)
         if notice is not None:
             notice.action_button.setEnabled(True)
+
+    def show_server_away(self) -> Notice:
+        """This turn ran without memories: the memory server did not answer (the reply and
+        the conversation are kept on this machine until it does)."""
+        notice = Notice(SERVER_AWAY_TEXT, icon="server", parent=self.column)
+        notice.setProperty("away", True)
+        self._insert_notice(notice)
+        return notice
 
     def show_facts_staged(self, count: int) -> Notice:
         """A badge-like notice: extraction proposed facts that wait for the owner."""

@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import shutil
+import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -21,6 +23,7 @@ import psycopg
 from pgserver._commands import pg_ctl
 
 _schemas = itertools.count(1)
+START_SECONDS = 180.0
 
 
 class PgServer:
@@ -48,8 +51,28 @@ class PgServer:
         )
 
     def start(self) -> None:
-        """Start the server again (same folder, same socket) after `kill`."""
-        self._server.ensure_postgres_running()
+        """Start the server again (same folder, same socket) after `kill`, and return once
+        it takes connections. Crash recovery on a loaded machine can outlast pgserver's own
+        10 s wait for pg_ctl; the server goes on starting, so this waits longer for it."""
+        deadline = time.monotonic() + START_SECONDS
+        while True:
+            try:
+                self._server.ensure_postgres_running()
+                break
+            except (subprocess.TimeoutExpired, AssertionError):
+                # pg_ctl stopped waiting, or the server it left recovering is not ready yet
+                # (pgserver asserts it is): ask again until it is.
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)  # polling another process's start-up: nothing to wait on
+        while True:
+            try:
+                with psycopg.connect(self.uri, connect_timeout=5):
+                    return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)  # polling another process's start-up: nothing to wait on
 
     def close(self) -> None:
         self._server.cleanup()

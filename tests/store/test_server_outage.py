@@ -3,10 +3,13 @@ machine and reach the server when it answers again, and the store recovers by it
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.fakes.postgres import PgServer
 from timothy.errors import StoreUnreachableError
+from timothy.store.location import open_store
 from timothy.store.postgres import PostgresStore
 
 
@@ -51,3 +54,132 @@ def test_a_write_cut_off_by_a_server_crash_is_not_acknowledged_and_loses_nothing
         stored = store.memories.get_many(m.id for m in acknowledged)  # recovered
         assert stored == {m.id: m for m in acknowledged}
         assert {m.confidence for m in stored.values()} == {1.0}
+
+
+def test_conversations_go_on_while_the_server_is_down_and_reach_it_when_it_returns(
+    pg_server: PgServer, pg_url: str, tmp_path: Path
+) -> None:
+    with PostgresStore(pg_url, connect_timeout=2) as laptop:
+        assert laptop.changes is not None and laptop.changes.wait_connected(0, 10)
+        trip = laptop.sessions.create(title="Trip planning")
+        first = laptop.sessions.add_message(trip.id, "user", "Where should we go in May?")
+        before = laptop.changes.connections
+        pg_server.kill()
+        try:
+            # Reads come from this machine's mirror, writes are kept there.
+            assert [s.id for s in laptop.sessions.list()] == [trip.id]
+            assert not laptop.reachable
+            asked = laptop.sessions.add_message(trip.id, "user", "What about Lisbon?")
+            reply = laptop.sessions.add_message(trip.id, "assistant", "", status="streaming")
+            laptop.sessions.update_message(
+                reply.id, content="Lisbon is lovely in May.", status="complete"
+            )
+            offline = laptop.sessions.create()
+            laptop.sessions.set_title(offline.id, "Written on the train")
+            hello = laptop.sessions.add_message(offline.id, "user", "Hello while offline")
+            branch = laptop.sessions.branch(trip.id)
+            assert [m.id for m in branch] == [first.id, asked.id, reply.id]
+            assert [s.title for s in laptop.sessions.list(search="Lisbon")] == ["Trip planning"]
+        finally:
+            pg_server.start()
+        assert laptop.changes.wait_connected(before, 60)
+        assert laptop.reachable and laptop.sessions.pending_count() == 0
+        kept = {m.id: m for m in laptop.sessions.messages(trip.id)}
+    with PostgresStore(pg_url, follow_changes=False, outbox_dir=tmp_path / "desktop") as desktop:
+        on_server = {m.id: m for m in desktop.sessions.messages(trip.id)}
+        assert on_server == kept
+        assert on_server[reply.id].content == "Lisbon is lovely in May."
+        assert desktop.sessions.get(trip.id).active_leaf == reply.id
+        assert desktop.sessions.get(offline.id).title == "Written on the train"
+        assert [m.id for m in desktop.sessions.branch(offline.id)] == [hello.id]
+
+
+def test_handing_conversations_over_twice_doubles_nothing(
+    pg_server: PgServer, pg_url: str, tmp_path: Path
+) -> None:
+    """A hand-over cut off after the server took it but before this machine unmarked it is
+    simply done again."""
+    with PostgresStore(pg_url, connect_timeout=2) as laptop:
+        assert laptop.changes is not None and laptop.changes.wait_connected(0, 10)
+        talk = laptop.sessions.create(title="Talk")
+        before = laptop.changes.connections
+        pg_server.kill()
+        try:
+            said = laptop.sessions.add_message(talk.id, "user", "Kept while away")
+        finally:
+            pg_server.start()
+        assert laptop.changes.wait_connected(before, 60)
+        assert laptop.sessions.pending_count() == 0
+        # As if the crash came between the server's commit and the unmarking:
+        laptop.sessions.mirror.mark("message", said.id, talk.id)
+        laptop.sessions.mirror.mark("session", talk.id, talk.id)
+        assert laptop.sessions.hand_over_pending() == 1
+    with PostgresStore(pg_url, follow_changes=False, outbox_dir=tmp_path / "desktop") as desktop:
+        assert [m.id for m in desktop.sessions.messages(talk.id)] == [said.id]
+
+
+def test_the_store_opens_without_the_server_and_recovers_by_itself(
+    pg_server: PgServer, pg_url: str
+) -> None:
+    with PostgresStore(pg_url) as earlier:
+        talk = earlier.sessions.create(title="Before the outage")
+        said = earlier.sessions.add_message(talk.id, "user", "Remember the milk")
+    heard: list[bool] = []
+    pg_server.kill()
+    try:
+        with PostgresStore(pg_url, connect_timeout=2, start_offline=True) as laptop:
+            laptop.on_reachability(heard.append)
+            assert not laptop.reachable
+            assert [s.id for s in laptop.sessions.list()] == [talk.id]
+            assert [m.id for m in laptop.sessions.branch(talk.id)] == [said.id]
+            kept = laptop.memories.add("I am allergic to cats", source="remember")
+            pg_server.start()
+            assert laptop.changes is not None and laptop.changes.wait_connected(0, 60)
+            assert laptop.reachable and heard == [True]
+            assert laptop.memories.get(kept.id) == kept
+            assert laptop.sessions.get(talk.id).title == "Before the outage"
+    finally:
+        pg_server.start()
+
+
+def test_the_app_opens_a_store_whose_server_is_away_and_a_command_is_told_plainly(
+    pg_server: PgServer, pg_url: str, tmp_path: Path
+) -> None:
+    pg_server.kill()
+    try:
+        opened = open_store(pg_url, data_dir=tmp_path)  # the app's way
+        try:
+            assert not opened.reachable
+        finally:
+            opened.close()
+        with pytest.raises(StoreUnreachableError, match="did not answer"):
+            open_store(pg_url, data_dir=tmp_path, follow_changes=False)  # a command's way
+    finally:
+        pg_server.start()
+
+
+def test_a_reply_taken_back_while_the_server_is_away_is_gone_there_too(
+    pg_server: PgServer, pg_url: str, tmp_path: Path
+) -> None:
+    """A reply that failed before any text came is deleted (the turn's own clean-up); one
+    made and deleted while the server was away never reaches it, and one the server had is
+    deleted there when it answers."""
+    with PostgresStore(pg_url, connect_timeout=2) as laptop:
+        assert laptop.changes is not None and laptop.changes.wait_connected(0, 10)
+        talk = laptop.sessions.create(title="Talk")
+        asked = laptop.sessions.add_message(talk.id, "user", "First question")
+        answered = laptop.sessions.add_message(talk.id, "assistant", "A reply to take back")
+        before = laptop.changes.connections
+        pg_server.kill()
+        try:
+            laptop.sessions.delete_messages_from(answered.id)
+            again = laptop.sessions.add_message(talk.id, "user", "Second question")
+            failed = laptop.sessions.add_message(talk.id, "assistant", "", status="streaming")
+            laptop.sessions.delete_messages_from(failed.id)
+        finally:
+            pg_server.start()
+        assert laptop.changes.wait_connected(before, 60)
+        assert laptop.sessions.pending_count() == 0
+    with PostgresStore(pg_url, follow_changes=False, outbox_dir=tmp_path / "desktop") as desktop:
+        assert [m.id for m in desktop.sessions.messages(talk.id)] == [asked.id, again.id]
+        assert desktop.sessions.get(talk.id).active_leaf == again.id

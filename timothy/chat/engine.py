@@ -36,7 +36,13 @@ from timothy.chat.events import (
 )
 from timothy.chat.prompt import STABLE_PREFIX, context_section, system_blocks
 from timothy.chat.settings import ChatSettings
-from timothy.errors import ErrorKind, InvalidInputError, ProviderError, RecallError
+from timothy.errors import (
+    ErrorKind,
+    InvalidInputError,
+    ProviderError,
+    RecallError,
+    StoreUnreachableError,
+)
 from timothy.memory.dates import local_date
 from timothy.memory.extraction import extract, format_exchange
 from timothy.memory.remember import REMEMBER_TOOL, apply_remember
@@ -75,6 +81,9 @@ log = logging.getLogger(__name__)
 RoundResult = tuple[str, list[ToolCall], Usage | None, bool, int | None]
 
 TEMPORARY_NOTE = "temporary chat: memories are not used"
+# Why a turn ran without memories when the store's server does not answer (the window says
+# it in so many words; the conversation itself is kept on this machine meanwhile).
+SERVER_AWAY_NOTE = "the memory server is out of reach: this turn ran without memories"
 
 MAX_MESSAGE_CHARS = 200_000
 # A tool call's arguments longer than this are refused unread and never stored or sent back:
@@ -456,10 +465,14 @@ class ChatEngine:
         bound (every blocking part of it runs on its own threads against one deadline)."""
         if not self.memories_allowed():
             return RecallFinished("", 0, None, "memories are off for this provider")
+        if not self.store.reachable:  # known away: not a moment spent waiting for it
+            return RecallFinished("", 0, None, SERVER_AWAY_NOTE)
         try:
             result = self.recaller.recall(query, now=now)
         except Exception as exc:
             log.warning("recall failed; the turn goes on without memories: %s", exc)
+            if not self.store.reachable or _unreachable(exc):
+                return RecallFinished("", 0, None, SERVER_AWAY_NOTE)
             timed_out = isinstance(exc, RecallError) and exc.timed_out
             return RecallFinished("", 0, None, "recall timed out" if timed_out else "recall failed")
         empty = None if result.block else "nothing relevant was found"
@@ -759,3 +772,15 @@ def history_of(stored: Sequence[Message]) -> list[ChatMessage]:
     while history and history[0].role != "user":
         history.pop(0)
     return history
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """Whether a failure comes down to the store's server not answering."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, StoreUnreachableError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

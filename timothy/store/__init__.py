@@ -99,6 +99,14 @@ class Store:
         """What SQLite found wrong with the file, or None while nothing is known."""
         return self.db.damage
 
+    @property
+    def reachable(self) -> bool:
+        """A file on this machine always answers."""
+        return True
+
+    def on_reachability(self, listener: Callable[[bool], None]) -> None:
+        """Nothing to tell: see `reachable`."""
+
     def on_damage(self, listener: Callable[[str], None]) -> None:
         """Call `listener` (on any thread) once damage is found, or at once if it is known."""
         self.db.on_damage(listener)

@@ -38,6 +38,7 @@ class CopyReport:
     conversations_copied: int = 0
     conversations_already_there: int = 0
     meta_copied: list[str] = field(default_factory=list)
+    stopped: bool = False  # asked to stop before the end: run it again to finish
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -47,6 +48,7 @@ class CopyReport:
             "conversations_copied": self.conversations_copied,
             "conversations_already_there": self.conversations_already_there,
             "meta_copied": list(self.meta_copied),
+            "stopped": self.stopped,
         }
 
 
@@ -54,17 +56,42 @@ def _quiet(what: str, done: int, total: int) -> None:
     pass
 
 
+def _never() -> bool:
+    return False
+
+
+class _Stopped(Exception):
+    """Asked to stop between two batches."""
+
+
 def copy_store(
-    source: StoreEngine, target: StoreEngine, *, progress: Progress | None = None
+    source: StoreEngine,
+    target: StoreEngine,
+    *,
+    progress: Progress | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> CopyReport:
-    """Copy everything in `source` that `target` lacks (see the module's notes)."""
+    """Copy everything in `source` that `target` lacks (see the module's notes). `stop` is
+    asked between batches: True ends the copy there (`report.stopped`; every batch written
+    is whole, and running the copy again finishes it)."""
     if source.location == target.location:
         raise StoreError(f"{source.location} cannot be copied onto itself.")
-    tell = progress or _quiet
+    asked = stop or _never
+
+    def tell(what: str, done: int, total: int) -> None:
+        (progress or _quiet)(what, done, total)
+        if asked():
+            raise _Stopped
+
     report = CopyReport()
-    _copy_memories(source, target, report, tell)
-    _copy_vectors(source, target, report, tell)
-    _copy_conversations(source, target, report, tell)
+    try:
+        _copy_memories(source, target, report, tell)
+        _copy_vectors(source, target, report, tell)
+        _copy_conversations(source, target, report, tell)
+    except _Stopped:
+        report.stopped = True
+        log.info("copying %s to %s stopped: %s", source.location, target.location, report)
+        return report
     for key, value in source.db.meta_items():
         if target.db.get_meta(key) != value:
             target.db.set_meta(key, value)

@@ -14,7 +14,7 @@ group many writes into one transaction on either engine.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
@@ -259,6 +259,15 @@ class StoreEngine(Protocol):
 
     @property
     def damaged(self) -> bool: ...
+    @property
+    def reachable(self) -> bool:
+        """Whether the store answers (a server can be out of reach; a file always answers)."""
+        ...
+
+    def on_reachability(self, listener: Callable[[bool], None]) -> None:
+        """Call `listener(reachable)`, on any thread, each time the store goes or returns."""
+        ...
+
     def exclusive(self, name: str) -> AbstractContextManager[bool]:
         """Whether this machine may do the job `name` now: True inside the block for one
         machine at a time among all that share the store; never waits."""

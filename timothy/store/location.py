@@ -125,7 +125,8 @@ def open_store(
 ) -> StoreEngine:
     """The store a location names: a postgresql:// URL opens the server, anything else (or
     nothing) the SQLite file in `data_dir` (default: the configured data folder). A command
-    that lives briefly does not `follow_changes` made on other machines."""
+    that lives briefly does not `follow_changes` made on other machines; a store that does
+    (the app's) opens even while its server is out of reach (see postgres/offline.py)."""
     url = chosen_location(location, settings)
     if url is None:
         return Store.open(data_dir if data_dir is not None else paths.data_dir(), check=check)
@@ -137,7 +138,19 @@ def open_store(
         server_conninfo(url, sslmode=sslmode, ca_file=ca_file),
         follow_changes=follow_changes,
         outbox_dir=data_dir,
+        start_offline=follow_changes,  # the app opens, and works from this machine meanwhile
     )
+
+
+def open_server(
+    settings: StoreSettings, *, password: str = "", data_dir: Path | None = None
+) -> PostgresStore:
+    """The server a `store` section names (not necessarily the one in use), for a short job
+    such as copying a store onto it: the keyring's password unless one is `password` typed."""
+    conninfo = server_conninfo(settings.url, sslmode=settings.sslmode, ca_file=settings.ca_file)
+    if password:
+        conninfo = make_conninfo(conninfo, password=password)
+    return PostgresStore(conninfo, follow_changes=False, outbox_dir=data_dir)
 
 
 MIN_SERVER_VERSION = 150000  # PostgreSQL 15

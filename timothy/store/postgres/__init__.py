@@ -7,21 +7,30 @@ conversations, meta. The server is the one store and each app a client of it.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 
 from timothy import paths
+from timothy.errors import StoreError, StoreUnreachableError
 from timothy.store.postgres.changes import Announcement, ChangeFollower
 from timothy.store.postgres.database import PgDatabase
+from timothy.store.postgres.link import ReachabilityListener, ServerLink
 from timothy.store.postgres.memories import PgMemoryRepository
+from timothy.store.postgres.offline import ConversationMirror, MirroredSessions, mirror_path
 from timothy.store.postgres.outbox import Outbox, outbox_path
 from timothy.store.postgres.search import PgSearch
 from timothy.store.postgres.sessions import PgSessionRepository
 from timothy.store.postgres.vectors import PgVectorStore
 
 __all__ = ["PostgresStore"]
+
+log = logging.getLogger(__name__)
+
+RETRY_SECONDS = 2.0  # how often a connected feed checks a server found away by a call
 
 
 class PostgresStore:
@@ -34,28 +43,92 @@ class PostgresStore:
         connect_timeout: int = 5,
         follow_changes: bool = True,
         outbox_dir: Path | None = None,
+        start_offline: bool = False,
     ) -> None:
         """Open (and migrate) the store on a server. New memories made while the server does
-        not answer wait in `outbox_dir` (default: the data folder) until it does."""
-        self.db = PgDatabase(conninfo, connect_timeout=connect_timeout)
+        not answer wait in `outbox_dir` (default: the data folder) until it does, and the
+        conversations are mirrored there (see offline.py).
+
+        With `start_offline` (the app's), a store that follows changes opens even when the
+        server does not answer:
+        conversations come from the mirror, memories wait in the outbox, and the change
+        feed keeps trying; when it reaches the server, the store migrates it if need be,
+        hands everything over and refreshes the mirror (`reachable` turns True)."""
+        self.link = ServerLink(latching=follow_changes)
+        self.db = PgDatabase(
+            conninfo,
+            connect_timeout=connect_timeout,
+            link=self.link,
+            start_offline=start_offline and follow_changes,
+        )
         folder = outbox_dir if outbox_dir is not None else paths.data_dir()
         self.outbox = Outbox(outbox_path(folder, self.db.location))
         self.memories = PgMemoryRepository(self.db, self.outbox)
         self.vectors = PgVectorStore(self.db)
-        self.sessions = PgSessionRepository(self.db)
+        self.sessions = MirroredSessions(
+            PgSessionRepository(self.db),
+            self.db,
+            ConversationMirror(mirror_path(folder, self.db.location)),
+        )
         self.search = PgSearch(self.db, self.vectors)
+        self._last_retry = 0.0
         # Other machines' changes reach this machine's listeners (the app's panes).
         self.changes: ChangeFollower | None = None
         if follow_changes:
             self.changes = ChangeFollower(
                 self.db.conninfo,
-                self.db.schema(),
+                self.db.schema() if self.db.ready else None,
                 self.db.own_backends,
                 self._announced,
-                on_connected=self.memories.hand_over_pending,
+                on_connected=self._reconnected,
+                on_idle=self._retry_if_away,
             ).start()
         else:
             self.memories.hand_over_pending()
+            self.sessions.hand_over_pending()
+
+    def _reconnected(self) -> None:
+        """The change feed reached the server: calls go through again, everything kept here
+        goes to it, the mirror catches up, and then the listeners hear it is back."""
+        self.db.reconnected()
+        for hand_over in (self.memories.hand_over_pending, self.sessions.hand_over_pending):
+            try:
+                hand_over()
+            except StoreUnreachableError:
+                raise
+            except Exception:  # refused by the server: it stays here, nothing is dropped
+                log.exception("what was kept on this machine could not be handed over")
+        try:
+            self.sessions.refresh()
+        except StoreUnreachableError:
+            raise
+        except Exception as exc:  # the mirror catches up on the next reconnection
+            log.warning("the conversation mirror was not refreshed: %s", exc)
+        if not self.link.reachable:  # lost again while handing over: not connected yet
+            raise StoreUnreachableError(
+                f"The memory server {self.location} did not answer the hand-over; retrying."
+            )
+        self.link.regained()
+
+    def _retry_if_away(self) -> None:
+        """A call found the server away while the feed stayed up (a pool that timed out):
+        try again now and then."""
+        if self.link.reachable or time.monotonic() - self._last_retry < RETRY_SECONDS:
+            return
+        self._last_retry = time.monotonic()
+        try:
+            self._reconnected()
+        except StoreError as exc:
+            log.info("the memory server is still out of reach: %s", exc)
+
+    @property
+    def reachable(self) -> bool:
+        """Whether the server answered the last call (False: working from this machine)."""
+        return self.link.reachable
+
+    def on_reachability(self, listener: ReachabilityListener) -> None:
+        """Call `listener(reachable)` (on a store thread) when the server goes or returns."""
+        self.link.on_change(listener)
 
     def _announced(self, batch: list[Announcement]) -> None:
         if not self.memories.listeners:
@@ -91,6 +164,7 @@ class PostgresStore:
         if self.changes is not None:
             self.changes.stop()
         self.db.close()
+        self.sessions.close()
 
     def __enter__(self) -> PostgresStore:
         return self

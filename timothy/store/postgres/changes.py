@@ -20,13 +20,14 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from timothy.errors import StoreError
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
 
 log = logging.getLogger(__name__)
 
 CHANNEL_PREFIX = "timothy_changes_"
 POLL_SECONDS = 0.5
-MAX_PAUSE_SECONDS = 30.0
+MAX_PAUSE_SECONDS = 10.0  # a server that returns is found again within this
 
 # (event, the memory's id, the memory as the announcement describes it, for "forgotten")
 Announcement = tuple[str, str, Memory | None]
@@ -81,14 +82,18 @@ class ChangeFollower:
     def __init__(
         self,
         conninfo: str,
-        schema: str,
+        schema: str | None,
         own_backends: Callable[[], set[int]],
         deliver: Callable[[list[Announcement]], None],
         *,
         on_connected: Callable[[], object] | None = None,
+        on_idle: Callable[[], object] | None = None,
     ) -> None:
+        """`schema` None: the connection's own (a store opened while the server was away
+        learns it when the feed first connects)."""
         self.conninfo = conninfo
-        self.channel = CHANNEL_PREFIX + schema
+        self.channel = "" if schema is None else CHANNEL_PREFIX + schema
+        self.on_idle = on_idle  # between polls, while connected
         self.own_backends = own_backends
         self.deliver = deliver
         self.on_connected = on_connected  # each time the feed is (re)connected
@@ -117,6 +122,10 @@ class ChangeFollower:
         while not self._stop.is_set():
             try:
                 with psycopg.connect(self.conninfo, autocommit=True) as conn:
+                    if not self.channel:
+                        row = conn.execute("SELECT current_schema()").fetchone()
+                        schema = "public" if row is None or row[0] is None else str(row[0])
+                        self.channel = CHANNEL_PREFIX + schema
                     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
                     pause = 0.5
                     if self.on_connected is not None:
@@ -130,6 +139,8 @@ class ChangeFollower:
                 if self._stop.is_set():
                     break
                 log.warning("lost the change feed of the memory server (%s); retrying", exc)
+            except StoreError as exc:  # on_connected found the server gone again
+                log.warning("the memory server is not back yet (%s); retrying", exc)
             except Exception:  # a listener's failure must not end the feed
                 log.exception("the change feed failed; retrying")
             finally:
@@ -154,3 +165,5 @@ class ChangeFollower:
                 batch.append((event, str(payload["id"]), record))
             if batch:
                 self.deliver(batch)
+            if self.on_idle is not None:
+                self.on_idle()

@@ -26,6 +26,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from timothy.errors import StoreError, StoreUnreachableError
+from timothy.store.postgres.link import ServerLink
 from timothy.store.postgres.migrations import MIGRATIONS, PgMigration
 
 log = logging.getLogger(__name__)
@@ -71,7 +72,12 @@ class PgDatabase:
         connect_timeout: int = DEFAULT_CONNECT_TIMEOUT_S,
         migrations: Sequence[PgMigration] = MIGRATIONS,
         pool_size: int = POOL_SIZE,
+        link: ServerLink | None = None,
+        start_offline: bool = False,
     ) -> None:
+        """Connect and migrate. With `start_offline`, a server that does not answer is not an
+        error: the database opens unconnected (`ready` False, the link lost), and is migrated
+        when `reconnected()` finds the server again."""
         params: dict[str, Any] = {"application_name": "timothy"}
         if "connect_timeout" not in conninfo_to_dict(conninfo):
             params["connect_timeout"] = connect_timeout
@@ -81,8 +87,15 @@ class PgDatabase:
         self._local = threading.local()
         self._backends: set[int] = set()
         self._backends_lock = threading.Lock()
-        with self.errors():
-            self._migrate()
+        self.link = link if link is not None else ServerLink(latching=False)
+        self.ready = False  # migrated: the server's schema is known to suit this app
+        try:
+            with self.errors():
+                self._migrate()
+            self.ready = True
+        except StoreUnreachableError:
+            if not start_offline:
+                raise
         self.pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] = ConnectionPool(
             self.conninfo,
             min_size=1,
@@ -94,19 +107,40 @@ class PgDatabase:
             open=False,
             name="timothy-store",
         )
+        if not self.ready:
+            self.pool.open(wait=False)  # it fills itself once the server answers
+            return
         with self.errors():
             self.pool.open(wait=True, timeout=max(connect_timeout * 2, 5))
+
+    def reconnected(self) -> None:
+        """The server answers again (the change feed reached it): migrate it if this store
+        opened without it, and let calls through again (the store tells its listeners
+        once what was kept here is handed over: `ServerLink.regained`)."""
+        if not self.ready:
+            with self.errors(latch=False):
+                self._migrate()
+            self.ready = True
+        if not self.link.reachable:
+            # The pool's connections died with the server: replace them now, not one
+            # failed borrow at a time.
+            with contextlib.suppress(Exception):
+                self.pool.check()
+        self.link.let_through()
 
     # -- errors ------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def errors(self) -> Iterator[None]:
-        """The server's failures as StoreErrors that say what happened in plain words."""
+    def errors(self, *, latch: bool = True) -> Iterator[None]:
+        """The server's failures as StoreErrors that say what happened in plain words. A
+        server that does not answer is noted on the link (see link.py)."""
         try:
             yield
         except (PoolTimeout, psycopg.OperationalError) as exc:
             if isinstance(exc, psycopg.errors.QueryCanceled):
                 raise TimeoutError("stopped at the deadline") from exc
+            if latch and self.link.latching:
+                self.link.lost(_first_line(exc))
             raise StoreUnreachableError(
                 f"The memory server {self.location} did not answer ({_first_line(exc)}). "
                 "Check that it is running and reachable from this machine."
@@ -115,6 +149,14 @@ class PgDatabase:
             raise StoreError(
                 f"The memory server {self.location} refused this user: {_first_line(exc)}."
             ) from exc
+
+    def _refuse_while_away(self) -> None:
+        """Fail at once while the server is known to be away (the change feed retries)."""
+        if self.link.latched or not self.ready:
+            raise StoreUnreachableError(
+                f"The memory server {self.location} did not answer (out of reach; "
+                "retrying in the background)."
+            )
 
     # -- connections -------------------------------------------------------------------
 
@@ -136,6 +178,7 @@ class PgDatabase:
 
     def connect(self) -> psycopg.Connection[tuple[Any, ...]]:
         """A connection of its own, outside the pool (LISTEN, long-held locks)."""
+        self._refuse_while_away()
         with self.errors():
             conn = psycopg.connect(self.conninfo, autocommit=True)
         register_vector(conn)
@@ -147,6 +190,7 @@ class PgDatabase:
         if held is not None:
             yield held
             return
+        self._refuse_while_away()
         with self.errors(), self.pool.connection() as conn:
             self._local.conn = conn
             try:

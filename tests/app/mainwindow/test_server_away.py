@@ -1,0 +1,104 @@
+"""The window on a server store whose server is out of reach: it opens at once with the
+conversations this machine has, says plainly that the server is away and retrying (not an
+error), chats on without memories, and mends itself when the server answers again."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from app.mainwindow.main_window import MainWindow
+from app.mainwindow.server_watch import BACK_TEXT
+from app.transcript.notice import Notice
+from app.transcript.transcript_view import SERVER_AWAY_TEXT
+from tests.app.conftest import WindowFactory, settle, settle_engine
+from tests.fakes.openai_server import OpenAIServer
+from tests.fakes.postgres import PgServer
+from timothy.store.postgres import PostgresStore
+
+NO_FACTS = json.dumps({"facts": []})
+RECOVERY_MS = 60_000
+
+
+@pytest.fixture
+def server_up(pg_server: PgServer) -> Iterator[PgServer]:
+    """The test server, running again after the test whatever happened in it."""
+    yield pg_server
+    pg_server.start()
+
+
+@pytest.fixture
+def store(pg_url: str, server_up: PgServer, isolated_env: Path) -> Iterator[PostgresStore]:
+    """A store on the server that has one conversation, opened while the server is away."""
+    with PostgresStore(pg_url) as earlier:
+        talk = earlier.sessions.create(title="Before the outage")
+        earlier.sessions.add_message(talk.id, "user", "Remember the milk")
+    server_up.kill()
+    with PostgresStore(pg_url, connect_timeout=2, start_offline=True) as opened:
+        yield opened
+
+
+def away_notices(window: MainWindow) -> list[Notice]:
+    return [n for n in window.chat.transcript.findChildren(Notice) if n.property("away") is True]
+
+
+def test_the_window_opens_without_the_server_and_mends_itself_when_it_answers(
+    qtbot: QtBot, make_window: WindowFactory, store: PostgresStore, server_up: PgServer
+) -> None:
+    window = make_window()
+    assert not store.reachable
+    # Not an error: a warning that says what happens meanwhile.
+    assert window.banner.isVisible() and window.banner.kind == "warning"
+    assert "out of reach — retrying" in window.banner.text_label.text()
+    qtbot.waitUntil(
+        lambda: [c.title for c in window.sidebar.model.conversations()] == ["Before the outage"],
+        timeout=5000,
+    )
+    # The memory pane's failures to read do not push the state away with an error; the
+    # pane says why its lists are empty.
+    settle(qtbot, window.workers)
+    assert window.banner.kind == "warning"
+    assert window.memory_pane.away_label.isVisible()
+    server_up.start()
+    qtbot.waitUntil(lambda: window.banner.text_label.text() == BACK_TEXT, timeout=RECOVERY_MS)
+    assert store.reachable and window.banner.kind == "info"
+    assert not window.memory_pane.away_label.isVisible()
+
+
+def test_a_turn_while_the_server_is_away_is_kept_and_handed_over(
+    qtbot: QtBot,
+    make_window: WindowFactory,
+    store: PostgresStore,
+    server_up: PgServer,
+    openai_server: OpenAIServer,
+    pg_url: str,
+    tmp_path: Path,
+) -> None:
+    window = make_window(server=openai_server)
+    openai_server.reply("Got it, milk and eggs.")
+    openai_server.reply("Shopping list")  # the title
+    openai_server.reply(NO_FACTS)  # extraction
+    window.chat.composer.input.setFocus()
+    window.chat.composer.set_text("Add eggs to the list")
+    qtbot.keyClick(window.chat.composer.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not window.chat.streaming, timeout=10_000)
+    settle_engine(qtbot, window)
+    user, reply = window.chat.transcript.messages
+    assert reply.content == "Got it, milk and eggs."
+    [notice] = away_notices(window)
+    assert notice.text_label.text() == SERVER_AWAY_TEXT
+    assert window.banner.kind == "warning"  # the turn's failures did not replace it
+    session_id = window.chat.conversation_id
+    assert session_id is not None
+
+    server_up.start()
+    qtbot.waitUntil(lambda: window.banner.text_label.text() == BACK_TEXT, timeout=RECOVERY_MS)
+    with PostgresStore(pg_url, follow_changes=False, outbox_dir=tmp_path / "other") as desktop:
+        said = [m.content for m in desktop.sessions.branch(session_id)]
+    assert said == ["Add eggs to the list", "Got it, milk and eggs."]
+    assert user.message_id is not None
