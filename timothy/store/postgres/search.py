@@ -3,9 +3,11 @@
 Text: the article's query: the question's lexemes (English stemming) joined by OR, matched
 against `tsv` (what each memory says and the day it was made), ranked by ts_rank. Entity: the
 names the question contains, looked up in the normalised entity table, then ranked by how
-well the rest of the question matches. Vector: exact cosine nearest neighbours on pgvector.
+well the rest of the question matches. Vector: exact cosine nearest neighbours.
 Each leg runs on its own pooled connection, so recall runs them side by side; a deadline
-becomes the statement's `statement_timeout`.
+becomes the statement's `statement_timeout`. The vector leg searches an in-process copy of the
+model's vectors that follows the server's changes (vector_copy.py): exact, and far quicker
+than pgvector's own exact scan.
 
 The relevance floor's term evidence (`TextHits.matched`) is computed with the same tokenizer
 as on SQLite, so the floor admits the same hits on either engine.
@@ -14,16 +16,17 @@ as on SQLite, so the floor admits the same hits on either engine.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 import psycopg
 import psycopg.errors
 
 from timothy.store.postgres.database import PgDatabase
 from timothy.store.postgres.rows import Conn
+from timothy.store.postgres.vector_copy import PgVectorCopy
 from timothy.store.postgres.vectors import PgVectorStore
 from timothy.store.search import MAX_NAME_WORDS, TextHits, index_terms
 from timothy.store.vectors import EmbeddingModel, Vector
@@ -94,9 +97,15 @@ def named_entities(conn: Conn, query: str) -> list[str]:
 class PgSearch:
     """The legs over one PostgreSQL store."""
 
-    def __init__(self, db: PgDatabase, vectors: PgVectorStore) -> None:
+    def __init__(
+        self, db: PgDatabase, vectors: PgVectorStore, *, float_rows_from_server: bool = False
+    ) -> None:
         self.db = db
         self.vectors = vectors
+        # Large copies keep only int8 codes; re-scoring reads its float rows from the server.
+        self.float_rows_from_server = float_rows_from_server
+        self._copies: dict[int, PgVectorCopy] = {}
+        self._copies_lock = threading.Lock()
 
     @contextlib.contextmanager
     def _bounded(self, deadline: float | None) -> Iterator[Conn]:
@@ -146,27 +155,27 @@ class PgSearch:
         *,
         deadline: float | None = None,
     ) -> list[tuple[str, float]]:
-        vector = np.asarray(query, dtype=np.float32).reshape(-1)
-        if vector.shape[0] != model.dimension:
-            raise ValueError(
-                f"The query vector has {vector.shape[0]} numbers; {model.name} vectors "
-                f"have {model.dimension}."
-            )
-        norm = float(np.linalg.norm(vector))
-        if limit <= 0 or not np.isfinite(norm) or norm == 0:
-            return []
-        with self._bounded(deadline) as conn:
-            rows = conn.execute(
-                f"SELECT m.id, 1 - (v.embedding <=> %(q)s) FROM {model.table} v "
-                "JOIN memories m ON m.seq = v.memory_seq WHERE m.status = 'active' "
-                "ORDER BY v.embedding <=> %(q)s, m.seq LIMIT %(limit)s",
-                {"q": vector, "limit": limit},
-            ).fetchall()
-        # A zero vector stored for a memory has no direction: cosine is NaN; leave it out.
-        return [(str(i), float(s)) for i, s in rows if s is not None and s == s]
+        # Not stopped at the deadline (as on SQLite): the first call loads every vector, and
+        # a load cut short would start over each time. Recall stops waiting instead.
+        with self.db.read() as conn:
+            return self.copy(model).nearest(conn, query, limit)
+
+    def copy(self, model: EmbeddingModel) -> PgVectorCopy:
+        """The in-process copy of a model's vectors (loaded at first use, then kept current)."""
+        with self._copies_lock:
+            copy = self._copies.get(model.id)
+            if copy is None or copy.model != model:
+                copy = self._copies[model.id] = PgVectorCopy(
+                    model, float_rows_from_server=self.float_rows_from_server
+                )
+            return copy
 
     def prepare(self) -> None:
-        """Nothing to warm: the server holds the vectors."""
+        """Load the active model's vectors into this process."""
+        model = self.vector_model()
+        if model is not None:
+            with self.db.read() as conn:
+                self.copy(model).refresh(conn)
 
     # -- text ---------------------------------------------------------------------------
 
