@@ -40,16 +40,38 @@ q AS (
     FROM unnest(tsvector_to_array(to_tsvector('english', %(text)s))) AS lexeme
 )"""
 
+# Each lexeme of the question with its BM25 inverse document frequency (how rare it is).
+_WEIGHTS = """
+lexemes (query) AS (
+    SELECT to_tsquery('english', '''' || replace(lexeme, '''', '''''') || '''')
+    FROM unnest(tsvector_to_array(to_tsvector('english', %(text)s))) AS lexeme
+),
+total (n) AS (SELECT count(*)::float8 FROM memories),
+weights (query, idf) AS MATERIALIZED (
+    SELECT l.query, ln(1 + (total.n - d.n + 0.5) / (d.n + 0.5))
+    FROM lexemes l, total,
+         LATERAL (SELECT count(*)::float8 AS n FROM memories WHERE tsv @@ l.query) d
+)"""
+# How much of the question's rarity a memory holds.
+_RARITY = "(SELECT sum(w.idf) FROM weights w WHERE m.tsv @@ w.query)"
+
+# The article's matches ranked first by how rare the question's lexemes each contains are
+# (the sum of their BM25 inverse document frequencies, as SQLite's bm25 weighs them), then
+# by ts_rank: a memory that shares a rare word with the question comes before one that
+# shares only a name said in half the store. (On LoCoMo, text and entity legs: R@10 63.3 ->
+# 67.7, the file's is 68.1.)
 _TEXT_SQL = f"""
-WITH {_OR_QUERY}
+WITH {_OR_QUERY},
+{_WEIGHTS}
 SELECT m.seq, m.id FROM memories m, q
 WHERE m.status = 'active' AND m.tsv @@ q.query
-ORDER BY ts_rank(m.tsv, q.query) DESC, m.seq DESC
+ORDER BY {_RARITY} DESC, ts_rank(m.tsv, q.query) DESC, m.seq DESC
 LIMIT %(limit)s
 """
 
 _ENTITY_SQL = f"""
 WITH {_OR_QUERY},
+{_WEIGHTS},
 named (seq, names) AS (
     SELECT memory_seq, count(*) FROM memory_entities WHERE norm = ANY(%(names)s)
     GROUP BY memory_seq
@@ -58,6 +80,7 @@ SELECT m.id
 FROM named JOIN memories m ON m.seq = named.seq, q
 WHERE m.status = 'active'
 ORDER BY named.names DESC,
+         CASE WHEN m.tsv @@ q.query THEN {_RARITY} END DESC NULLS LAST,
          CASE WHEN m.tsv @@ q.query THEN ts_rank(m.tsv, q.query) END DESC NULLS LAST,
          coalesce(m.last_confirmed_at, m.created_at) DESC,
          m.seq DESC
