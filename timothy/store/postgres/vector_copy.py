@@ -123,13 +123,19 @@ class PgVectorCopy:
 
     # -- keeping up with the server ----------------------------------------------------
 
-    def _raw_cursor(self, conn: Conn) -> RawCursor:
-        """A cursor that reads vectors in pgvector's binary form, as bytes (_RawVector)."""
+    def _raw_cursor(self, conn: Conn, *, streamed: bool = False) -> RawCursor:
+        """A cursor that reads vectors in pgvector's binary form, as bytes (_RawVector);
+        `streamed`: a server-side cursor, read a batch at a time (a whole table's result
+        would otherwise be held in this process at once: 600 MB at 100k x 1,536)."""
         if self._oid is None:
             row = conn.execute("SELECT 'vector'::regtype::oid").fetchone()
             assert row is not None
             self._oid = int(row[0])
-        cur = conn.cursor(binary=True)
+        cur: RawCursor = (
+            conn.cursor("timothy_vector_copy", binary=True)
+            if streamed
+            else conn.cursor(binary=True)
+        )
         cur.adapters.register_loader(self._oid, _RawVector)
         return cur
 
@@ -178,7 +184,7 @@ class PgVectorCopy:
             codes = QuantizedRows(dimension, capacity) if coded else None
             zero: list[int] = []
             count = 0
-            cur = self._raw_cursor(conn)
+            cur = self._raw_cursor(conn, streamed=True)
             cur.execute(f"SELECT memory_seq, embedding FROM {self.model.table} ORDER BY memory_seq")
             while True:
                 batch = cur.fetchmany(_LOAD_BATCH)
