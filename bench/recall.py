@@ -509,7 +509,8 @@ def measure_server(
     settings = RecallSettings()
     limit = settings.per_leg_limit
     store = open_on_server(url, size)
-    store.search.float_rows_from_server = lean
+    if lean:  # the server's copy is lean by default; --lean keeps it so
+        store.search.float_rows_from_server = True
     model = store.vectors.active_model()
     assert model is not None and store.memories.count() == size
     search = store.search
