@@ -17,6 +17,10 @@ photo's caption is part of its text). Each question is recalled with decay off, 
 Run from the repository root:
 
     .venv/bin/python bench/locomo.py [--data FILE_OR_FOLDER] [--embedder NAME] [--json]
+        [--store URL|pgserver]
+
+With `--store` each conversation is kept on a PostgreSQL server (a fresh schema each) and
+recalled through the server engine: the figures must equal the file's.
 
 Data: LoCoMo (Maharana et al., ACL 2024), CC BY-NC 4.0; see ../shared/bench/locomo/README.md.
 """
@@ -24,6 +28,7 @@ Data: LoCoMo (Maharana et al., ACL 2024), CC BY-NC 4.0; see ../shared/bench/loco
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import re
@@ -40,11 +45,14 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from server_store import LOCAL_SERVER, open_schema, server_url  # noqa: E402
+
 from timothy.memory.embedding import backfill  # noqa: E402
 from timothy.providers.base import EmbeddingProvider  # noqa: E402
 from timothy.providers.factory import local_embedder  # noqa: E402
 from timothy.retrieval import Recaller, RecallSettings  # noqa: E402
 from timothy.store import Store  # noqa: E402
+from timothy.store.engine import StoreEngine  # noqa: E402
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType  # noqa: E402
 
 KS = (5, 10, 25, 50)
@@ -117,8 +125,14 @@ def turn_text(turn: dict[str, Any]) -> str:
     return text
 
 
-def build_store(folder: Path, sample: dict[str, Any]) -> tuple[Store, datetime]:
-    store = Store.open(folder)
+def build_store(
+    folder: Path, sample: dict[str, Any], url: str | None = None
+) -> tuple[StoreEngine, datetime]:
+    """The conversation's turns as memories: in a file in `folder`, or on the server at `url`
+    (a fresh schema per conversation)."""
+    store: StoreEngine = (
+        open_schema(url, f"locomo_{folder.name}", fresh=True) if url else Store.open(folder)
+    )
     latest = datetime.min.replace(tzinfo=UTC)
     with store.db.write() as conn:
         for turn, when in turns(sample):
@@ -145,7 +159,7 @@ def build_store(folder: Path, sample: dict[str, Any]) -> tuple[Store, datetime]:
     return store, latest
 
 
-def embed_store(store: Store, embedder: EmbeddingProvider, batch: int = 64) -> None:
+def embed_store(store: StoreEngine, embedder: EmbeddingProvider, batch: int = 64) -> None:
     """Embed every turn as Timothy embeds memories (its backfill: entities, then text), which
     also points the vector leg at the model once every memory has its vector."""
     result = backfill(store, embedder, batch_size=batch)
@@ -201,7 +215,10 @@ class Tally:
 
 
 def run(
-    data: Path, embedder_name: str | None, settings: RecallSettings | None = None
+    data: Path,
+    embedder_name: str | None,
+    settings: RecallSettings | None = None,
+    store_url: str | None = None,
 ) -> dict[str, Any]:
     embedder = EMBEDDERS[embedder_name]() if embedder_name else None
     samples = load_samples(data)
@@ -214,7 +231,7 @@ def run(
     legs_seen: dict[str, set[str]] = {}
     with tempfile.TemporaryDirectory(prefix="locomo-") as scratch:
         for index, sample in enumerate(samples):
-            store, latest = build_store(Path(scratch) / f"s{index}", sample)
+            store, latest = build_store(Path(scratch) / f"s{index}", sample, store_url)
             conversation = by_conversation.setdefault(str(sample.get("sample_id", index)), Tally())
             try:
                 if embedder is not None:
@@ -255,6 +272,7 @@ def run(
         "questions": overall.count,
         "skipped_without_evidence": skipped,
         "embedder": embedder_name,
+        "store": "server" if store_url else "file",
         "legs": {leg: sorted(statuses) for leg, statuses in legs_seen.items()},
         "overall": overall.row(),
         "all_five": every.row(),
@@ -284,7 +302,8 @@ def print_report(report: dict[str, Any]) -> None:
         f"({report['skipped_without_evidence']} without a usable evidence id skipped)"
     )
     legs = ", ".join(f"{leg} {'/'.join(s)}" for leg, s in report["legs"].items())
-    print(f"embedder: {report['embedder'] or 'none'}; legs: {legs}")
+    store = report.get("store", "file")
+    print(f"store: {store}; embedder: {report['embedder'] or 'none'}; legs: {legs}")
     print(
         f"{'':<18}{'n':>5}"
         + "".join(f"{'R@' + str(k):>7}" for k in KS)
@@ -334,6 +353,12 @@ def main(argv: list[str] | None = None) -> int:
         help="fuse as the article does (RecallSettings.article(): k 60, legs alike, no "
         "neighbourhood, no named days)",
     )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="keep the conversations on this PostgreSQL server, a schema each "
+        f"({LOCAL_SERVER!r}: start one from its wheel); default: a file each",
+    )
     args = parser.parse_args(argv)
     overrides: dict[str, Any] = {}
     numbers: dict[str, Callable[[str], float]] = {
@@ -357,7 +382,9 @@ def main(argv: list[str] | None = None) -> int:
             f"unknown embedder {args.embedder!r}; available: "
             f"{', '.join(sorted(EMBEDDERS)) or 'none yet'}"
         )
-    report = run(args.data or default_data(), args.embedder, settings)
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(server_url(args.store)) if args.store else None
+        report = run(args.data or default_data(), args.embedder, settings, url)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

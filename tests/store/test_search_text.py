@@ -71,6 +71,28 @@ def test_ranked_by_bm25_and_active_only(store: Store) -> None:
     assert staged.id not in found and archived.id not in found and old.id not in found
 
 
+def test_a_rare_word_counts_for_more_than_a_frequent_one(store: Store) -> None:
+    """As bm25 weighs terms (on the server too): a memory that shares the question's rare
+    word comes before one that says its frequent word three times."""
+    for day in range(8):
+        store.memories.add(f"Caroline went running on day {day}")
+    frequent = store.memories.add("Caroline told Caroline's friend about Caroline's sister")
+    rare = store.memories.add("The adoption agency called back")
+    found = store.search.text("What did Caroline say about the adoption?", 30)
+    assert found[0] == rare.id and found[1] == frequent.id
+
+
+def test_a_rare_word_counts_for_more_in_the_entity_leg_too(store: Store) -> None:
+    """Among memories that name the same people, the one sharing the question's rare word
+    comes first."""
+    for day in range(6):
+        store.memories.add(f"Caroline went running again on day {day}", entities=["Caroline"])
+    frequent = store.memories.add("Caroline: running, running, running", entities=["Caroline"])
+    rare = store.memories.add("Caroline mentioned the adoption", entities=["Caroline"])
+    found = store.search.entity("Was Caroline running to the adoption?", 30)
+    assert found[0] == rare.id and frequent.id in found[1:]
+
+
 def test_the_limit_is_respected(store: Store) -> None:
     for i in range(12):
         store.memories.add(f"tea note {i}")

@@ -8,6 +8,8 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 from timothy.memory.consolidation import DAILY_LOCK, consolidate_if_due
+from timothy.memory.embedding import EmbeddingQueue
+from timothy.providers.factory import local_embedder
 from timothy.store.postgres import PostgresStore
 from timothy.store.records import Memory
 
@@ -86,3 +88,34 @@ def test_two_machines_asking_at_once_run_it_once(pg_url: str) -> None:
         for thread in threads:
             thread.join(30)
         assert len(ran) == 2 and sum(report is not None for report in ran) == 1
+
+
+def test_only_the_machine_that_wrote_a_memory_embeds_it(pg_url: str) -> None:
+    """The desktop hears the laptop's new memory and does not embed it again: it reads the
+    vector the laptop writes (its vector leg follows the server's changes)."""
+    embedder = local_embedder()
+    with (
+        PostgresStore(pg_url) as laptop,
+        PostgresStore(pg_url) as desktop,
+        EmbeddingQueue(desktop, embedder) as desktop_queue,
+    ):
+        on_desktop = follow(desktop)
+        own = desktop.memories.add("I water the plants on Sundays")
+        assert desktop_queue.wait_idle(30) and desktop_queue.embedded == 1
+        assert on_desktop.get(timeout=PROPAGATION_SECONDS)[0] == "added"  # its own write
+
+        # The laptop writes a memory and has not embedded it yet when the desktop hears it.
+        added = laptop.memories.add("My sister lives in Lyon")
+        assert on_desktop.get(timeout=PROPAGATION_SECONDS) == ("added", added)
+        assert desktop_queue.wait_idle(30)
+        assert desktop_queue.embedded == 1  # its own memory only
+        model = desktop.vectors.require_model(embedder.model_id)
+        assert desktop.vectors.get(added.id, model) is None
+
+        # The laptop embeds its own; the desktop's vector leg finds it.
+        with EmbeddingQueue(laptop, embedder) as laptop_queue:
+            laptop_queue.submit(added)
+            assert laptop_queue.wait_idle(30) and laptop_queue.embedded == 1
+        query = embedder.embed_query("Where does my sister live?")
+        assert desktop.search.vector(model, query, 1) == [added.id]
+        assert own.id in desktop.search.vector(model, query, 2)

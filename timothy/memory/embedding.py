@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from timothy.errors import ErrorKind, NotFoundError, ProviderError, StoreError
 from timothy.providers.base import CancelToken, EmbeddingProvider
-from timothy.store.engine import StoreEngine
+from timothy.store.engine import StoreEngine, written_elsewhere
 from timothy.store.records import Memory, MemoryStatus
 from timothy.store.vectors import EmbeddingModel
 
@@ -212,6 +212,11 @@ class EmbeddingQueue:
             return self._idle.wait_for(lambda: self._busy == 0, timeout)
 
     def _on_memory(self, event: str, memory: Memory) -> None:
+        if written_elsewhere():
+            # Another machine wrote it (a shared server) and embeds it there; this machine
+            # reads the vector (its vector leg follows the server's changes). Should that
+            # machine fail, the backfill covers the memory as any other without a vector.
+            return
         if event in EMBED_EVENTS or (
             # An archived memory restored to active may never have had a vector.
             event == "restored" and memory.status is MemoryStatus.ACTIVE

@@ -14,7 +14,9 @@ group many writes into one transaction on either engine.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import contextlib
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
@@ -38,6 +40,25 @@ from timothy.store.records import (
 )
 from timothy.store.search import MemorySearch
 from timothy.store.vectors import EmbeddingModel, Vector
+
+_heard = threading.local()
+
+
+@contextlib.contextmanager
+def heard_from_another_machine() -> Iterator[None]:
+    """While this block runs, the memory events this thread delivers to listeners tell of
+    another machine's writes (a server store's change feed), not this machine's own."""
+    _heard.elsewhere = True
+    try:
+        yield
+    finally:
+        _heard.elsewhere = False
+
+
+def written_elsewhere() -> bool:
+    """Whether the memory event being delivered on this thread was written by another
+    machine: work its writer does (embedding the memory) is not done again here."""
+    return bool(getattr(_heard, "elsewhere", False))
 
 
 class MemoryRepo(Protocol):

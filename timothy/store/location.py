@@ -13,11 +13,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from timothy import paths, secrets
 from timothy.errors import InvalidInputError, StoreError, StoreUnreachableError
 from timothy.store import DamageCheck, Store
 from timothy.store.engine import StoreEngine
+
+if TYPE_CHECKING:
+    from timothy.store.postgres import PostgresStore
 
 # psycopg and the server engine take over half a second to import: the SQLite file, the
 # usual store, opens without them, so they are imported only when a server is named.
@@ -147,6 +151,10 @@ def open_server(
 ) -> PostgresStore:
     """The server a `store` section names (not necessarily the one in use), for a short job
     such as copying a store onto it: the keyring's password unless one is `password` typed."""
+    from psycopg.conninfo import make_conninfo
+
+    from timothy.store.postgres import PostgresStore
+
     conninfo = server_conninfo(settings.url, sslmode=settings.sslmode, ca_file=settings.ca_file)
     if password:
         conninfo = make_conninfo(conninfo, password=password)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from timothy import paths
 from timothy.errors import StoreError, StoreUnreachableError
+from timothy.store.engine import heard_from_another_machine
 from timothy.store.postgres.changes import Announcement, ChangeFollower
 from timothy.store.postgres.database import PgDatabase
 from timothy.store.postgres.link import ReachabilityListener, ServerLink
@@ -134,10 +135,11 @@ class PostgresStore:
         if not self.memories.listeners:
             return
         found = self.memories.get_many(memory_id for _, memory_id, _ in batch)
-        for event, memory_id, record in batch:
-            memory = record if record is not None else found.get(memory_id)
-            if memory is not None:
-                self.memories.announce(event, memory)
+        with heard_from_another_machine():
+            for event, memory_id, record in batch:
+                memory = record if record is not None else found.get(memory_id)
+                if memory is not None:
+                    self.memories.announce(event, memory)
 
     @property
     def location(self) -> str:

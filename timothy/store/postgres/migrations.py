@@ -190,7 +190,68 @@ UPDATE sessions SET active_leaf = (
 CREATE INDEX messages_by_parent ON messages (session_id, parent_id);
 """
 
+# 4: which vectors were written when (a counter per model, as the file's migration 3), so the
+# vector leg's in-process copy of a model's vectors (postgres/vector_copy.py) catches up with
+# writes from any machine by reading only the rows that changed. A trigger on each model's
+# table notes every insert, update and delete (a memory's deletion cascades to its vectors,
+# and so is noted too). The counter is taken under a transaction-wide advisory lock, held to
+# the commit: numbers are handed out in commit order, so a reader that has seen change N has
+# seen every change below it (a sequence alone would let a slow writer's lower number commit
+# after a reader moved past it).
+VECTOR_CHANGE_LOCK = 0x74696D76656373  # "timvecs"
+
+_VECTOR_CHANGES = f"""
+CREATE SEQUENCE vector_change_counter;
+CREATE TABLE vector_changes (
+    model_id integer NOT NULL REFERENCES embedding_models (id) ON DELETE CASCADE,
+    memory_seq bigint NOT NULL,
+    change bigint NOT NULL,
+    PRIMARY KEY (model_id, memory_seq)
+);
+CREATE INDEX vector_changes_by_change ON vector_changes (model_id, change);
+CREATE FUNCTION timothy_vector_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    changed bigint;
+BEGIN
+    IF TG_OP = 'DELETE' THEN changed := OLD.memory_seq; ELSE changed := NEW.memory_seq; END IF;
+    PERFORM pg_advisory_xact_lock({VECTOR_CHANGE_LOCK});
+    INSERT INTO vector_changes (model_id, memory_seq, change)
+    VALUES (TG_ARGV[0]::integer, changed, nextval('vector_change_counter'))
+    ON CONFLICT (model_id, memory_seq) DO UPDATE SET change = excluded.change;
+    RETURN NULL;
+END
+$$;
+"""
+
+
+def vector_trigger_sql(model_id: int) -> str:
+    """The trigger that notes the changes of one model's vector table (see migration 4)."""
+    return (
+        f"CREATE TRIGGER vec_model_{model_id}_changed AFTER INSERT OR UPDATE OR DELETE "
+        f"ON vec_model_{model_id} FOR EACH ROW EXECUTE FUNCTION timothy_vector_changed({model_id})"
+    )
+
+
+def m004_vector_changes(conn: psycopg.Connection[Any]) -> None:
+    """The counter, and a trigger on each model's table made so far; their vectors count as
+    changed once (a copy loads them whole anyway)."""
+    conn.execute(_VECTOR_CHANGES)
+    for (model_id,) in conn.execute("SELECT id FROM embedding_models ORDER BY id").fetchall():
+        exists = conn.execute(
+            "SELECT to_regclass(%s) IS NOT NULL", (f"vec_model_{int(model_id)}",)
+        ).fetchone()
+        if not (exists and exists[0]):
+            continue
+        conn.execute(vector_trigger_sql(int(model_id)))
+        conn.execute(
+            "INSERT INTO vector_changes (model_id, memory_seq, change) "
+            "SELECT %s, memory_seq, nextval('vector_change_counter') "
+            f"FROM vec_model_{int(model_id)}",
+            (int(model_id),),
+        )
+
+
 # Never edit a migration that has shipped: add a new one at the end.
-MIGRATIONS: list[PgMigration] = [m001_initial, _ANNOUNCE, _BRANCHES]
+MIGRATIONS: list[PgMigration] = [m001_initial, _ANNOUNCE, _BRANCHES, m004_vector_changes]
 
 SCHEMA_VERSION = len(MIGRATIONS)

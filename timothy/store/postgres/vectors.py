@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from timothy.errors import InvalidInputError, NotFoundError, StoreError
 from timothy.store.postgres.database import PgDatabase
+from timothy.store.postgres.migrations import vector_trigger_sql
 from timothy.store.postgres.rows import Conn
 from timothy.store.records import utc_now
 from timothy.store.vectors import ACTIVE_MODEL_KEY, EmbeddingModel, Vector, to_blob
@@ -102,6 +103,12 @@ class PgVectorStore:
                 "memory_seq bigint PRIMARY KEY REFERENCES memories (seq) ON DELETE CASCADE, "
                 f"embedding vector({stored}) NOT NULL)"
             )
+            exists = conn.execute(
+                "SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(%s) AND tgname = %s",
+                (f"vec_model_{model_id}", f"vec_model_{model_id}_changed"),
+            ).fetchone()
+            if exists is None:
+                conn.execute(vector_trigger_sql(model_id))
             if stored <= IN_ROW_DIMENSIONS:
                 conn.execute(
                     f"ALTER TABLE vec_model_{model_id} ALTER COLUMN embedding SET STORAGE PLAIN"
