@@ -41,6 +41,9 @@ class Dialect:
     # Appended to a SELECT whose rows the transaction goes on to change. SQLite's write
     # transaction (BEGIN IMMEDIATE) already holds the whole file.
     for_update = ""
+    # Put before a column in a condition to keep the planner off that column's index (a
+    # unary + in SQLite; PostgreSQL's planner needs no such hint).
+    unindexed = "+"
 
     def sql(self, text: str) -> str:
         """`text` with this engine's placeholders."""
@@ -88,6 +91,7 @@ class PostgresDialect(Dialect):
     greatest = "greatest"
     instr = "strpos"
     for_update = " FOR UPDATE"
+    unindexed = ""
 
     def sql(self, text: str) -> str:
         return _format_placeholders(text)
