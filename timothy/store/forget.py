@@ -16,6 +16,10 @@ file is rebuilt from its live content (VACUUM: rowids are kept, which the vector
 their in-memory copy rely on) and the WAL checkpointed and truncated. Older backups are files
 of their own and still hold the text.
 
+The finding and redacting of copies, and relinking chains, is one implementation for both
+engines (in the engine's `Dialect`); what removing rows leaves behind is each engine's own:
+here the file's, on the server `postgres/forget.py`.
+
 The store does not render blocks or know the shape of other packages' JSON: the caller
 passes a `Redaction` saying what a memory's rendered line looks like and how a tool result,
 a tool call and a meta value are redacted (`timothy.memory.forget` builds the one the app and
@@ -35,6 +39,7 @@ import apsw
 
 from timothy.errors import StoreError
 from timothy.store.db import Database, scalar
+from timothy.store.dialect import Dialect
 from timothy.store.records import Memory
 
 log = logging.getLogger(__name__)
@@ -125,7 +130,7 @@ def redact_recalled(entry: Any, forgotten: Mapping[str, Memory]) -> bool:
 
 
 def _redact_turns(
-    conn: apsw.Connection, forgotten: Mapping[str, Memory], redaction: Redaction
+    conn: Any, dialect: Dialect, forgotten: Mapping[str, Memory], redaction: Redaction
 ) -> int:
     """Past turns' memory blocks and recall records: the line and the entries redacted."""
     lines = [redaction.block_line(memory) for memory in forgotten.values()]
@@ -134,7 +139,8 @@ def _redact_turns(
         candidates.update(
             int(row[0])
             for row in conn.execute(
-                "SELECT seq FROM messages WHERE instr(recall, ?) > 0", (memory_id,)
+                dialect.sql(f"SELECT seq FROM messages WHERE {dialect.instr}(recall, ?) > 0"),
+                (memory_id,),
             )
         )
     for old, _ in lines:
@@ -142,13 +148,16 @@ def _redact_turns(
             candidates.update(
                 int(row[0])
                 for row in conn.execute(
-                    "SELECT seq FROM messages WHERE instr(memory_block, ?) > 0", (old,)
+                    dialect.sql(
+                        f"SELECT seq FROM messages WHERE {dialect.instr}(memory_block, ?) > 0"
+                    ),
+                    (old,),
                 )
             )
     redacted = 0
     for seq in sorted(candidates):
         block, recall = conn.execute(
-            "SELECT memory_block, recall FROM messages WHERE seq = ?", (seq,)
+            dialect.sql("SELECT memory_block, recall FROM messages WHERE seq = ?"), (seq,)
         ).fetchall()[0]
         new_block = None if block is None else replace_lines(str(block), lines)
         new_recall = recall
@@ -172,7 +181,7 @@ def _redact_turns(
                 new_recall = None
         if new_block != block or new_recall != recall:
             conn.execute(
-                "UPDATE messages SET memory_block = ?, recall = ? WHERE seq = ?",
+                dialect.sql("UPDATE messages SET memory_block = ?, recall = ? WHERE seq = ?"),
                 (new_block, new_recall, seq),
             )
             redacted += 1
@@ -180,7 +189,7 @@ def _redact_turns(
 
 
 def _redact_tool_messages(
-    conn: apsw.Connection, forgotten: Mapping[str, Memory], redaction: Redaction
+    conn: Any, dialect: Dialect, forgotten: Mapping[str, Memory], redaction: Redaction
 ) -> int:
     """Tool results that name a forgotten memory, and the tool calls they answer."""
     if redaction.tool_result is None:
@@ -188,8 +197,10 @@ def _redact_tool_messages(
     found: dict[int, tuple[str, str | None, str]] = {}
     for memory_id in forgotten:
         for seq, session_id, call_id, content in conn.execute(
-            "SELECT seq, session_id, tool_call_id, content FROM messages "
-            "WHERE role = 'tool' AND instr(content, ?) > 0",
+            dialect.sql(
+                "SELECT seq, session_id, tool_call_id, content FROM messages "
+                f"WHERE role = 'tool' AND {dialect.instr}(content, ?) > 0"
+            ),
             (memory_id,),
         ):
             found[int(seq)] = (str(session_id), call_id, str(content))
@@ -199,7 +210,7 @@ def _redact_tool_messages(
         new = redaction.tool_result(content, forgotten)
         if new is None or new == content:
             continue
-        conn.execute("UPDATE messages SET content = ? WHERE seq = ?", (new, seq))
+        conn.execute(dialect.sql("UPDATE messages SET content = ? WHERE seq = ?"), (new, seq))
         redacted += 1
         if call_id is not None:
             calls.setdefault(session_id, set()).add(str(call_id))
@@ -207,12 +218,14 @@ def _redact_tool_messages(
         return redacted
     for session_id, call_ids in calls.items():
         for seq, stored in conn.execute(
-            "SELECT seq, tool_calls FROM messages WHERE session_id = ? AND role = 'assistant' "
-            "AND tool_calls IS NOT NULL",
+            dialect.sql(
+                "SELECT seq, tool_calls FROM messages WHERE session_id = ? "
+                "AND role = 'assistant' AND tool_calls IS NOT NULL"
+            ),
             (session_id,),
         ).fetchall():
             try:
-                tool_calls = json.loads(str(stored))
+                tool_calls: Any = json.loads(str(stored))
             except ValueError:
                 continue
             changed = False
@@ -224,7 +237,7 @@ def _redact_tool_messages(
                         changed = True
             if changed:
                 conn.execute(
-                    "UPDATE messages SET tool_calls = ? WHERE seq = ?",
+                    dialect.sql("UPDATE messages SET tool_calls = ? WHERE seq = ?"),
                     (json.dumps(tool_calls), seq),
                 )
                 redacted += 1
@@ -232,21 +245,22 @@ def _redact_tool_messages(
 
 
 def _redact_meta(
-    conn: apsw.Connection, forgotten: Mapping[str, Memory], redaction: Redaction
+    conn: Any, dialect: Dialect, forgotten: Mapping[str, Memory], redaction: Redaction
 ) -> list[str]:
     redacted = []
     for key, redact in redaction.meta.items():
-        value = scalar(conn, "SELECT value FROM meta WHERE key = ?", (key,))
-        if value is None:
+        rows = conn.execute(dialect.sql("SELECT value FROM meta WHERE key = ?"), (key,)).fetchall()
+        if not rows:
             continue
-        new = redact(str(value), forgotten)
+        value = str(rows[0][0])
+        new = redact(value, forgotten)
         if new is not None and new != value:
-            conn.execute("UPDATE meta SET value = ? WHERE key = ?", (new, key))
+            conn.execute(dialect.sql("UPDATE meta SET value = ? WHERE key = ?"), (new, key))
             redacted.append(key)
     return redacted
 
 
-def _relink(conn: apsw.Connection, forgotten: Mapping[str, Memory]) -> list[str]:
+def _relink(conn: Any, dialect: Dialect, forgotten: Mapping[str, Memory]) -> list[str]:
     """Chain links from surviving versions to forgotten ones skip over them: an older
     version points at the next surviving newer one (or at nothing when the newest went),
     a newer one at the previous survivor. The chain reads whole, minus the gap."""
@@ -263,12 +277,14 @@ def _relink(conn: apsw.Connection, forgotten: Mapping[str, Memory]) -> list[str]
         newer = past(memory.superseded_by, lambda m: m.superseded_by)
         older = past(memory.supersedes, lambda m: m.supersedes)
         for (survivor,) in conn.execute(
-            "UPDATE memories SET superseded_by = ? WHERE superseded_by = ? RETURNING id",
+            dialect.sql(
+                "UPDATE memories SET superseded_by = ? WHERE superseded_by = ? RETURNING id"
+            ),
             (newer, memory_id),
         ).fetchall():
             relinked.add(str(survivor))
         for (survivor,) in conn.execute(
-            "UPDATE memories SET supersedes = ? WHERE supersedes = ? RETURNING id",
+            dialect.sql("UPDATE memories SET supersedes = ? WHERE supersedes = ? RETURNING id"),
             (older, memory_id),
         ).fetchall():
             relinked.add(str(survivor))
@@ -336,19 +352,39 @@ def secure_deletion(db: Database) -> Iterator[None]:
             conn.execute(f"PRAGMA secure_delete = {previous}").fetchall()
 
 
+# Deletes the memories `seqs` with everything that hangs on them, inside the forget
+# transaction once their copies are redacted; told whether tool messages were rewritten.
+# Returns the vectors removed (each engine's own: `remove_memories` here).
+Removal = Callable[[Any, Sequence[int], bool], int]
+
+
 def erase(
-    conn: apsw.Connection,
+    conn: Any,
+    dialect: Dialect,
     forgotten: Mapping[str, Memory],
     seqs: Sequence[int],
     redaction: Redaction,
+    remove: Removal,
 ) -> ErasedCopies:
-    """Inside the caller's write transaction (with secure deletion on): redact every copy of
-    the memories' text, relink their chains around them, and delete them with their
-    vectors, entities, decay records and text index rows."""
-    turns = _redact_turns(conn, forgotten, redaction)
-    tools = _redact_tool_messages(conn, forgotten, redaction)
-    meta = _redact_meta(conn, forgotten, redaction)
-    relinked = _relink(conn, forgotten)
+    """Inside the caller's write transaction: redact every copy of the memories' text,
+    relink their chains around them, and delete them with `remove` (the engine's)."""
+    turns = _redact_turns(conn, dialect, forgotten, redaction)
+    tools = _redact_tool_messages(conn, dialect, forgotten, redaction)
+    meta = _redact_meta(conn, dialect, forgotten, redaction)
+    relinked = _relink(conn, dialect, forgotten)
+    vectors = remove(conn, seqs, tools > 0)
+    return ErasedCopies(
+        relinked=tuple(relinked),
+        turns_redacted=turns,
+        tool_messages_redacted=tools,
+        meta_redacted=tuple(meta),
+        vectors_removed=vectors,
+    )
+
+
+def remove_memories(conn: apsw.Connection, seqs: Sequence[int], messages_rewritten: bool) -> int:
+    """The file's removal (with secure deletion on): the memories with their vectors,
+    entities, decay records and text index rows; the vectors removed."""
     vectors = _remove_vectors(conn, seqs)
     as_json = json.dumps(list(seqs))
     conn.execute(
@@ -363,15 +399,9 @@ def erase(
     # one fresh segment, so the deleted terms leave the file.
     conn.execute("DELETE FROM memories WHERE seq IN (SELECT value FROM json_each(?))", (as_json,))
     conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
-    if tools:
+    if messages_rewritten:
         conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
-    return ErasedCopies(
-        relinked=tuple(relinked),
-        turns_redacted=turns,
-        tool_messages_redacted=tools,
-        meta_redacted=tuple(meta),
-        vectors_removed=vectors,
-    )
+    return vectors
 
 
 def compact(db: Database) -> bool:

@@ -1,22 +1,37 @@
-"""The memory repository: the seed's lifecycle (stage, add, promote, reject, supersede, archive)."""
+"""The memory repository: the seed's lifecycle (stage, add, promote, reject, supersede, archive),
+chains, consolidation's queries and forgetting, one implementation for both engines.
+
+`BaseMemoryRepository` holds every query and rule; an engine's subclass names its `Dialect`
+(`dialect.py`) and adds what really differs: the browser's text search, columns only it keeps,
+and what a forget removes and compacts (here `MemoryRepository`, the SQLite file; on the
+server `postgres/memories.py`, which also keeps new memories in its outbox while the server
+is away and says when an edit lost a race with another machine).
+"""
 
 from __future__ import annotations
 
 import builtins
-import json
+import contextlib
 import logging
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
-
-import apsw
+from typing import Any, ClassVar, Generic, TypeVar
 
 from timothy.errors import IllegalTransitionError, InvalidInputError, NotFoundError
-from timothy.store.db import Database, scalar
-from timothy.store.forget import ForgetReport, Redaction, compact, erase, secure_deletion
+from timothy.store.db import Database
+from timothy.store.dialect import SQLITE, Dialect, Transactions
+from timothy.store.forget import (
+    ForgetReport,
+    Redaction,
+    compact,
+    erase,
+    remove_memories,
+    secure_deletion,
+)
 from timothy.store.ids import could_be_stored, new_id
 from timothy.store.records import (
     MAX_CONTENT_CHARS,
@@ -25,13 +40,13 @@ from timothy.store.records import (
     MemorySource,
     MemoryStatus,
     MemoryType,
-    format_time,
-    parse_time,
     utc_now,
 )
 from timothy.text import fts_query, normalise_name
 
 log = logging.getLogger(__name__)
+
+DbT = TypeVar("DbT", bound=Transactions)
 
 COLUMNS = (
     "m.seq, m.id, m.type, m.content, m.status, m.confidence, m.source, m.session_id, "
@@ -40,18 +55,18 @@ COLUMNS = (
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
-# The active episodic memories of the sessions of the given memories, in the order they were
-# made. (The unary + keeps SQLite on the session index: a store holds far more active
-# episodes than a few sessions do.)
-_SESSIONS_SQL = """
-SELECT id, session_id FROM memories
-WHERE session_id IN (
-    SELECT session_id FROM memories
-    WHERE id IN (SELECT value FROM json_each(?)) AND session_id IS NOT NULL
-)
-AND +type = 'episodic' AND +status = 'active'
-ORDER BY session_id, created_at, seq
-"""
+
+def _sessions_sql(dialect: Dialect) -> str:
+    """The active episodic memories of the sessions of the given memories, in the order
+    they were made. (The planner is kept on the session index: a store holds far more
+    active episodes than a few sessions do.)"""
+    plus = dialect.unindexed
+    return (
+        "SELECT id, session_id FROM memories WHERE session_id IN ("
+        f"SELECT session_id FROM memories WHERE {dialect.among('id')} "
+        f"AND session_id IS NOT NULL) AND {plus}type = 'episodic' AND {plus}status = 'active' "
+        "ORDER BY session_id, created_at, seq"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +88,7 @@ _RETRIEVED_OR_CREATED = "coalesce(m.last_retrieved_at, m.created_at)"
 
 # Every version of the chain of the memory `?`, as the CTE `versions (id)`: follow
 # `superseded_by` to the newest version, then gather every version that led to it.
-_VERSIONS = """
+VERSIONS = """
 WITH RECURSIVE
 forward (id, next) AS (
     SELECT id, superseded_by FROM memories WHERE id = ?
@@ -109,6 +124,18 @@ class ConfidenceDecay:
     anchor: datetime
     periods: int
     confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class TextFilter:
+    """How `list` narrows memories to those whose words match a search: a JOIN (or ""),
+    a condition with one parameter, and the order (best match first) with its own."""
+
+    join: str
+    where: str
+    param: object
+    order: str
+    order_params: tuple[object, ...] = ()
 
 
 def validate_content(content: str) -> str:
@@ -186,12 +213,12 @@ def parse_source(value: str | MemorySource) -> MemorySource:
         raise InvalidInputError(f"Unknown source {value!r}; use one of: {names}.") from None
 
 
-def _time(value: object) -> datetime | None:
-    return None if value is None else parse_time(str(value))
-
-
-def row_to_memory(row: Sequence[Any], entities: tuple[str, ...]) -> Memory:
-    created = _time(row[10])
+def row_to_memory(
+    row: Sequence[Any],
+    entities: tuple[str, ...],
+    time_in: Callable[[Any], datetime | None] = SQLITE.time_in,
+) -> Memory:
+    created = time_in(row[10])
     assert created is not None
     return Memory(
         id=str(row[1]),
@@ -204,37 +231,85 @@ def row_to_memory(row: Sequence[Any], entities: tuple[str, ...]) -> Memory:
         supersedes=None if row[8] is None else str(row[8]),
         superseded_by=None if row[9] is None else str(row[9]),
         created_at=created,
-        last_confirmed_at=_time(row[11]),
-        last_retrieved_at=_time(row[12]),
+        last_confirmed_at=time_in(row[11]),
+        last_retrieved_at=time_in(row[12]),
         entities=entities,
     )
 
 
-def load_entities(conn: apsw.Connection, seqs: Sequence[int]) -> dict[int, tuple[str, ...]]:
+def load_entities(
+    conn: Any, seqs: Sequence[int], dialect: Dialect = SQLITE
+) -> dict[int, tuple[str, ...]]:
     """Entity names of many memories in one query, in the order they were given."""
     if not seqs:
         return {}
     found: dict[int, list[str]] = {}
     for seq, name in conn.execute(
-        "SELECT memory_seq, name FROM memory_entities "
-        "WHERE memory_seq IN (SELECT value FROM json_each(?)) ORDER BY memory_seq, position",
-        (json.dumps(list(seqs)),),
+        dialect.sql(
+            "SELECT memory_seq, name FROM memory_entities "
+            f"WHERE {dialect.among('memory_seq')} ORDER BY memory_seq, position"
+        ),
+        (dialect.items(seqs),),
     ):
         found.setdefault(int(seq), []).append(str(name))
     return {seq: tuple(names) for seq, names in found.items()}
 
 
-def rows_to_memories(conn: apsw.Connection, rows: Sequence[Sequence[Any]]) -> list[Memory]:
-    entities = load_entities(conn, [int(row[0]) for row in rows])
-    return [row_to_memory(row, entities.get(int(row[0]), ())) for row in rows]
+def rows_to_memories(
+    conn: Any, rows: Sequence[Sequence[Any]], dialect: Dialect = SQLITE
+) -> list[Memory]:
+    """Memory rows (`COLUMNS`) as memories, their entities read in one more query."""
+    entities = load_entities(conn, [int(row[0]) for row in rows], dialect)
+    time_in = dialect.time_in
+    return [row_to_memory(row, entities.get(int(row[0]), ()), time_in) for row in rows]
 
 
-class MemoryRepository:
-    """Every read and write of memories; SQL lives here, next to the method that runs it."""
+class BaseMemoryRepository(Generic[DbT]):
+    """Every read and write of memories, for both engines: the SQL lives here, next to the
+    method that runs it, in the spelling of the subclass's `dialect`. An engine's subclass
+    adds its text filter for `list`, anything a new row needs besides (`_extra_columns`),
+    and what forgetting removes and compacts."""
 
-    def __init__(self, db: Database) -> None:
+    dialect: ClassVar[Dialect] = SQLITE
+
+    def __init__(self, db: DbT) -> None:
         self.db = db
-        self.listeners: list[MemoryListener] = []
+        self.listeners: builtins.list[MemoryListener] = []
+
+    def _read(self, conn: Any, rows: Sequence[Sequence[Any]]) -> builtins.list[Memory]:
+        return rows_to_memories(conn, rows, self.dialect)
+
+    # -- engine hooks ------------------------------------------------------------------
+
+    def _text_filter(self, text: str, match_any: bool) -> TextFilter | None:
+        """How `list` finds memories whose words match `text` (every term, or any one with
+        `match_any`; the last one may be a prefix), best match first; None when `text`
+        holds no word to look for."""
+        raise NotImplementedError
+
+    def _extra_columns(self, memory: Memory) -> dict[str, Any]:
+        """Columns of a new memory row beyond the record's own."""
+        return {}
+
+    def _superseded_meanwhile(self, old: Memory, content: str) -> None:
+        """Called when an edit finds the version the owner edited superseded already."""
+
+    def _lost_race(self, conn: Any, memory_id: str, content: str) -> Exception:
+        """The error for an edit whose version changed between its read and its write."""
+        return IllegalTransitionError(f"Memory {memory_id} changed meanwhile; try again.")
+
+    def _forgetting(self) -> AbstractContextManager[Any]:
+        """Held around the forget transaction."""
+        return contextlib.nullcontext()
+
+    def _remove(self, conn: Any, seqs: Sequence[int], messages_rewritten: bool) -> int:
+        """Delete the memories `seqs` with everything that hangs on them (inside the forget
+        transaction, after their copies were redacted); the vectors removed."""
+        raise NotImplementedError
+
+    def _compact(self) -> bool:
+        """After a forget: rid the storage of what the deleted rows left (see ForgetReport)."""
+        raise NotImplementedError
 
     # -- reading -----------------------------------------------------------------------
 
@@ -242,22 +317,25 @@ class MemoryRepository:
         if not could_be_stored(memory_id):
             raise NotFoundError(f"No memory has the id {memory_id!r}.")
         with self.db.read() as conn:
-            rows = conn.execute(f"SELECT {COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,))
-            memories = rows_to_memories(conn, rows.fetchall())
+            rows = conn.execute(
+                self.dialect.sql(f"SELECT {COLUMNS} FROM memories m WHERE m.id = ?"), (memory_id,)
+            ).fetchall()
+            memories = self._read(conn, rows)
         if not memories:
             raise NotFoundError(f"No memory has the id {memory_id!r}.")
         return memories[0]
 
     def get_many(self, memory_ids: Iterable[str]) -> dict[str, Memory]:
-        ids = list(dict.fromkeys(memory_ids))
+        ids = [i for i in dict.fromkeys(memory_ids) if could_be_stored(i)]
         if not ids:
             return {}
+        dialect = self.dialect
         with self.db.read() as conn:
             rows = conn.execute(
-                f"SELECT {COLUMNS} FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))",
-                (json.dumps(ids),),
+                dialect.sql(f"SELECT {COLUMNS} FROM memories m WHERE {dialect.among('m.id')}"),
+                (dialect.items(ids),),
             ).fetchall()
-            return {memory.id: memory for memory in rows_to_memories(conn, rows)}
+            return {memory.id: memory for memory in self._read(conn, rows)}
 
     def around(
         self, memory_ids: Iterable[str], width: int, known: Mapping[str, Memory] | None = None
@@ -267,19 +345,22 @@ class MemoryRepository:
         they were made (created_at, then insertion), nearest first. A memory of no session,
         or of another type, has no neighbours. `known` (id -> memory) saves reading again
         the neighbours the caller already holds."""
-        ids = list(dict.fromkeys(memory_ids))
+        ids = [i for i in dict.fromkeys(memory_ids) if could_be_stored(i)]
         if not ids or width <= 0:
             return {}
         known = known or {}
+        dialect = self.dialect
         with self.db.read() as conn:
-            said: dict[str, list[str]] = {}
-            for memory_id, session in conn.execute(_SESSIONS_SQL, (json.dumps(ids),)):
+            said: dict[str, builtins.list[str]] = {}
+            for memory_id, session in conn.execute(
+                dialect.sql(_sessions_sql(dialect)), (dialect.items(ids),)
+            ).fetchall():
                 said.setdefault(str(session), []).append(str(memory_id))
             if not said:
                 return {}
             # A seed is in its session's list only if it is itself an active episode.
             places = {m: (order, n) for order in said.values() for n, m in enumerate(order)}
-            pairs: list[tuple[str, str, int]] = []
+            pairs: builtins.list[tuple[str, str, int]] = []
             for seed in ids:
                 if seed not in places:
                     continue
@@ -291,11 +372,10 @@ class MemoryRepository:
             read: dict[str, Memory] = {}
             if wanted:
                 rows = conn.execute(
-                    f"SELECT {COLUMNS} FROM memories m "
-                    "WHERE m.id IN (SELECT value FROM json_each(?))",
-                    (json.dumps(wanted),),
+                    dialect.sql(f"SELECT {COLUMNS} FROM memories m WHERE {dialect.among('m.id')}"),
+                    (dialect.items(wanted),),
                 ).fetchall()
-                read = {memory.id: memory for memory in rows_to_memories(conn, rows)}
+                read = {memory.id: memory for memory in self._read(conn, rows)}
         found: dict[str, builtins.list[Neighbour]] = {}
         for seed, neighbour, distance in pairs:
             memory = known.get(neighbour) or read.get(neighbour)
@@ -316,34 +396,35 @@ class MemoryRepository:
         offset: int = 0,
         oldest_first: bool = False,
         match_any: bool = False,
-    ) -> list[Memory]:
+    ) -> builtins.list[Memory]:
         """Memories matching every filter given, newest first (or best text match first).
 
         `text` is normalised like a recall query; every term must appear (any one, with
         `match_any`, best match first), the last one may be a prefix (search as you type).
         """
-        where: list[str] = []
-        params: list[object] = []
+        dialect = self.dialect
+        where: builtins.list[str] = []
+        params: builtins.list[object] = []
         join = ""
         order = "m.seq ASC" if oldest_first else "m.seq DESC"
+        order_params: Sequence[object] = ()
         if text is not None and text.strip():
-            match = fts_query(text, operator="OR" if match_any else "AND", prefix_last=True)
-            if match is None:
+            found = self._text_filter(text, match_any)
+            if found is None:
                 return []
-            join = "JOIN memories_fts f ON f.rowid = m.seq"
-            where.append("memories_fts MATCH ?")
-            # What the memories say, not the day they were made: typing "ma" must not
-            # list every memory from March and May.
-            params.append(f"content : ({match})")
-            order = "bm25(memories_fts), m.seq DESC"
+            join = found.join
+            where.append(found.where)
+            params.append(found.param)
+            order = found.order
+            order_params = found.order_params
         if status is not None:
-            statuses = [status] if isinstance(status, str) else list(status)
-            where.append("m.status IN (SELECT value FROM json_each(?))")
-            params.append(json.dumps([parse_status(s).value for s in statuses]))
+            statuses = [status] if isinstance(status, str) else builtins.list(status)
+            where.append(dialect.among("m.status"))
+            params.append(dialect.items(parse_status(s).value for s in statuses))
         if type is not None:
-            types = [type] if isinstance(type, str) else list(type)
-            where.append("m.type IN (SELECT value FROM json_each(?))")
-            params.append(json.dumps([parse_type(t).value for t in types]))
+            types = [type] if isinstance(type, str) else builtins.list(type)
+            where.append(dialect.among("m.type"))
+            params.append(dialect.items(parse_type(t).value for t in types))
         if session_id is not None:
             where.append("m.session_id = ?")
             params.append(session_id)
@@ -351,9 +432,9 @@ class MemoryRepository:
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += f" ORDER BY {order} LIMIT ? OFFSET ?"
-        params += [-1 if limit is None else int(limit), int(offset)]
+        params += [*order_params, dialect.no_limit if limit is None else int(limit), int(offset)]
         with self.db.read() as conn:
-            return rows_to_memories(conn, conn.execute(sql, params).fetchall())
+            return self._read(conn, conn.execute(dialect.sql(sql), params).fetchall())
 
     def count(
         self,
@@ -372,7 +453,8 @@ class MemoryRepository:
         if where:
             sql += " WHERE " + " AND ".join(where)
         with self.db.read() as conn:
-            return int(scalar(conn, sql, params))
+            rows = conn.execute(self.dialect.sql(sql), params).fetchall()
+        return int(rows[0][0]) if rows else 0
 
     def unconfirmed_since(self, cutoffs: Mapping[MemoryType, datetime]) -> builtins.list[Memory]:
         """Active memories of each given type last confirmed (or, never confirmed, created)
@@ -381,11 +463,13 @@ class MemoryRepository:
         with self.db.read() as conn:
             for memory_type, cutoff in cutoffs.items():
                 rows = conn.execute(
-                    f"SELECT {COLUMNS} FROM memories m WHERE m.status = 'active' "
-                    "AND m.type = ? AND coalesce(m.last_confirmed_at, m.created_at) < ?",
-                    (parse_type(memory_type).value, format_time(cutoff)),
+                    self.dialect.sql(
+                        f"SELECT {COLUMNS} FROM memories m WHERE m.status = 'active' "
+                        f"AND m.type = ? AND {_CONFIRMED_OR_CREATED} < ?"
+                    ),
+                    (parse_type(memory_type).value, self.dialect.time_out(cutoff)),
                 ).fetchall()
-                found.extend(rows_to_memories(conn, rows))
+                found.extend(self._read(conn, rows))
         found.sort(key=lambda m: (m.last_confirmed_at or m.created_at, m.id))
         return found
 
@@ -398,50 +482,68 @@ class MemoryRepository:
         self.get(memory_id)  # raises NotFoundError
         with self.db.read() as conn:
             rows = conn.execute(
-                f"{_VERSIONS} SELECT {COLUMNS} FROM memories m JOIN versions v ON v.id = m.id "
-                "ORDER BY m.created_at, m.seq",
+                self.dialect.sql(
+                    f"{VERSIONS} SELECT {COLUMNS} FROM memories m "
+                    "JOIN versions v ON v.id = m.id ORDER BY m.created_at, m.seq"
+                ),
                 (memory_id,),
             ).fetchall()
-            return rows_to_memories(conn, rows)
+            return self._read(conn, rows)
 
     # -- writing -----------------------------------------------------------------------
 
     def _notify(self, event: str, memory: Memory) -> None:
-        for listener in list(self.listeners):
+        for listener in builtins.list(self.listeners):
             try:
                 listener(event, memory)
             except Exception:  # a listener must never undo or fail a committed write
                 log.exception("memory listener failed on %s", event)
 
-    def insert(self, conn: apsw.Connection, memory: Memory) -> None:
+    def insert(self, conn: Any, memory: Memory) -> None:
         """Write one memory row and its entities as they are (inside the caller's transaction)."""
-        conn.execute(
-            "INSERT INTO memories (id, type, content, status, confidence, source, session_id, "
-            "supersedes, superseded_by, created_at, last_confirmed_at, last_retrieved_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                memory.id,
-                memory.type.value,
-                memory.content,
-                memory.status.value,
-                memory.confidence,
-                memory.source.value,
-                memory.session_id,
-                memory.supersedes,
-                memory.superseded_by,
-                format_time(memory.created_at),
-                None if memory.last_confirmed_at is None else format_time(memory.last_confirmed_at),
-                None if memory.last_retrieved_at is None else format_time(memory.last_retrieved_at),
+        self._insert(conn, memory, if_missing=False)
+
+    def _insert(self, conn: Any, memory: Memory, *, if_missing: bool) -> bool:
+        """`insert`; with `if_missing`, a memory whose id is stored already is left as it is
+        (False)."""
+        dialect = self.dialect
+        time_out = dialect.time_out
+        columns = {
+            "id": memory.id,
+            "type": memory.type.value,
+            "content": memory.content,
+            "status": memory.status.value,
+            "confidence": memory.confidence,
+            "source": memory.source.value,
+            "session_id": memory.session_id,
+            "supersedes": memory.supersedes,
+            "superseded_by": memory.superseded_by,
+            "created_at": time_out(memory.created_at),
+            "last_confirmed_at": time_out(memory.last_confirmed_at),
+            "last_retrieved_at": time_out(memory.last_retrieved_at),
+            **self._extra_columns(memory),
+        }
+        rows = conn.execute(
+            dialect.sql(
+                f"INSERT INTO memories ({', '.join(columns)}) "
+                f"VALUES ({', '.join('?' for _ in columns)}) "
+                + ("ON CONFLICT (id) DO NOTHING " if if_missing else "")
+                + "RETURNING seq"
             ),
-        )
-        seq = conn.last_insert_rowid()
-        conn.executemany(
+            tuple(columns.values()),
+        ).fetchall()
+        if not rows:  # stored already (if_missing)
+            return False
+        seq = rows[0][0]
+        dialect.executemany(
+            conn,
             "INSERT INTO memory_entities (memory_seq, position, name, norm) VALUES (?, ?, ?, ?)",
             [
                 (seq, position, name, norm)
                 for position, (name, norm) in enumerate(validate_entities(memory.entities))
             ],
         )
+        return True
 
     def _create(
         self,
@@ -457,7 +559,7 @@ class MemoryRepository:
         supersedes: str | None = None,
     ) -> Memory:
         moment = now or utc_now()
-        memory = Memory(
+        return Memory(
             id=new_id(moment),
             type=parse_type(type),
             content=validate_content(content),
@@ -472,7 +574,6 @@ class MemoryRepository:
             last_retrieved_at=None,
             entities=tuple(name for name, _ in validate_entities(entities)),
         )
-        return memory
 
     def _save_new(self, memory: Memory, event: str) -> Memory:
         with self.db.write() as conn:
@@ -492,17 +593,17 @@ class MemoryRepository:
         now: datetime | None = None,
     ) -> Memory:
         """Propose a fact: it waits, staged, until the owner confirms or rejects it."""
-        memory = self._create(
+        return self._new(
+            MemoryStatus.STAGED,
+            "staged",
             content,
-            status=MemoryStatus.STAGED,
-            type=type,
-            entities=entities,
-            confidence=confidence,
-            source=source,
-            session_id=session_id,
-            now=now,
+            type,
+            entities,
+            confidence,
+            source,
+            session_id,
+            now,
         )
-        return self._save_new(memory, "staged")
 
     def add(
         self,
@@ -516,9 +617,33 @@ class MemoryRepository:
         now: datetime | None = None,
     ) -> Memory:
         """Store a fact as active at once (the owner said it: manual entry or `remember`)."""
+        return self._new(
+            MemoryStatus.ACTIVE,
+            "added",
+            content,
+            type,
+            entities,
+            confidence,
+            source,
+            session_id,
+            now,
+        )
+
+    def _new(
+        self,
+        status: MemoryStatus,
+        event: str,
+        content: str,
+        type: MemoryType | str,
+        entities: Iterable[str],
+        confidence: float,
+        source: MemorySource | str,
+        session_id: str | None,
+        now: datetime | None,
+    ) -> Memory:
         memory = self._create(
             content,
-            status=MemoryStatus.ACTIVE,
+            status=status,
             type=type,
             entities=entities,
             confidence=confidence,
@@ -526,22 +651,28 @@ class MemoryRepository:
             session_id=session_id,
             now=now,
         )
-        return self._save_new(memory, "added")
+        return self._save_new(memory, event)
 
     def _transition(
         self,
         memory_id: str,
+        event: str,
         *,
         allowed: tuple[MemoryStatus, ...],
         verb: str,
         assignments: str,
-        params: Sequence[object],
-    ) -> None:
-        """Apply an UPDATE only from an allowed status; otherwise raise and change nothing."""
+        params: Sequence[object] = (),
+    ) -> Memory:
+        """Apply an UPDATE only from an allowed status (otherwise raise and change nothing),
+        then tell the listeners `event` with the memory as it is now."""
         if not could_be_stored(memory_id):
             raise NotFoundError(f"No memory has the id {memory_id!r}.")
+        dialect = self.dialect
         with self.db.write() as conn:
-            rows = conn.execute("SELECT status FROM memories WHERE id = ?", (memory_id,)).fetchall()
+            rows = conn.execute(
+                dialect.sql(f"SELECT status FROM memories WHERE id = ?{dialect.for_update}"),
+                (memory_id,),
+            ).fetchall()
             if not rows:
                 raise NotFoundError(f"No memory has the id {memory_id!r}.")
             current = MemoryStatus(str(rows[0][0]))
@@ -550,35 +681,35 @@ class MemoryRepository:
                 raise IllegalTransitionError(
                     f"Memory {memory_id} is {current.value}; only a {names} memory can be {verb}."
                 )
-            conn.execute(f"UPDATE memories SET {assignments} WHERE id = ?", (*params, memory_id))
+            conn.execute(
+                dialect.sql(f"UPDATE memories SET {assignments} WHERE id = ?"),
+                (*params, memory_id),
+            )
+        memory = self.get(memory_id)
+        self._notify(event, memory)
+        return memory
 
     def promote(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Staged -> active; stamps last_confirmed_at."""
-        moment = format_time(now or utc_now())
-        self._transition(
+        return self._transition(
             memory_id,
+            "promoted",
             allowed=(MemoryStatus.STAGED,),
             verb="confirmed",
             assignments="status = 'active', last_confirmed_at = ?",
-            params=(moment,),
+            params=(self.dialect.time_out(now or utc_now()),),
         )
-        memory = self.get(memory_id)
-        self._notify("promoted", memory)
-        return memory
 
     def reconfirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """The owner says an active memory is still true: stamps last_confirmed_at."""
-        moment = format_time(now or utc_now())
-        self._transition(
+        return self._transition(
             memory_id,
+            "reconfirmed",
             allowed=(MemoryStatus.ACTIVE,),
             verb="re-confirmed",
             assignments="last_confirmed_at = ?",
-            params=(moment,),
+            params=(self.dialect.time_out(now or utc_now()),),
         )
-        memory = self.get(memory_id)
-        self._notify("reconfirmed", memory)
-        return memory
 
     def confirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Promote a staged memory, or re-confirm an active one."""
@@ -594,46 +725,44 @@ class MemoryRepository:
 
     def reject(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Staged or active -> rejected (a refused proposal, or an undone `remember`)."""
-        self._transition(
+        return self._transition(
             memory_id,
+            "rejected",
             allowed=(MemoryStatus.STAGED, MemoryStatus.ACTIVE),
             verb="rejected",
             assignments="status = 'rejected'",
-            params=(),
         )
-        memory = self.get(memory_id)
-        self._notify("rejected", memory)
-        return memory
 
     def archive(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Active -> archived: kept, inspectable, no longer recalled."""
-        self._transition(
+        return self._transition(
             memory_id,
+            "archived",
             allowed=(MemoryStatus.ACTIVE,),
             verb="archived",
             assignments="status = 'archived'",
-            params=(),
         )
-        memory = self.get(memory_id)
-        self._notify("archived", memory)
-        return memory
 
     def restore(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Undo a rejection or an archival: rejected -> staged (the owner decides again),
         archived -> active. Its confirmation time is left as it was."""
         with self.db.write() as conn:
             rows = conn.execute(
-                "UPDATE memories SET status = CASE status WHEN 'rejected' THEN 'staged' "
-                "ELSE 'active' END WHERE id = ? AND status IN ('rejected', 'archived') "
-                "RETURNING id",
+                self.dialect.sql(
+                    "UPDATE memories SET status = CASE status WHEN 'rejected' THEN 'staged' "
+                    "ELSE 'active' END WHERE id = ? AND status IN ('rejected', 'archived') "
+                    "RETURNING id"
+                ),
                 (memory_id,),
             ).fetchall()
             if not rows:
-                current = scalar(conn, "SELECT status FROM memories WHERE id = ?", (memory_id,))
-                if current is None:
+                found = conn.execute(
+                    self.dialect.sql("SELECT status FROM memories WHERE id = ?"), (memory_id,)
+                ).fetchall()
+                if not found:
                     raise NotFoundError(f"No memory has the id {memory_id!r}.")
                 raise IllegalTransitionError(
-                    f"Memory {memory_id} is {current}; only a rejected or archived memory "
+                    f"Memory {memory_id} is {found[0][0]}; only a rejected or archived memory "
                     "can be restored."
                 )
         memory = self.get(memory_id)
@@ -654,6 +783,8 @@ class MemoryRepository:
         """An edit: the new version is inserted active, the old one marked superseded, linked
         both ways. Entities, type and confidence carry over unless new ones are given."""
         old = self.get(memory_id)
+        if old.status is MemoryStatus.SUPERSEDED:
+            self._superseded_meanwhile(old, content)
         allowed = (MemoryStatus.STAGED, MemoryStatus.ACTIVE)
         if old.status not in allowed:
             raise IllegalTransitionError(
@@ -673,26 +804,30 @@ class MemoryRepository:
         )
         with self.db.write() as conn:
             changed = conn.execute(
-                "UPDATE memories SET status = 'superseded', superseded_by = ? "
-                "WHERE id = ? AND status IN ('staged', 'active') RETURNING id",
+                self.dialect.sql(
+                    "UPDATE memories SET status = 'superseded', superseded_by = ? "
+                    "WHERE id = ? AND status IN ('staged', 'active') RETURNING id"
+                ),
                 (new.id, old.id),
             ).fetchall()
             if not changed:  # someone else changed it between our read and this write
-                raise IllegalTransitionError(f"Memory {memory_id} changed meanwhile; try again.")
+                raise self._lost_race(conn, memory_id, new.content)
             self.insert(conn, new)
         self._notify("superseded", new)
         return new
 
     def mark_retrieved(self, memory_ids: Iterable[str], *, now: datetime | None = None) -> None:
         """Stamp last_retrieved_at only: retrieval is not endorsement."""
-        ids = list(dict.fromkeys(memory_ids))
+        ids = builtins.list(dict.fromkeys(memory_ids))
         if not ids:
             return
+        dialect = self.dialect
         with self.db.write() as conn:
             conn.execute(
-                "UPDATE memories SET last_retrieved_at = ? "
-                "WHERE id IN (SELECT value FROM json_each(?))",
-                (format_time(now or utc_now()), json.dumps(ids)),
+                dialect.sql(
+                    f"UPDATE memories SET last_retrieved_at = ? WHERE {dialect.among('id')}"
+                ),
+                (dialect.time_out(now or utc_now()), dialect.items(ids)),
             )
 
     # -- consolidation -----------------------------------------------------------------
@@ -711,21 +846,22 @@ class MemoryRepository:
         canonical memory through `superseded_by`, which is what `chain` follows).
         Changes nothing, and raises, unless every member exists, is active and is of one type.
         """
-        ids = list(dict.fromkeys(member_ids))
+        ids = builtins.list(dict.fromkeys(member_ids))
         if len(ids) < 2:
             raise InvalidInputError("A merge needs at least two different memories.")
         text = validate_content(content)
         moment = now or utc_now()
+        dialect = self.dialect
         with self.db.write() as conn:
             rows = conn.execute(
-                f"SELECT {COLUMNS} FROM memories m "
-                "WHERE m.id IN (SELECT value FROM json_each(?)) ORDER BY m.created_at, m.seq",
-                (json.dumps(ids),),
+                dialect.sql(
+                    f"SELECT {COLUMNS} FROM memories m WHERE {dialect.among('m.id')} "
+                    f"ORDER BY m.created_at, m.seq{dialect.for_update}"
+                ),
+                (dialect.items(ids),),
             ).fetchall()
-            members = rows_to_memories(conn, rows)
-            seqs: dict[str, Any] = {
-                memory.id: row[0] for memory, row in zip(members, rows, strict=True)
-            }
+            members = self._read(conn, rows)
+            seqs = {memory.id: int(row[0]) for memory, row in zip(members, rows, strict=True)}
             missing = [memory_id for memory_id in ids if memory_id not in seqs]
             if missing:
                 raise NotFoundError(f"No memory has the id {missing[0]!r}.")
@@ -766,24 +902,31 @@ class MemoryRepository:
                 ),
             )
             self.insert(conn, canonical)
-            canonical_seq = scalar(conn, "SELECT seq FROM memories WHERE id = ?", (canonical.id,))
             changed = conn.execute(
-                "UPDATE memories SET status = 'superseded', superseded_by = ? "
-                "WHERE id IN (SELECT value FROM json_each(?)) AND status = 'active' RETURNING id",
-                (canonical.id, json.dumps(ids)),
+                dialect.sql(
+                    "UPDATE memories SET status = 'superseded', superseded_by = ? "
+                    f"WHERE {dialect.among('id')} AND status = 'active' RETURNING id"
+                ),
+                (canonical.id, dialect.items(ids)),
             ).fetchall()
             if len(changed) != len(ids):  # cannot happen inside this transaction; be sure
                 raise IllegalTransitionError("The memories changed meanwhile; try again.")
             if canonical.last_confirmed_at is not None:
                 # The canonical memory counts its staleness from the newest confirmation, so it
                 # keeps the decay already applied for it: no stale period is taken off twice.
-                anchor = format_time(canonical.last_confirmed_at)
                 conn.execute(
-                    "INSERT INTO memory_decay (memory_seq, anchor, periods, decayed_at) "
-                    "SELECT ?, anchor, max(periods), max(decayed_at) FROM memory_decay "
-                    "WHERE memory_seq IN (SELECT value FROM json_each(?)) AND anchor = ? "
-                    "HAVING count(*) > 0",
-                    (canonical_seq, json.dumps(list(seqs.values())), anchor),
+                    dialect.sql(
+                        "INSERT INTO memory_decay (memory_seq, anchor, periods, decayed_at) "
+                        "SELECT (SELECT seq FROM memories WHERE id = ?), min(anchor), "
+                        "max(periods), max(decayed_at) FROM memory_decay "
+                        f"WHERE {dialect.among('memory_seq')} AND anchor = ? "
+                        "HAVING count(*) > 0"
+                    ),
+                    (
+                        canonical.id,
+                        dialect.items(seqs.values()),
+                        dialect.time_out(canonical.last_confirmed_at),
+                    ),
                 )
         self._notify("superseded", canonical)
         return canonical
@@ -793,11 +936,13 @@ class MemoryRepository:
         after `since`, oldest first."""
         with self.db.read() as conn:
             rows = conn.execute(
-                f"SELECT {COLUMNS} FROM memories m WHERE m.status = 'active' AND m.type = ? "
-                f"AND {_RETRIEVED_OR_CREATED} <= ? ORDER BY m.seq",
-                (parse_type(type).value, format_time(since)),
+                self.dialect.sql(
+                    f"SELECT {COLUMNS} FROM memories m WHERE m.status = 'active' AND m.type = ? "
+                    f"AND {_RETRIEVED_OR_CREATED} <= ? ORDER BY m.seq"
+                ),
+                (parse_type(type).value, self.dialect.time_out(since)),
             ).fetchall()
-            return rows_to_memories(conn, rows)
+            return self._read(conn, rows)
 
     def archive_unretrieved(
         self, type: MemoryType | str, since: datetime, *, now: datetime | None = None
@@ -808,9 +953,11 @@ class MemoryRepository:
         """
         with self.db.write() as conn:
             rows = conn.execute(
-                "UPDATE memories AS m SET status = 'archived' WHERE m.status = 'active' "
-                f"AND m.type = ? AND {_RETRIEVED_OR_CREATED} <= ? RETURNING id",
-                (parse_type(type).value, format_time(since)),
+                self.dialect.sql(
+                    "UPDATE memories AS m SET status = 'archived' WHERE m.status = 'active' "
+                    f"AND m.type = ? AND {_RETRIEVED_OR_CREATED} <= ? RETURNING id"
+                ),
+                (parse_type(type).value, self.dialect.time_out(since)),
             ).fetchall()
         archived = self.get_many(str(row[0]) for row in rows)
         result = sorted(archived.values(), key=lambda m: (m.created_at, m.id))
@@ -823,16 +970,18 @@ class MemoryRepository:
         `since`, oldest first, each with the stale periods already taken off its confidence."""
         with self.db.read() as conn:
             rows = conn.execute(
-                f"SELECT {COLUMNS}, {_CONFIRMED_OR_CREATED}, coalesce(d.periods, 0) "
-                "FROM memories m LEFT JOIN memory_decay d "
-                f"ON d.memory_seq = m.seq AND d.anchor = {_CONFIRMED_OR_CREATED} "
-                f"WHERE m.status = 'active' AND m.type = ? AND {_CONFIRMED_OR_CREATED} < ? "
-                "ORDER BY m.seq",
-                (parse_type(type).value, format_time(since)),
+                self.dialect.sql(
+                    f"SELECT {COLUMNS}, {_CONFIRMED_OR_CREATED}, coalesce(d.periods, 0) "
+                    "FROM memories m LEFT JOIN memory_decay d "
+                    f"ON d.memory_seq = m.seq AND d.anchor = {_CONFIRMED_OR_CREATED} "
+                    f"WHERE m.status = 'active' AND m.type = ? AND {_CONFIRMED_OR_CREATED} < ? "
+                    "ORDER BY m.seq"
+                ),
+                (parse_type(type).value, self.dialect.time_out(since)),
             ).fetchall()
-            memories = rows_to_memories(conn, rows)
+            memories = self._read(conn, rows)
         return [
-            StaleMemory(memory, parse_time(str(row[13])), int(str(row[14])))
+            StaleMemory(memory, self.dialect.moment(row[13]), int(row[14]))
             for memory, row in zip(memories, rows, strict=True)
         ]
 
@@ -844,27 +993,32 @@ class MemoryRepository:
         A memory that is no longer active, was confirmed since it was read (its anchor moved),
         or would not go down is left alone. Never deletes. Returns the memories lowered.
         """
-        moment = format_time(now or utc_now())
+        dialect = self.dialect
+        moment = dialect.time_out(now or utc_now())
         lowered: builtins.list[str] = []
         with self.db.write() as conn:
             for change in changes:
                 confidence = validate_confidence(change.confidence)
                 if change.periods < 1:
                     raise InvalidInputError("A decay covers at least one stale period.")
-                anchor = format_time(change.anchor)
+                anchor = dialect.time_out(change.anchor)
                 rows = conn.execute(
-                    "UPDATE memories AS m SET confidence = ? WHERE m.id = ? "
-                    f"AND m.status = 'active' AND {_CONFIRMED_OR_CREATED} = ? "
-                    "AND m.confidence > ? RETURNING seq",
+                    dialect.sql(
+                        "UPDATE memories AS m SET confidence = ? WHERE m.id = ? "
+                        f"AND m.status = 'active' AND {_CONFIRMED_OR_CREATED} = ? "
+                        "AND m.confidence > ? RETURNING seq"
+                    ),
                     (confidence, change.memory_id, anchor, confidence),
                 ).fetchall()
                 if not rows:
                     continue
                 conn.execute(
-                    "INSERT INTO memory_decay (memory_seq, anchor, periods, decayed_at) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT (memory_seq) DO UPDATE SET "
-                    "anchor = excluded.anchor, periods = excluded.periods, "
-                    "decayed_at = excluded.decayed_at",
+                    dialect.sql(
+                        "INSERT INTO memory_decay (memory_seq, anchor, periods, decayed_at) "
+                        "VALUES (?, ?, ?, ?) ON CONFLICT (memory_seq) DO UPDATE SET "
+                        "anchor = excluded.anchor, periods = excluded.periods, "
+                        "decayed_at = excluded.decayed_at"
+                    ),
                     (rows[0][0], anchor, change.periods, moment),
                 )
                 lowered.append(change.memory_id)
@@ -889,40 +1043,52 @@ class MemoryRepository:
         `timothy.memory.forget.forget`, which passes the house's). All or nothing: an
         unknown id raises NotFoundError and changes nothing. Listeners hear "forgotten" for
         each memory removed, with its record as it was."""
-        ids = list(dict.fromkeys(memory_ids))
+        ids = builtins.list(dict.fromkeys(memory_ids))
         if not ids:
             raise InvalidInputError("Name at least one memory to forget.")
-        with secure_deletion(self.db), self.db.write() as conn:
+        dialect = self.dialect
+        with self._forgetting(), self.db.write() as conn:
             wanted: builtins.list[str] = []
             chains = 0
             for memory_id in ids:
-                if scalar(conn, "SELECT 1 FROM memories WHERE id = ?", (memory_id,)) is None:
+                if not conn.execute(
+                    dialect.sql("SELECT 1 FROM memories WHERE id = ?"), (memory_id,)
+                ).fetchall():
                     raise NotFoundError(f"No memory has the id {memory_id!r}.")
                 if not chain:
                     wanted.append(memory_id)
                     continue
                 versions = [
                     str(row[0])
-                    for row in conn.execute(f"{_VERSIONS} SELECT id FROM versions", (memory_id,))
+                    for row in conn.execute(
+                        dialect.sql(f"{VERSIONS} SELECT id FROM versions"), (memory_id,)
+                    ).fetchall()
                 ]
                 if len(versions) > 1 and not set(versions) <= set(wanted):
                     chains += 1
                 wanted += versions
             rows = conn.execute(
-                f"SELECT {COLUMNS} FROM memories m WHERE m.id IN "
-                "(SELECT value FROM json_each(?)) ORDER BY m.created_at, m.seq",
-                (json.dumps(list(dict.fromkeys(wanted))),),
+                dialect.sql(
+                    f"SELECT {COLUMNS} FROM memories m WHERE {dialect.among('m.id')} "
+                    f"ORDER BY m.created_at, m.seq{dialect.for_update}"
+                ),
+                (dialect.items(dict.fromkeys(wanted)),),
             ).fetchall()
-            memories = rows_to_memories(conn, rows)
+            memories = self._read(conn, rows)
             forgotten = {memory.id: memory for memory in memories}
             erased = erase(
-                conn, forgotten, [int(str(row[0])) for row in rows], redaction or Redaction()
+                conn,
+                dialect,
+                forgotten,
+                [int(row[0]) for row in rows],
+                redaction or Redaction(),
+                self._remove,
             )
         report = ForgetReport(
             forgotten=tuple(forgotten),
             chains=chains,
             erased=erased,
-            compacted=compact(self.db),
+            compacted=self._compact(),
         )
         log.info(
             "forgot %d memories (%d chains); %d turns and %d tool messages redacted",
@@ -934,3 +1100,32 @@ class MemoryRepository:
         for memory in memories:
             self._notify("forgotten", memory)
         return report
+
+
+class MemoryRepository(BaseMemoryRepository[Database]):
+    """Memories in the SQLite file: FTS5 for the browser's search, and a forget that
+    overwrites what it deletes and rebuilds the file."""
+
+    dialect = SQLITE
+
+    def _text_filter(self, text: str, match_any: bool) -> TextFilter | None:
+        match = fts_query(text, operator="OR" if match_any else "AND", prefix_last=True)
+        if match is None:
+            return None
+        # What the memories say, not the day they were made: typing "ma" must not list
+        # every memory from March and May.
+        return TextFilter(
+            join="JOIN memories_fts f ON f.rowid = m.seq",
+            where="memories_fts MATCH ?",
+            param=f"content : ({match})",
+            order="bm25(memories_fts), m.seq DESC",
+        )
+
+    def _forgetting(self) -> AbstractContextManager[Any]:
+        return secure_deletion(self.db)
+
+    def _remove(self, conn: Any, seqs: Sequence[int], messages_rewritten: bool) -> int:
+        return remove_memories(conn, seqs, messages_rewritten)
+
+    def _compact(self) -> bool:
+        return compact(self.db)

@@ -1,4 +1,9 @@
-"""Conversations and their messages, in the same database file as the memories."""
+"""Conversations and their messages, in branches: one implementation for both engines.
+
+`BaseSessionRepository` holds every query and rule; an engine's subclass names its `Dialect`
+(`dialect.py`) and how a conversation-list search finds messages: here the file's FTS5 index
+(`SessionRepository`), on the server its tsvector column (`postgres/sessions.py`).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,11 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar
 
 from timothy.errors import InvalidInputError, NotFoundError
 from timothy.store.db import Database
+from timothy.store.dialect import SQLITE, Dialect, Transactions
 from timothy.store.ids import could_be_stored, new_id
 from timothy.store.records import (
     Message,
@@ -20,8 +26,6 @@ from timothy.store.records import (
     RecallRecord,
     Session,
     StoredToolCall,
-    format_time,
-    parse_time,
     utc_now,
 )
 from timothy.text import fts_query
@@ -40,32 +44,29 @@ _MESSAGE_COLUMNS = (
     "m.cached_tokens, m.memory_block, m.recall, m.compacted_by, m.parent_id, m.reply_ms"
 )
 _UNSET: Any = object()
+DbT = TypeVar("DbT", bound=Transactions)
 
 
 def _id(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _time(value: Any) -> datetime | None:
-    return None if value is None else parse_time(str(value))
-
-
-def _session(row: Sequence[Any]) -> Session:
+def _session(row: Sequence[Any], dialect: Dialect) -> Session:
     return Session(
         id=str(row[0]),
         title=str(row[1]),
         title_source=str(row[2]),
         provider=row[3],
         model=row[4],
-        created_at=parse_time(str(row[5])),
-        updated_at=parse_time(str(row[6])),
-        deleted_at=_time(row[7]),
+        created_at=dialect.moment(row[5]),
+        updated_at=dialect.moment(row[6]),
+        deleted_at=dialect.time_in(row[7]),
         instructions=str(row[8] or ""),
-        active_leaf=row[9],
+        active_leaf=_id(row[9]),
     )
 
 
-def _message(row: Sequence[Any]) -> Message:
+def _message(row: Sequence[Any], dialect: Dialect) -> Message:
     calls = tuple(
         StoredToolCall(str(c["id"]), str(c["name"]), str(c["arguments"]))
         for c in json.loads(row[6] or "[]")
@@ -75,7 +76,7 @@ def _message(row: Sequence[Any]) -> Message:
         session_id=str(row[1]),
         role=MessageRole(str(row[2])),
         content=str(row[3]),
-        created_at=parse_time(str(row[4])),
+        created_at=dialect.moment(row[4]),
         status=MessageStatus(str(row[5])),
         tool_calls=calls,
         tool_call_id=row[7],
@@ -88,9 +89,17 @@ def _message(row: Sequence[Any]) -> Message:
         memory_block=row[14],
         recall=_recall(row[15]),
         compacted_by=row[16],
-        parent_id=row[17],
+        parent_id=_id(row[17]),
         reply_ms=row[18],
     )
+
+
+def _tool_calls_json(calls: Sequence[StoredToolCall]) -> str | None:
+    return json.dumps([c.to_json() for c in calls]) if calls else None
+
+
+def _recall_json(recall: RecallRecord | None) -> str | None:
+    return None if recall is None else json.dumps(recall.to_json(), ensure_ascii=False)
 
 
 def _recall(stored: Any) -> RecallRecord | None:
@@ -170,40 +179,39 @@ def branch_of(
     return [m for m in shown if m.compacted_by is None or m.compacted_by not in applying]
 
 
-def _matching(conn: Any, match: str) -> set[str]:
-    """The conversations whose active branch holds a message matching the full-text query
-    `match`. A one-branch conversation shows all its messages; for the others the active
-    branch is walked here, their messages' parents read together (by conversation, so from
-    neighbouring pages). Summaries are the model's shorthand for turns shown anyway; they do
-    not count."""
-    hits: dict[str, set[str]] = {}
-    for session_id, message_id in conn.execute(
-        "SELECT m.session_id, m.id FROM messages_fts f JOIN messages m ON m.seq = f.rowid "
-        "WHERE messages_fts MATCH ? AND m.role <> 'summary'",
-        (match,),
-    ).fetchall():
-        hits.setdefault(str(session_id), set()).add(str(message_id))
+def on_active_branch(conn: Any, dialect: Dialect, hits: dict[str, set[str]]) -> set[str]:
+    """The conversations among `hits` (conversation -> its messages that match a text
+    search) whose active branch holds one of those messages. A one-branch conversation
+    shows all its messages; for the others the active branch is walked here, over one read
+    of their messages' parents. Summaries are the model's shorthand for turns shown anyway;
+    they do not count."""
     if not hits:
         return set()
     branched = {
         str(row[0]): _id(row[1])
-        for row in conn.execute("SELECT id, active_leaf FROM sessions WHERE branched").fetchall()
+        for row in conn.execute(
+            dialect.sql(
+                f"SELECT id, active_leaf FROM sessions WHERE branched AND {dialect.among('id')}"
+            ),
+            (dialect.items(sorted(hits)),),
+        ).fetchall()
     }
     found = {session_id for session_id in hits if session_id not in branched}
-    walk = sorted(session_id for session_id in hits if session_id in branched)
-    if not walk:
+    if not branched:
         return found
     parents: dict[str, dict[str, str | None]] = {}
     for session_id, message_id, parent_id in conn.execute(
-        "SELECT session_id, id, parent_id FROM messages "
-        "WHERE session_id IN (SELECT value FROM json_each(?)) AND role <> 'summary'",
-        (json.dumps(walk),),
+        dialect.sql(
+            "SELECT session_id, id, parent_id FROM messages "
+            f"WHERE {dialect.among('session_id')} AND role <> 'summary'"
+        ),
+        (dialect.items(sorted(branched)),),
     ).fetchall():
         parents.setdefault(str(session_id), {})[str(message_id)] = _id(parent_id)
-    for session_id in walk:
+    for session_id, leaf in branched.items():
         up = parents.get(session_id, {})
         wanted = hits[session_id]
-        current = branched[session_id]
+        current = leaf
         steps = 0
         while current is not None and steps <= len(up):
             if current in wanted:
@@ -219,11 +227,32 @@ def clean_title(title: str) -> str:
     return flat[:MAX_TITLE_CHARS].rstrip()
 
 
-class SessionRepository:
-    """Sessions newest first; messages in the order they were said."""
+class BaseSessionRepository(Generic[DbT]):
+    """Sessions newest first; messages in the order they were said. One implementation for
+    both engines: each engine's subclass names its `dialect` and finds the messages a text
+    search matches (`_text_hits`)."""
 
-    def __init__(self, db: Database) -> None:
+    dialect: ClassVar[Dialect] = SQLITE
+
+    def __init__(self, db: DbT) -> None:
         self.db = db
+
+    def _text_hits(self, conn: Any, search: str) -> dict[str, set[str]] | None:
+        """Conversation -> its messages (not summaries) that a conversation-list search
+        matches, every word of it, the last one as a prefix; None when `search` holds no
+        word to look for."""
+        raise NotImplementedError
+
+    def _session_rows(self, rows: Iterable[Sequence[Any]]) -> builtins.list[Session]:
+        return [_session(row, self.dialect) for row in rows]
+
+    def _message_rows(self, rows: Iterable[Sequence[Any]]) -> builtins.list[Message]:
+        return [_message(row, self.dialect) for row in rows]
+
+    def _changed(self, sql: str, params: Sequence[Any]) -> bool:
+        """Run one write that RETURNs the rows it changed; whether it changed any."""
+        with self.db.write() as conn:
+            return bool(conn.execute(self.dialect.sql(sql), params).fetchall())
 
     # -- sessions ----------------------------------------------------------------------
 
@@ -245,19 +274,14 @@ class SessionRepository:
             created_at=moment,
             updated_at=moment,
         )
+        at = self.dialect.time_out(moment)
         with self.db.write() as conn:
             conn.execute(
-                "INSERT INTO sessions (id, title, title_source, provider, model, created_at, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    session.id,
-                    session.title,
-                    session.title_source,
-                    provider,
-                    model,
-                    format_time(moment),
-                    format_time(moment),
+                self.dialect.sql(
+                    "INSERT INTO sessions (id, title, title_source, provider, model, created_at, "
+                    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
                 ),
+                (session.id, session.title, session.title_source, provider, model, at, at),
             )
         return session
 
@@ -266,39 +290,38 @@ class SessionRepository:
             raise NotFoundError(f"No conversation has the id {session_id!r}.")
         with self.db.read() as conn:
             rows = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", (session_id,)
+                self.dialect.sql(f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ?"),
+                (session_id,),
             ).fetchall()
         if not rows:
             raise NotFoundError(f"No conversation has the id {session_id!r}.")
-        return _session(rows[0])
+        return _session(rows[0], self.dialect)
 
     def list(
         self, *, search: str | None = None, include_deleted: bool = False, limit: int | None = None
     ) -> builtins.list[Session]:
         """Conversations, most recently active first; `search` looks in titles and in the
         messages of their active branches."""
+        dialect = self.dialect
         where = [] if include_deleted else ["s.deleted_at IS NULL"]
-        params: list[Any] = []
-        match = None
-        if search is not None and search.strip():
-            clauses = ["instr(lower(s.title), lower(?)) > 0"]
-            params.append(search.strip())
-            match = fts_query(search, operator="AND", prefix_last=True)
-            if match is not None:
-                # Only what the owner sees counts: words on an earlier branch (an edited
-                # message, an older reply version) do not make a conversation match. A
-                # one-branch conversation shows every message; the others are checked.
-                clauses.append("s.id IN (SELECT value FROM json_each(?))")
-            where.append("(" + " OR ".join(clauses) + ")")
-        sql = f"SELECT {_SESSION_COLUMNS} FROM sessions s"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY s.updated_at DESC, s.seq DESC LIMIT ?"
+        params: builtins.list[Any] = []
         with self.db.read() as conn:
-            if match is not None:
-                params.append(json.dumps(sorted(_matching(conn, match))))
-            params.append(-1 if limit is None else int(limit))
-            return [_session(row) for row in conn.execute(sql, params).fetchall()]
+            if search is not None and search.strip():
+                clauses = [f"{dialect.instr}(lower(s.title), lower(?)) > 0"]
+                params.append(search.strip())
+                hits = self._text_hits(conn, search)
+                if hits is not None:
+                    # Only what the owner sees counts: words on an earlier branch (an edited
+                    # message, an older reply version) do not make a conversation match.
+                    clauses.append(dialect.among("s.id"))
+                    params.append(dialect.items(sorted(on_active_branch(conn, dialect, hits))))
+                where.append("(" + " OR ".join(clauses) + ")")
+            sql = f"SELECT {_SESSION_COLUMNS} FROM sessions s"
+            if where:
+                sql += " WHERE " + " AND ".join(where)
+            sql += " ORDER BY s.updated_at DESC, s.seq DESC LIMIT ?"
+            params.append(dialect.no_limit if limit is None else int(limit))
+            return self._session_rows(conn.execute(dialect.sql(sql), params).fetchall())
 
     def set_title(self, session_id: str, title: str, *, source: str = "owner") -> Session:
         if source not in ("fallback", "auto", "owner"):
@@ -306,19 +329,17 @@ class SessionRepository:
         cleaned = clean_title(title)
         if not cleaned:
             raise InvalidInputError("A conversation's title cannot be empty.")
-        with self.db.write() as conn:
-            changed = conn.execute(
-                "UPDATE sessions SET title = ?, title_source = ? WHERE id = ? RETURNING id",
-                (cleaned, source, session_id),
-            ).fetchall()
-        if not changed:
+        if not self._changed(
+            "UPDATE sessions SET title = ?, title_source = ? WHERE id = ? RETURNING id",
+            (cleaned, source, session_id),
+        ):
             raise NotFoundError(f"No conversation has the id {session_id!r}.")
         return self.get(session_id)
 
     def set_model(self, session_id: str, provider: str | None, model: str | None) -> None:
         with self.db.write() as conn:
             conn.execute(
-                "UPDATE sessions SET provider = ?, model = ? WHERE id = ?",
+                self.dialect.sql("UPDATE sessions SET provider = ?, model = ? WHERE id = ?"),
                 (provider, model, session_id),
             )
 
@@ -330,47 +351,45 @@ class SessionRepository:
                 f"Instructions can be at most {MAX_INSTRUCTIONS_CHARS:,} characters; these "
                 f"have {len(text):,}."
             )
-        with self.db.write() as conn:
-            changed = conn.execute(
-                "UPDATE sessions SET instructions = ? WHERE id = ? RETURNING id",
-                (text, session_id),
-            ).fetchall()
-        if not changed:
+        if not self._changed(
+            "UPDATE sessions SET instructions = ? WHERE id = ? RETURNING id", (text, session_id)
+        ):
             raise NotFoundError(f"No conversation has the id {session_id!r}.")
         return self.get(session_id)
 
     def delete(self, session_id: str, *, now: datetime | None = None) -> Session:
         """Move a conversation to the bin (undoable with `restore`)."""
-        with self.db.write() as conn:
-            changed = conn.execute(
-                "UPDATE sessions SET deleted_at = ? WHERE id = ? RETURNING id",
-                (format_time(now or utc_now()), session_id),
-            ).fetchall()
-        if not changed:
+        if not self._changed(
+            "UPDATE sessions SET deleted_at = ? WHERE id = ? RETURNING id",
+            (self.dialect.time_out(now or utc_now()), session_id),
+        ):
             raise NotFoundError(f"No conversation has the id {session_id!r}.")
         return self.get(session_id)
 
     def restore(self, session_id: str) -> Session:
-        with self.db.write() as conn:
-            changed = conn.execute(
-                "UPDATE sessions SET deleted_at = NULL WHERE id = ? RETURNING id", (session_id,)
-            ).fetchall()
-        if not changed:
+        if not self._changed(
+            "UPDATE sessions SET deleted_at = NULL WHERE id = ? RETURNING id", (session_id,)
+        ):
             raise NotFoundError(f"No conversation has the id {session_id!r}.")
         return self.get(session_id)
 
     def erase(self, session_id: str) -> None:
         """Delete a conversation and its messages for good, now (a temporary chat closed)."""
         with self.db.write() as conn:
-            conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-            conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            conn.execute(
+                self.dialect.sql("DELETE FROM messages WHERE session_id = ?"), (session_id,)
+            )
+            conn.execute(self.dialect.sql("DELETE FROM sessions WHERE id = ?"), (session_id,))
 
     def purge_deleted(self, *, before: datetime) -> int:
         """Delete for good the conversations binned before `before` (with their messages)."""
         with self.db.write() as conn:
             rows = conn.execute(
-                "DELETE FROM sessions WHERE deleted_at IS NOT NULL AND deleted_at < ? RETURNING id",
-                (format_time(before),),
+                self.dialect.sql(
+                    "DELETE FROM sessions WHERE deleted_at IS NOT NULL AND deleted_at < ? "
+                    "RETURNING id"
+                ),
+                (self.dialect.time_out(before),),
             ).fetchall()
         return len(rows)
 
@@ -393,6 +412,7 @@ class SessionRepository:
         """Add a message to a conversation. It follows `parent_id` (default: the newest
         message of the active branch) and becomes the active branch's newest; a summary
         stands beside the branches and moves nothing."""
+        dialect = self.dialect
         moment = now or utc_now()
         role = MessageRole(role)
         message = Message(
@@ -407,12 +427,15 @@ class SessionRepository:
             provider=provider,
             model=model,
         )
+        at = dialect.time_out(moment)
         with self.db.write() as conn:
             changed = conn.execute(
-                "UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ? "
-                "RETURNING active_leaf",
-                (format_time(moment), session_id),
-            ).fetchall()
+                dialect.sql(
+                    f"UPDATE sessions SET updated_at = {dialect.greatest}(updated_at, ?) "
+                    "WHERE id = ? RETURNING active_leaf"
+                ),
+                (at, session_id),
+            ).fetchall()  # on the server the row stays locked: two writers add in turn
             if not changed:
                 raise NotFoundError(f"No conversation has the id {session_id!r}.")
             if role is MessageRole.SUMMARY:
@@ -424,7 +447,7 @@ class SessionRepository:
                 if (
                     parent is not None
                     and not conn.execute(
-                        "SELECT 1 FROM messages WHERE id = ? AND session_id = ?",
+                        dialect.sql("SELECT 1 FROM messages WHERE id = ? AND session_id = ?"),
                         (parent, session_id),
                     ).fetchall()
                 ):
@@ -433,34 +456,43 @@ class SessionRepository:
             if (
                 role is not MessageRole.SUMMARY
                 and conn.execute(
-                    "SELECT 1 FROM messages WHERE session_id = ? AND parent_id IS ? "
-                    "AND role <> 'summary' LIMIT 1",
+                    dialect.sql(
+                        "SELECT 1 FROM messages WHERE session_id = ? "
+                        "AND parent_id IS NOT DISTINCT FROM CAST(? AS TEXT) "
+                        "AND role <> 'summary' LIMIT 1"
+                    ),
                     (session_id, parent),
                 ).fetchall()
             ):
                 # a second message after the same one: an edit or another reply version
-                conn.execute("UPDATE sessions SET branched = 1 WHERE id = ?", (session_id,))
+                conn.execute(
+                    dialect.sql("UPDATE sessions SET branched = ? WHERE id = ?"),
+                    (True, session_id),
+                )
             conn.execute(
-                "INSERT INTO messages (id, session_id, role, content, status, tool_calls, "
-                "tool_call_id, provider, model, created_at, parent_id) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                dialect.sql(
+                    "INSERT INTO messages (id, session_id, role, content, status, tool_calls, "
+                    "tool_call_id, provider, model, created_at, parent_id) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                ),
                 (
                     message.id,
                     session_id,
                     message.role.value,
                     content,
                     message.status.value,
-                    json.dumps([c.to_json() for c in message.tool_calls]) if tool_calls else None,
+                    _tool_calls_json(message.tool_calls),
                     tool_call_id,
                     provider,
                     model,
-                    format_time(moment),
+                    at,
                     parent,
                 ),
             )
             if role is not MessageRole.SUMMARY:
                 conn.execute(
-                    "UPDATE sessions SET active_leaf = ? WHERE id = ?", (message.id, session_id)
+                    dialect.sql("UPDATE sessions SET active_leaf = ? WHERE id = ?"),
+                    (message.id, session_id),
                 )
         return message
 
@@ -488,8 +520,7 @@ class SessionRepository:
         if error is not _UNSET:
             changes["error"] = error
         if tool_calls is not _UNSET:
-            calls = [c.to_json() for c in tool_calls]
-            changes["tool_calls"] = json.dumps(calls) if calls else None
+            changes["tool_calls"] = _tool_calls_json(tuple(tool_calls))
         for name, value in (
             ("input_tokens", input_tokens),
             ("output_tokens", output_tokens),
@@ -500,28 +531,25 @@ class SessionRepository:
             if value is not _UNSET:
                 changes[name] = value
         if recall is not _UNSET:
-            changes["recall"] = (
-                None if recall is None else json.dumps(recall.to_json(), ensure_ascii=False)
-            )
+            changes["recall"] = _recall_json(recall)
         if changes:
             assignments = ", ".join(f"{name} = ?" for name in changes)
-            with self.db.write() as conn:
-                changed = conn.execute(
-                    f"UPDATE messages SET {assignments} WHERE id = ? RETURNING id",
-                    (*changes.values(), message_id),
-                ).fetchall()
-            if not changed:
+            if not self._changed(
+                f"UPDATE messages SET {assignments} WHERE id = ? RETURNING id",
+                (*changes.values(), message_id),
+            ):
                 raise NotFoundError(f"No message has the id {message_id!r}.")
         return self.message(message_id)
 
     def message(self, message_id: str) -> Message:
         with self.db.read() as conn:
             rows = conn.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?", (message_id,)
+                self.dialect.sql(f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?"),
+                (message_id,),
             ).fetchall()
         if not rows:
             raise NotFoundError(f"No message has the id {message_id!r}.")
-        return _message(rows[0])
+        return _message(rows[0], self.dialect)
 
     def messages(
         self, session_id: str, *, include_compacted: bool = True
@@ -532,22 +560,29 @@ class SessionRepository:
             sql += " AND m.compacted_by IS NULL"
         sql += " ORDER BY m.seq"
         with self.db.read() as conn:
-            return [_message(row) for row in conn.execute(sql, (session_id,)).fetchall()]
+            return self._message_rows(conn.execute(self.dialect.sql(sql), (session_id,)).fetchall())
+
+    def _all_messages(self, conn: Any, session_id: str) -> builtins.list[Message]:
+        return self._message_rows(
+            conn.execute(
+                self.dialect.sql(
+                    f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = ? "
+                    "ORDER BY m.seq"
+                ),
+                (session_id,),
+            ).fetchall()
+        )
 
     def branch(self, session_id: str, *, include_compacted: bool = True) -> builtins.list[Message]:
         """The active branch: what the owner sees and the model is sent, with the
         compaction summaries that apply to it (see `branch_of`)."""
         with self.db.read() as conn:
             leaf = conn.execute(
-                "SELECT active_leaf FROM sessions WHERE id = ?", (session_id,)
+                self.dialect.sql("SELECT active_leaf FROM sessions WHERE id = ?"), (session_id,)
             ).fetchall()
             if not leaf:
                 raise NotFoundError(f"No conversation has the id {session_id!r}.")
-            rows = conn.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = ? ORDER BY m.seq",
-                (session_id,),
-            ).fetchall()
-        messages = [_message(row) for row in rows]
+            messages = self._all_messages(conn, session_id)
         return branch_of(messages, _id(leaf[0][0]), include_compacted=include_compacted)
 
     def set_active_leaf(self, session_id: str, message_id: str | None) -> None:
@@ -556,13 +591,16 @@ class SessionRepository:
             if (
                 message_id is not None
                 and not conn.execute(
-                    "SELECT 1 FROM messages WHERE id = ? AND session_id = ? AND role <> 'summary'",
+                    self.dialect.sql(
+                        "SELECT 1 FROM messages WHERE id = ? AND session_id = ? "
+                        "AND role <> 'summary'"
+                    ),
                     (message_id, session_id),
                 ).fetchall()
             ):
                 raise NotFoundError(f"No message {message_id!r} in conversation {session_id!r}.")
             changed = conn.execute(
-                "UPDATE sessions SET active_leaf = ? WHERE id = ? RETURNING id",
+                self.dialect.sql("UPDATE sessions SET active_leaf = ? WHERE id = ? RETURNING id"),
                 (message_id, session_id),
             ).fetchall()
         if not changed:
@@ -579,41 +617,43 @@ class SessionRepository:
     def mark_compacted(self, message_ids: Iterable[str], summary_id: str) -> None:
         with self.db.write() as conn:
             conn.execute(
-                "UPDATE messages SET compacted_by = ? WHERE id IN (SELECT value FROM json_each(?))",
-                (summary_id, json.dumps(list(message_ids))),
+                self.dialect.sql(
+                    f"UPDATE messages SET compacted_by = ? WHERE {self.dialect.among('id')}"
+                ),
+                (summary_id, self.dialect.items(message_ids)),
             )
 
     def delete_messages_from(self, message_id: str) -> int:
         """Delete a message and everything said after it on its branches (a reply that
         failed before any text came). When the active branch went with it, the newest
         remaining branch from its parent becomes the active one."""
+        dialect = self.dialect
         with self.db.write() as conn:
             rows = conn.execute(
-                "SELECT session_id, parent_id FROM messages WHERE id = ?", (message_id,)
+                dialect.sql("SELECT session_id, parent_id FROM messages WHERE id = ?"),
+                (message_id,),
             ).fetchall()
             if not rows:
                 raise NotFoundError(f"No message has the id {message_id!r}.")
             session_id, parent_id = rows[0]
+            leaf = conn.execute(
+                dialect.sql(f"SELECT active_leaf FROM sessions WHERE id = ?{dialect.for_update}"),
+                (session_id,),
+            ).fetchall()
             deleted = conn.execute(
-                "WITH RECURSIVE below (id) AS (SELECT ? UNION ALL "
-                "SELECT m.id FROM messages m JOIN below b "
-                "ON m.session_id = ? AND m.parent_id = b.id) "
-                "DELETE FROM messages WHERE id IN (SELECT id FROM below) RETURNING id",
+                dialect.sql(
+                    "WITH RECURSIVE below (id) AS (SELECT CAST(? AS TEXT) UNION ALL "
+                    "SELECT m.id FROM messages m JOIN below b "
+                    "ON m.session_id = ? AND m.parent_id = b.id) "
+                    "DELETE FROM messages WHERE id IN (SELECT id FROM below) RETURNING id"
+                ),
                 (message_id, session_id),
             ).fetchall()
             gone = {str(row[0]) for row in deleted}
-            leaf = conn.execute(
-                "SELECT active_leaf FROM sessions WHERE id = ?", (session_id,)
-            ).fetchall()
             if leaf and leaf[0][0] in gone:
-                rows = conn.execute(
-                    f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = ? "
-                    "ORDER BY m.seq",
-                    (session_id,),
-                ).fetchall()
-                children = children_of([_message(row) for row in rows])
+                children = children_of(self._all_messages(conn, session_id))
                 conn.execute(
-                    "UPDATE sessions SET active_leaf = ? WHERE id = ?",
+                    dialect.sql("UPDATE sessions SET active_leaf = ? WHERE id = ?"),
                     (newest_leaf(_id(parent_id), children), session_id),
                 )
         return len(deleted)
@@ -622,42 +662,44 @@ class SessionRepository:
         """Write a conversation exactly as given (ids, times, every field of every message),
         in one transaction: what copying a store does. False, and nothing written, when a
         conversation with its id is already stored."""
+        dialect = self.dialect
         with self.db.write() as conn:
             added = conn.execute(
-                "INSERT INTO sessions (id, title, title_source, provider, model, created_at, "
-                "updated_at, deleted_at, instructions, active_leaf, branched) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (id) DO NOTHING RETURNING id",
+                dialect.sql(
+                    "INSERT INTO sessions (id, title, title_source, provider, model, created_at, "
+                    "updated_at, deleted_at, instructions, active_leaf, branched) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (id) DO NOTHING RETURNING id"
+                ),
                 (
                     session.id,
                     session.title,
                     session.title_source,
                     session.provider,
                     session.model,
-                    format_time(session.created_at),
-                    format_time(session.updated_at),
-                    None if session.deleted_at is None else format_time(session.deleted_at),
+                    dialect.time_out(session.created_at),
+                    dialect.time_out(session.updated_at),
+                    dialect.time_out(session.deleted_at),
                     session.instructions,
                     session.active_leaf,
-                    int(is_branched(messages)),
+                    is_branched(messages),
                 ),
             ).fetchall()
             if not added:
                 return False
-            for message in messages:
-                conn.execute(
-                    "INSERT INTO messages (id, session_id, role, content, tool_calls, "
-                    "tool_call_id, status, error, provider, model, input_tokens, output_tokens, "
-                    "cached_tokens, memory_block, recall, compacted_by, created_at, parent_id, "
-                    "reply_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            dialect.executemany(
+                conn,
+                "INSERT INTO messages (id, session_id, role, content, tool_calls, "
+                "tool_call_id, status, error, provider, model, input_tokens, output_tokens, "
+                "cached_tokens, memory_block, recall, compacted_by, created_at, parent_id, "
+                "reply_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
                     (
                         message.id,
                         session.id,
                         message.role.value,
                         message.content,
-                        json.dumps([c.to_json() for c in message.tool_calls])
-                        if message.tool_calls
-                        else None,
+                        _tool_calls_json(message.tool_calls),
                         message.tool_call_id,
                         message.status.value,
                         message.error,
@@ -667,13 +709,32 @@ class SessionRepository:
                         message.output_tokens,
                         message.cached_tokens,
                         message.memory_block,
-                        None
-                        if message.recall is None
-                        else json.dumps(message.recall.to_json(), ensure_ascii=False),
+                        _recall_json(message.recall),
                         message.compacted_by,
-                        format_time(message.created_at),
+                        dialect.time_out(message.created_at),
                         message.parent_id,
                         message.reply_ms,
-                    ),
-                )
+                    )
+                    for message in messages
+                ],
+            )
         return True
+
+
+class SessionRepository(BaseSessionRepository[Database]):
+    """Conversations in the SQLite file; a conversation-list search reads its FTS5 index."""
+
+    dialect = SQLITE
+
+    def _text_hits(self, conn: Any, search: str) -> dict[str, set[str]] | None:
+        match = fts_query(search, operator="AND", prefix_last=True)
+        if match is None:
+            return None
+        hits: dict[str, set[str]] = {}
+        for session_id, message_id in conn.execute(
+            "SELECT m.session_id, m.id FROM messages_fts f JOIN messages m ON m.seq = f.rowid "
+            "WHERE messages_fts MATCH ? AND m.role <> 'summary'",
+            (match,),
+        ).fetchall():
+            hits.setdefault(str(session_id), set()).add(str(message_id))
+        return hits

@@ -1,40 +1,23 @@
-"""How memory rows are read on PostgreSQL: the columns, the chain query, entities."""
+"""How memory rows are read on PostgreSQL: the connection type, and the owner's local day
+that the text leg finds a memory by (the columns and their reading are `timothy.store.memories`'s,
+shared with the file)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import psycopg
 
-from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
+from timothy.store.dialect import POSTGRES
+from timothy.store.memories import COLUMNS
+from timothy.store.memories import rows_to_memories as _rows_to_memories
+from timothy.store.records import Memory
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
-COLUMNS = (
-    "m.seq, m.id, m.type, m.content, m.status, m.confidence, m.source, m.session_id, "
-    "m.supersedes, m.superseded_by, m.created_at, m.last_confirmed_at, m.last_retrieved_at"
-)
-CONFIRMED_OR_CREATED = "coalesce(m.last_confirmed_at, m.created_at)"
-RETRIEVED_OR_CREATED = "coalesce(m.last_retrieved_at, m.created_at)"
-
-# Every version of the chain of the memory %(id)s, as the CTE `versions (id)`.
-VERSIONS = """
-WITH RECURSIVE
-forward (id, next) AS (
-    SELECT id, superseded_by FROM memories WHERE id = %(id)s
-    UNION
-    SELECT m.id, m.superseded_by FROM memories m JOIN forward f ON m.id = f.next
-),
-head (id) AS (SELECT id FROM forward WHERE next IS NULL
-              OR next NOT IN (SELECT id FROM memories)),
-versions (id) AS (
-    SELECT id FROM head
-    UNION
-    SELECT m.id FROM memories m JOIN versions v ON m.superseded_by = v.id
-)
-"""
+__all__ = ["COLUMNS", "Conn", "local_day", "rows_to_memories"]
 
 _MONTHS = (
     "January",
@@ -58,43 +41,6 @@ def local_day(moment: datetime) -> str:
     return f"{local.day} {_MONTHS[local.month - 1]} {local.year}"
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    return None if value is None else value.astimezone(UTC)
-
-
-def row_to_memory(row: Sequence[Any], entities: tuple[str, ...]) -> Memory:
-    created = _utc(row[10])
-    assert created is not None
-    return Memory(
-        id=str(row[1]),
-        type=MemoryType(str(row[2])),
-        content=str(row[3]),
-        status=MemoryStatus(str(row[4])),
-        confidence=float(row[5]),
-        source=MemorySource(str(row[6])),
-        session_id=row[7],
-        supersedes=row[8],
-        superseded_by=row[9],
-        created_at=created,
-        last_confirmed_at=_utc(row[11]),
-        last_retrieved_at=_utc(row[12]),
-        entities=entities,
-    )
-
-
-def load_entities(conn: Conn, seqs: Sequence[int]) -> dict[int, tuple[str, ...]]:
-    if not seqs:
-        return {}
-    found: dict[int, list[str]] = {}
-    for seq, name in conn.execute(
-        "SELECT memory_seq, name FROM memory_entities WHERE memory_seq = ANY(%s) "
-        "ORDER BY memory_seq, position",
-        (list(seqs),),
-    ):
-        found.setdefault(int(seq), []).append(str(name))
-    return {seq: tuple(names) for seq, names in found.items()}
-
-
 def rows_to_memories(conn: Conn, rows: Sequence[Sequence[Any]]) -> list[Memory]:
-    entities = load_entities(conn, [int(row[0]) for row in rows])
-    return [row_to_memory(row, entities.get(int(row[0]), ())) for row in rows]
+    """Memory rows (`COLUMNS`) read on the server as memories, with their entities."""
+    return _rows_to_memories(conn, rows, POSTGRES)
