@@ -6,10 +6,11 @@ of magnitude faster. From QUANTIZED_FROM_ROWS rows on, that product is itself bo
 speed (600 MB per query at 100k rows), so a first pass over int8 codes of the rows (a quarter
 of the bytes) bounds every row's cosine, and only the few rows that can still be in the top k
 are re-scored exactly (see quantized.py): the answer is the same, to the last place.
-Such a copy is lean: it keeps only the codes (150 MiB at 100k x 1,536 instead of 750 MiB
-with the float rows) and reads the few hundred float rows it re-scores from the store's table
-of one row per vector (`vector_rows_<id>`, migration 7), by memory seq, inside the same read
-transaction as the rest of the search (a few milliseconds at 100k). The answer is as exact.
+From LEAN_FROM_BYTES of float rows on, such a copy is lean: it keeps only the codes (150 MiB
+at 100k x 1,536 instead of 750 MiB with the float rows) and reads the few hundred float rows
+it re-scores from the store's table of one row per vector (`vector_rows_<id>`, migration 7),
+by memory seq, inside the same read transaction as the rest of the search (a few
+milliseconds at 100k). The answer is as exact.
 The copy follows the `vector_changes` counter, so writes from this or any other process are
 picked up by reading only the rows that changed.
 """
