@@ -4,6 +4,7 @@ they are off."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
@@ -318,3 +319,53 @@ def test_with_the_new_settings_off_recall_is_the_articles(store: Store) -> None:
         assert item["score"] == pytest.approx(item["rrf"] * item["decay"] * item["weight"])
         assert "beside" not in item and "time" not in item
     assert all(c.memory.content.startswith("Tim") for c in article.ranked)
+
+
+def test_neighbours_read_on_the_legs_threads_rank_as_read_after_fusion(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The legs' threads read the neighbourhoods of their first episodic hits while the other
+    legs run; the ranking is exactly the one read after fusion on the caller's thread, and
+    the caller reads none of it itself."""
+    people = ["Caroline", "Melanie", "Jon", "Gina"]
+    things = ["the adoption agency", "a pottery class", "the marathon", "a camping trip"]
+    t = NOW - timedelta(days=3)
+    for session in range(6):
+        for turn in range(9):
+            who, what = people[(session + turn) % 4], things[(session * turn) % 4]
+            store.memories.add(
+                f"{who} talked about {what} in turn {turn}",
+                type="episodic" if turn % 4 else "semantic",
+                session_id=f"s{session}",
+                entities=[who],
+                now=t + timedelta(minutes=session * 60 + turn),
+            )
+    questions = [f"What did {who} say about {what}?" for who in people for what in things[:3]] + [
+        "Who went camping?",
+        "Tell me about the marathon",
+        "What did Gina do?",
+    ]
+    callers: list[str] = []
+    real_around = store.memories.around
+
+    def spy(*args: object, **kwargs: object) -> object:
+        callers.append(threading.current_thread().name)
+        return real_around(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store.memories, "around", spy)
+    with (
+        Recaller(store) as early,
+        Recaller(store, early_neighbours=False) as late,
+    ):
+        lent = 0
+        for question in questions:
+            callers.clear()
+            ours = early.recall(question, now=NOW, mark=False)
+            assert threading.current_thread().name not in callers
+            theirs = late.recall(question, now=NOW, mark=False)
+            assert [(c.memory.id, c.score, c.explanation.beside) for c in ours.ranked] == [
+                (c.memory.id, c.score, c.explanation.beside) for c in theirs.ranked
+            ]
+            assert ours.block == theirs.block
+            lent += sum(1 for c in ours.ranked if c.explanation.beside)
+        assert lent > 10  # the neighbourhood did change these rankings

@@ -241,7 +241,7 @@ def test_codes_follow_new_replaced_and_zeroed_vectors(store: Store, data_dir: Pa
 def test_a_lean_copy_holds_the_codes_and_no_float_rows(store: Store) -> None:
     rows = random_rows(np.random.default_rng(26), 1000)
     model, _ = populate(store, rows)
-    with_codes = VectorIndex(model, quantized_from=0, float_rows_from_store=True)
+    with_codes = VectorIndex(model, quantized_from=0, lean_from_bytes=0)
     without = VectorIndex(model, quantized_from=None)
     with store.db.read() as conn:
         with_codes.refresh(conn)
@@ -284,7 +284,7 @@ def test_a_lean_copy_reads_float_rows_back_and_stays_exact(store: Store, kind: s
     model, ids = populate(store, rows)
     for memory_id in ids[5::9]:
         store.memories.archive(memory_id)
-    index = VectorIndex(model, quantized_from=0, float_rows_from_store=True)
+    index = VectorIndex(model, quantized_from=0, lean_from_bytes=0)
     active = [row for row in range(3000) if row % 9 != 5]
     queries = [*random_rows(rng, 4), *rows[[0, 7, 2999]], *clustered_rows(rng, 3, centres=6)]
     with store.db.read() as conn:
@@ -300,24 +300,65 @@ def test_a_lean_copy_reads_float_rows_back_and_stays_exact(store: Store, kind: s
         assert index.lean
 
 
-def test_without_the_fast_reader_a_coded_copy_keeps_its_float_rows(store: Store) -> None:
+def test_without_the_fast_reader_a_coded_copy_is_still_lean_and_exact(store: Store) -> None:
+    # Loading goes through the vec0 table row by row; re-scoring reads the float rows from
+    # their own table either way.
     rng = np.random.default_rng(30)
     rows = random_rows(rng, 1200)
     model, ids = populate(store, rows)
-    index = VectorIndex(
-        model, quantized_from=0, read_shadow_tables=False, float_rows_from_store=True
-    )
+    index = VectorIndex(model, quantized_from=0, read_shadow_tables=False, lean_from_bytes=0)
     query = random_rows(rng, 1)[0]
     with store.db.read() as conn:
         assert_brute_force(index.nearest(conn, query, 30), ids, rows, list(range(1200)), query)
-    # Reading rows one by one through vec0 is far too slow for every query's re-scoring.
+    assert index.coded and index.lean and index.nbytes < 2 * 1200 * DIM
+
+
+def test_a_copy_that_keeps_its_float_rows_is_exact_too(store: Store) -> None:
+    rng = np.random.default_rng(31)
+    rows = random_rows(rng, 1200)
+    model, ids = populate(store, rows)
+    index = VectorIndex(model, quantized_from=0, float_rows_from_store=False)
+    query = random_rows(rng, 1)[0]
+    with store.db.read() as conn:
+        assert_brute_force(index.nearest(conn, query, 30), ids, rows, list(range(1200)), query)
     assert index.coded and not index.lean and index.nbytes >= 4 * 1200 * DIM
+
+
+def test_the_float_rows_the_copy_reads_are_the_stored_ones(store: Store) -> None:
+    """Re-scoring reads only the float rows table: rows changed there (and only there) change
+    the exact scores, so a lean copy cannot be answering from anything else."""
+    rng = np.random.default_rng(32)
+    rows = random_rows(rng, 1000)
+    model, ids = populate(store, rows)
+    index = VectorIndex(model, quantized_from=0, lean_from_bytes=0)
+    query = rows[10]
+    with store.db.read() as conn:
+        found = index.nearest(conn, query, 5)
+    assert found[0][0] == ids[10] and abs(found[0][1] - 1.0) < 1e-5
+    with store.db.write() as conn:
+        # The same direction, scaled: the codes (of unit rows) stay right, the float row is
+        # read back and scaled to length 1 again; a zeroed row matches nothing.
+        conn.execute(
+            f'UPDATE "{model.rows_table}" SET vector = ? WHERE seq = '
+            "(SELECT seq FROM memories WHERE id = ?)",
+            ((rows[10] * 3).astype(np.float32).tobytes(), ids[10]),
+        )
+    with store.db.read() as conn:
+        assert index.nearest(conn, query, 1)[0][0] == ids[10]
+    with store.db.write() as conn:
+        conn.execute(
+            f'DELETE FROM "{model.rows_table}" WHERE seq = (SELECT seq FROM memories WHERE id = ?)',
+            (ids[10],),
+        )
+    with store.db.read() as conn:
+        assert ids[10] not in [memory_id for memory_id, _ in index.nearest(conn, query, 30)]
 
 
 def test_codes_are_made_once_the_copy_grows_large(store: Store) -> None:
     rng = np.random.default_rng(27)
     model, _ = populate(store, random_rows(rng, 900))
-    index, plain = VectorIndex(model, quantized_from=1000), VectorIndex(model, quantized_from=None)
+    index = VectorIndex(model, quantized_from=1000, lean_from_bytes=1000 * DIM * 4)
+    plain = VectorIndex(model, quantized_from=None)
     query = random_rows(rng, 1)[0]
     assert_exact(store, index, model, query)
     with store.db.read() as conn:
@@ -329,4 +370,16 @@ def test_codes_are_made_once_the_copy_grows_large(store: Store) -> None:
     assert assert_exact(store, index, model, query)[0] == new_ids[-1]
     with store.db.read() as conn:
         plain.refresh(conn)
-    assert index.coded and not index.lean and index.nbytes >= plain.nbytes + 1100 * DIM
+    # Coded, and lean: the float rows it held while smaller are let go.
+    assert index.coded and index.lean and index.nbytes < plain.nbytes / 3
+
+
+def test_a_copy_keeps_its_float_rows_until_they_would_take_much_room(store: Store) -> None:
+    rng = np.random.default_rng(33)
+    model, _ = populate(store, random_rows(rng, 1100))
+    query = random_rows(rng, 1)[0]
+    small = VectorIndex(model, quantized_from=0, lean_from_bytes=1200 * DIM * 4)
+    large = VectorIndex(model, quantized_from=0, lean_from_bytes=1100 * DIM * 4)
+    for index in (small, large):
+        assert_exact(store, index, model, query)
+    assert small.coded and not small.lean and large.coded and large.lean

@@ -30,6 +30,11 @@ from timothy.store.memories import Neighbour
 from timothy.store.records import Memory, MemoryType
 
 
+def could_lend(memory: Memory) -> bool:
+    """Whether a memory has a neighbourhood to lend: an episodic memory of a session."""
+    return memory.type is MemoryType.EPISODIC and bool(memory.session_id)
+
+
 def seeds(ranked: Sequence[Candidate], settings: RecallSettings) -> list[Candidate]:
     """The candidates that lend their neighbourhood a share: the first `neighbour_seeds`,
     those that are episodic memories of a session (none when the stage is off)."""
@@ -38,7 +43,7 @@ def seeds(ranked: Sequence[Candidate], settings: RecallSettings) -> list[Candida
     return [
         candidate
         for candidate in ranked[: settings.neighbour_seeds]
-        if candidate.memory.type is MemoryType.EPISODIC and candidate.memory.session_id
+        if could_lend(candidate.memory)
     ]
 
 

@@ -144,12 +144,20 @@ def fuse(
         for position, memory_id in enumerate(ids, start=1):
             ranks.setdefault(memory_id, {}).setdefault(leg, position)
     scored: list[Candidate] = []
+    # leg_term and decay_factor, worked out as they do (the same floats), with the leg
+    # weights looked up once and each memory's days unconfirmed once: fusion runs on the
+    # caller's thread after the legs, on every turn.
+    weights = {leg: settings.leg_weight(leg) for leg in legs}
+    k = settings.rrf_k
     for memory_id, found in ranks.items():
         memory = memories.get(memory_id)
         if memory is None:
             continue
-        rrf = sum(leg_term(leg, rank, settings) for leg, rank in found.items())
-        factor = decay_factor(memory, now, settings) if decay else 1.0
+        rrf = 0.0
+        for leg, rank in found.items():
+            rrf += weights[leg] * (1.0 / (k + rank))
+        days = days_unconfirmed(memory, now)
+        factor = float(0.5 ** (days / settings.half_life(memory.type))) if decay else 1.0
         weight = settings.weight(memory.type)
         score = rrf * factor * weight
         if score < settings.min_score:
@@ -164,7 +172,7 @@ def fuse(
                     decay=factor,
                     weight=weight,
                     score=score,
-                    days_unconfirmed=days_unconfirmed(memory, now),
+                    days_unconfirmed=days,
                 ),
                 floors=MappingProxyType(dict(floors.get(memory_id, {}))) if floors else _NO_FLOORS,
             )

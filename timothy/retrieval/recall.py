@@ -22,7 +22,7 @@ from typing import Any
 
 from timothy.errors import InvalidInputError, RecallError, TimothyError
 from timothy.providers.base import EmbeddingProvider
-from timothy.retrieval.context import in_context, seeds
+from timothy.retrieval.context import could_lend, in_context, seeds
 from timothy.retrieval.floor import (
     Background,
     BelowFloor,
@@ -41,6 +41,7 @@ from timothy.retrieval.settings import RecallSettings
 from timothy.retrieval.when import at_time
 from timothy.retrieval.workers import DaemonPool
 from timothy.store.engine import StoreEngine
+from timothy.store.memories import Neighbour
 from timothy.store.records import LegVerdict, Memory, MemoryStatus, RecallRecord, utc_now
 from timothy.store.search import MAX_NAME_WORDS, MemorySearch
 from timothy.store.vectors import Vector
@@ -119,7 +120,9 @@ def vector_text(query: str, names: Sequence[str]) -> str:
 class _Turn:
     """What the parts of one recall share across its threads, each read once: the entity
     names the query names (the vector leg cuts them from what it embeds, the floor vouches
-    for them) and the memories the legs found (a memory two legs found is read once)."""
+    for them), the memories the legs found (a memory two legs found is read once) and the
+    conversational neighbourhoods of their top episodic hits (read on the legs' threads, so
+    the stage after fusion rarely reads anything)."""
 
     def __init__(
         self, names: Callable[[], list[str]], read: Callable[[list[str]], dict[str, Memory]]
@@ -130,6 +133,30 @@ class _Turn:
         self._names_lock = threading.Lock()
         self._names: list[str] | None = None
         self.memories: dict[str, Memory] = {}
+        # Seed id -> its neighbours, for every seed asked for (none: no neighbours).
+        self.neighbours: dict[str, list[Neighbour]] = {}
+        self._asked: set[str] = set()
+        self.neighbour_reads: list[Future[None]] = []
+
+    def claim(self, seeds: Sequence[str]) -> list[str]:
+        """Those of `seeds` whose neighbourhood no thread has read or is reading."""
+        with self._lock:
+            new = [seed for seed in seeds if seed not in self._asked]
+            self._asked.update(new)
+            return new
+
+    def asked(self, seed: str) -> bool:
+        with self._lock:
+            return seed in self._asked
+
+    def add_neighbours(self, seeds: Sequence[str], found: Mapping[str, list[Neighbour]]) -> None:
+        with self._lock:
+            for seed in seeds:
+                self.neighbours[seed] = found.get(seed, [])
+
+    def neighbours_of(self, seeds: Sequence[str]) -> dict[str, list[Neighbour]]:
+        with self._lock:
+            return {seed: self.neighbours[seed] for seed in seeds if seed in self.neighbours}
 
     def names(self) -> list[str]:
         with self._names_lock:
@@ -169,12 +196,17 @@ class Recaller:
         *,
         search: MemorySearch | None = None,
         wait_for_background: bool = True,
+        early_neighbours: bool = True,
     ) -> None:
         self.store = store
         # False: a recall does not wait for the vector floor's background sentences to be
         # embedded (the first time per model and process); its vector matches count from
         # the recall after (a chat turn, whose time bound is tight).
         self.wait_for_background = wait_for_background
+        # True: the legs' threads read the neighbourhoods of their first episodic hits while
+        # the others still run; False: only after fusion, on the caller's thread (the same
+        # ranking, slower; kept for comparing the two).
+        self.early_neighbours = early_neighbours
         self.settings = settings or RecallSettings()
         self.embedder = embedder
         self.search: MemorySearch = search if search is not None else store.search
@@ -274,17 +306,60 @@ class Recaller:
             log.warning("recall: the query's names could not be read: %s", _one_line(exc))
             return []
 
-    def _with_memories(self, leg: Callable[[], Verdicts | None], turn: _Turn) -> LegHits | None:
+    def _with_memories(
+        self, leg: Callable[[], Verdicts | None], turn: _Turn, *, inline: bool = False
+    ) -> LegHits | None:
         """A leg's hits and their memories, both read on the leg's own thread: everything
         that can block (the store, the embedding provider) stays off the caller's thread,
-        so recall as a whole keeps its one deadline."""
+        so recall as a whole keeps its one deadline. Then the neighbourhoods of its first
+        episodic hits (context.py) are read: on this thread, or, for the leg on the
+        caller's thread (`inline`), on a pool thread while the caller fuses."""
         verdicts = leg()
         if verdicts is None:
             return None
         try:
-            return verdicts, turn.read(list(verdicts)) if verdicts else {}
+            memories = turn.read(list(verdicts)) if verdicts else {}
         except TimothyError as exc:
             raise RecallError(f"the memories could not be read ({exc})") from exc
+        wanted = turn.claim(self._lenders(verdicts, memories))
+        if wanted:
+            read = functools.partial(self._read_neighbours, wanted, turn)
+            if inline:
+                turn.neighbour_reads.append(self._legs.submit(read))
+            else:
+                read()
+        return verdicts, memories
+
+    def _lenders(self, verdicts: Verdicts, memories: Mapping[str, Memory]) -> list[str]:
+        """A leg's hits that may lend their neighbourhood after fusion, in the leg's order:
+        its first `neighbour_seeds` episodic memories of a session (the fused list's lenders
+        are nearly always among them; any other is read after fusion)."""
+        if (
+            not self.early_neighbours
+            or self.settings.neighbour_share <= 0
+            or self.settings.neighbour_width <= 0
+        ):
+            return []
+        found: list[str] = []
+        for memory_id in verdicts:
+            memory = memories.get(memory_id)
+            if memory is not None and could_lend(memory):
+                found.append(memory_id)
+                if len(found) >= self.settings.neighbour_seeds:
+                    break
+        return found
+
+    def _read_neighbours(self, seeds: list[str], turn: _Turn) -> None:
+        """The neighbourhoods of `seeds` into the turn; a failure is logged, and the seeds
+        are left to be read again after fusion."""
+        try:
+            found = self.store.memories.around(
+                seeds, self.settings.neighbour_width, turn.read_so_far()
+            )
+        except TimothyError as exc:
+            log.warning("recall: the hits' neighbourhood could not be read: %s", _one_line(exc))
+            return
+        turn.add_neighbours(seeds, found)
 
     def _run_legs(
         self, query: str, query_vector: Vector | None, deadline: float, turn: _Turn
@@ -308,7 +383,7 @@ class Recaller:
         inline: Future[LegHits | None] = Future()
         inline.set_running_or_notify_cancel()
         try:
-            inline.set_result(self._with_memories(calls[INLINE_LEG], turn))
+            inline.set_result(self._with_memories(calls[INLINE_LEG], turn, inline=True))
         except Exception as failure:
             inline.set_exception(failure)
         futures[INLINE_LEG] = inline
@@ -407,7 +482,7 @@ class Recaller:
                 floors.setdefault(memory_id, {})[leg] = verdict
         ranked = fuse(admitted, active, self.settings, moment, decay=decay, floors=floors)
         # After fusion: the conversational neighbourhood, then the days the query names.
-        ranked = self._in_context(ranked, moment, decay, active)
+        ranked = self._in_context(ranked, moment, decay, active, turn, deadline)
         ranked = at_time(ranked, text, self.settings, moment)
         below = tuple(
             BelowFloor(active[i], MappingProxyType(floors[i]))
@@ -430,22 +505,33 @@ class Recaller:
         return result
 
     def _in_context(
-        self, ranked: list[Candidate], moment: datetime, decay: bool, known: Mapping[str, Memory]
+        self,
+        ranked: list[Candidate],
+        moment: datetime,
+        decay: bool,
+        known: Mapping[str, Memory],
+        turn: _Turn,
+        deadline: float,
     ) -> list[Candidate]:
         """The fused list with the neighbourhood of its top episodic hits (context.py); as
-        it was when there is none or it cannot be read."""
-        lenders = seeds(ranked, self.settings)
+        it was when there is none or it cannot be read. The legs' threads have read most
+        of it already; only a lender none of them read is read here."""
+        lenders = [candidate.memory.id for candidate in seeds(ranked, self.settings)]
         if not lenders:
             return ranked
-        try:
-            around = self.store.memories.around(
-                [candidate.memory.id for candidate in lenders],
-                self.settings.neighbour_width,
-                known,
-            )
-        except TimothyError as exc:
-            log.warning("recall: the hits' neighbourhood could not be read: %s", _one_line(exc))
-            return ranked
+        if turn.neighbour_reads:
+            wait(turn.neighbour_reads, timeout=max(0.0, deadline - time.monotonic()))
+        around = turn.neighbours_of(lenders)
+        # Not read by a leg (or its read failed, or is late): read here.
+        missing = [seed for seed in lenders if seed not in around]
+        if missing:
+            try:
+                around.update(
+                    self.store.memories.around(missing, self.settings.neighbour_width, known)
+                )
+            except TimothyError as exc:
+                log.warning("recall: the hits' neighbourhood could not be read: %s", _one_line(exc))
+                return ranked
         return in_context(ranked, around, self.settings, moment, decay=decay)
 
     def _mark_retrieved(self, memory_ids: Sequence[str], now: datetime) -> None:

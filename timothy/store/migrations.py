@@ -17,11 +17,71 @@ and no `PRAGMA foreign_keys`, which SQLite ignores inside a transaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterator
 
 import apsw
 
+from timothy.store.vec_storage import (
+    Batch,
+    ShadowLayoutError,
+    create_float_rows,
+    read_chunks,
+    read_rows,
+)
+
+log = logging.getLogger(__name__)
+
 Migration = str | Callable[[apsw.Connection], None]
+
+
+class _Model:
+    """An embedding model's tables, as the vec_storage readers need them."""
+
+    def __init__(self, model_id: int, dimension: int) -> None:
+        self.table = f"vec_model_{model_id}"
+        self.rows_table = f"vector_rows_{model_id}"
+        self.dimension = dimension
+
+
+def m007_float_rows(conn: apsw.Connection) -> None:
+    """Each model's vectors copied into a table of one row per vector, keyed by memory seq,
+    so the in-memory copy can keep only int8 codes and read back the few float rows it
+    re-scores exactly. Read from vec0's chunks (the layout-free way if they are not laid out
+    as expected); a vector of a memory no longer stored is left out."""
+    stored = {int(str(row[0])) for row in conn.execute("SELECT seq FROM memories")}
+    for model_id, dimension in conn.execute(
+        "SELECT id, dimension FROM embedding_models ORDER BY id"
+    ).fetchall():
+        model = _Model(int(str(model_id)), int(str(dimension)))
+        create_float_rows(conn, model.rows_table)
+        present = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (model.table,)
+        ).fetchall()
+        if not present:
+            continue
+        insert = f'INSERT INTO "{model.rows_table}" (seq, vector) VALUES (?, ?)'
+        try:
+            _copy_rows(conn, insert, stored, read_chunks(conn, model))
+        except ShadowLayoutError as exc:
+            log.warning("reading %s through vec0 (slow): %s", model.table, exc)
+            conn.execute(f'DELETE FROM "{model.rows_table}"')
+            _copy_rows(conn, insert, stored, read_rows(conn, model))
+
+
+def _copy_rows(
+    conn: apsw.Connection, insert: str, stored: set[int], batches: Iterator[Batch]
+) -> None:
+    for seqs, rows in batches:
+        conn.executemany(
+            insert,
+            (
+                (seq, rows[place].astype("<f4", copy=False).tobytes())
+                for place, seq in enumerate(seqs.tolist())
+                if seq in stored
+            ),
+        )
+
 
 # Never edit a migration that has shipped: add a new one at the end.
 MIGRATIONS: list[Migration] = [
@@ -243,7 +303,10 @@ MIGRATIONS: list[Migration] = [
     );
     CREATE INDEX messages_by_parent ON messages (session_id, parent_id);
     """,
+    # 7: each model's vectors also one table row each (vector_rows_<id>, see vec_storage).
+    m007_float_rows,
 ]
+
 
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -6,14 +6,11 @@ of magnitude faster. From QUANTIZED_FROM_ROWS rows on, that product is itself bo
 speed (600 MB per query at 100k rows), so a first pass over int8 codes of the rows (a quarter
 of the bytes) bounds every row's cosine, and only the few rows that can still be in the top k
 are re-scored exactly (see quantized.py): the answer is the same, to the last place.
-Such a copy can be lean (`float_rows_from_store`): it keeps only the codes (150 MiB at 100k x
-1,536 instead of 750 MiB with the float rows) and reads the few hundred float rows it
-re-scores straight from vec0's chunk blobs (`read_rows_at`), inside the same read transaction
-as the rest of the search. The answer is as exact, but it is off by default: vec0 keeps 1,024
-vectors in one 6 MB blob, and SQLite reaches a place inside a blob by walking its chain of
-overflow pages, so reading ~250 rows scattered over ~100 chunks walks most of the file
-(1-2 s per search at 100k on a busy 2-core machine, against ~30 ms with the rows in memory).
-Lean needs the float rows where one can be read on its own (a table of one row per vector).
+From LEAN_FROM_BYTES of float rows on, such a copy is lean: it keeps only the codes (150 MiB
+at 100k x 1,536 instead of 750 MiB with the float rows) and reads the few hundred float rows
+it re-scores from the store's table of one row per vector (`vector_rows_<id>`, migration 7),
+by memory seq, inside the same read transaction as the rest of the search (a few
+milliseconds at 100k). The answer is as exact.
 The copy follows the `vector_changes` counter, so writes from this or any other process are
 picked up by reading only the rows that changed.
 """
@@ -40,10 +37,8 @@ from timothy.store.vec_storage import (
     Batch,
     ShadowLayoutError,
     read_chunks,
+    read_float_rows,
     read_rows,
-    read_rows_at,
-    read_some,
-    read_some_rows,
 )
 from timothy.store.vectors import EmbeddingModel, Vector
 
@@ -55,6 +50,10 @@ Float64Array = npt.NDArray[np.float64]
 # From this many rows on, search scans int8 codes first (below it, the float32 product is
 # quicker than the scan plus its bookkeeping).
 QUANTIZED_FROM_ROWS = 8_192
+# From this many bytes of float32 rows on, a coded copy keeps only its codes and reads the
+# rows it re-scores from the store (about 21k rows of 1,536 numbers, 87k of 384). Below it
+# the rows cost less memory than reading them back costs time (a few milliseconds a search).
+LEAN_FROM_BYTES = 128 * 2**20
 
 
 @functools.cache
@@ -81,6 +80,27 @@ def _malloc_trim() -> Callable[[int], int] | None:
     except (OSError, AttributeError):
         return None
     return trim
+
+
+# glibc's mallopt parameter for the size from which an allocation gets its own mapping.
+_M_MMAP_THRESHOLD = -3
+# Large arrays (a search of 100k rows makes several of 800 KB) from this size on.
+MMAP_FROM_BYTES = 256 * 1024
+
+
+@functools.cache
+def steady_heap() -> None:
+    """Give large allocations their own mappings, handed back when freed (process-wide,
+    once; glibc only). By default glibc raises that threshold each time a large block is
+    freed, up to 32 MB: after a copy is loaded chunk by chunk, every search's temporaries
+    come from the threads' heaps, which keep them (20-30 MB more resident at 100k rows)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(_M_MMAP_THRESHOLD, MMAP_FROM_BYTES)
 
 
 def release_freed_memory() -> None:
@@ -116,7 +136,8 @@ class VectorIndex:
         *,
         read_shadow_tables: bool = True,
         quantized_from: int | None = QUANTIZED_FROM_ROWS,
-        float_rows_from_store: bool = False,
+        float_rows_from_store: bool = True,
+        lean_from_bytes: int = LEAN_FROM_BYTES,
     ) -> None:
         self.model = model
         # Read vec0's storage directly (fast); False goes through the vec0 table (slow).
@@ -124,15 +145,19 @@ class VectorIndex:
         # Rows from which searches scan int8 codes first; None: never (no codes are kept).
         self.quantized_from = quantized_from if quantized.available() else None
         self._codes: QuantizedRows | None = None
-        # Whether a coded copy may be lean (see `_lean_at`); off by default, see the module.
+        # Whether a coded copy is lean (see `_lean_at`); False keeps the float rows too.
         self.float_rows_from_store = float_rows_from_store
+        self.lean_from_bytes = lean_from_bytes
         # Lean: only the codes are kept; re-scoring reads its few float rows from the store.
         self._lean = False
         self._lock = threading.Lock()
         self._rows: FloatArray = np.zeros((0, model.dimension), dtype=np.float32)
         self._seqs: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._count = 0
-        self._place: dict[int, int] = {}  # memory seq -> row
+        # Memory seq -> row, as two arrays (a dict of 100k ints costs ~10 MB): the seqs in
+        # order and the row of each (see `_row_of`).
+        self._sorted: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._rows_by_seq: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
         self._zero: set[int] = set()  # rows of length 0: similar to nothing
         self._change = -1  # the last vector_changes counter seen; -1: never loaded
 
@@ -212,6 +237,8 @@ class VectorIndex:
         dimension = self.model.dimension
         expected = int(str(scalar(conn, f"SELECT count(*) FROM {self.model.table}")))
         lean = self._lean_at(expected)
+        if lean:
+            steady_heap()
         # Room for some new rows without growing (a copy of everything); a lean copy's
         # rows are 1,536 bytes each, a small share of spare room is already megabytes.
         capacity = expected + max(64, expected // (64 if lean else 16))
@@ -232,13 +259,15 @@ class VectorIndex:
                 rows[count : count + size] = batch_rows
             seqs[count : count + size] = batch_seqs
             count += size
-        place = {seq: row for row, seq in enumerate(seqs[:count].tolist())}
-        if count != expected or len(place) != count:
+        order = np.argsort(seqs[:count], kind="stable")
+        distinct = count == 0 or bool(np.all(np.diff(seqs[:count][order]) > 0))
+        if count != expected or not distinct:
             raise ShadowLayoutError(f"{self.model.table} read {count} vectors of {expected}")
         if codes is None:
             zero = unit_rows(rows[:count])
         self._zero = set(zero)
-        self._rows, self._seqs, self._count, self._place = rows, seqs, count, place
+        self._rows, self._seqs, self._count = rows, seqs, count
+        self._index_seqs()
         self._codes, self._lean = codes, lean
         self._code_when_large()
         release_freed_memory()
@@ -246,12 +275,12 @@ class VectorIndex:
 
     def _lean_at(self, count: int) -> bool:
         """Whether a copy of `count` rows keeps only int8 codes, reading the few float rows
-        the int8 pass leaves for exact re-scoring from the store (needs the fast reader)."""
+        the int8 pass leaves for exact re-scoring from the store (a large copy)."""
         return (
             self.float_rows_from_store
             and self.quantized_from is not None
             and count >= self.quantized_from
-            and self.read_shadow_tables
+            and count * self.model.dimension * 4 >= self.lean_from_bytes
         )
 
     def _load_changed(self, conn: apsw.Connection) -> None:
@@ -265,26 +294,16 @@ class VectorIndex:
         if len(seqs) > max(1024, self._count // 8):
             self._load_all(conn)  # a backfill: reading everything is quicker
             return
-        vectors: dict[int, FloatArray] = {}
-        if self.read_shadow_tables:
-            try:
-                vectors = read_some(conn, self.model, seqs)
-            except ShadowLayoutError as exc:
-                log.warning("reading %s row by row (slow): %s", self.model.table, exc)
-                self.read_shadow_tables = False
-        if not self.read_shadow_tables:
-            vectors = read_some_rows(conn, self.model, seqs)
+        read, _ = read_float_rows(conn, self.model, seqs)
+        added: dict[int, int] = {}  # seq -> row, for rows new in this batch (seqs are distinct)
         changed: list[int] = []
         units: list[FloatArray] = []
-        for seq in seqs:
-            vector = vectors.get(seq)
-            if vector is None:  # no longer stored: keep the row, matching nothing
-                vector = np.zeros(self.model.dimension, dtype=np.float32)
-            vector = vector.astype(np.float32, copy=True)
+        # A row no longer stored reads as zeros: it keeps its place, matching nothing.
+        for seq, vector in zip(seqs, read, strict=True):
             norm = float(np.linalg.norm(vector))
             if norm > 0:
                 vector /= norm
-            row = self._place.get(seq)
+            row = self._row_of(seq)
             if row is None:
                 if self._count == self._seqs.shape[0]:
                     self._seqs, self._rows = self._grown(
@@ -293,7 +312,7 @@ class VectorIndex:
                 row = self._count
                 self._count += 1
                 self._seqs[row] = seq
-                self._place[seq] = row
+                added[seq] = row
             if not self._lean:
                 self._rows[row] = vector
             changed.append(row)
@@ -302,10 +321,26 @@ class VectorIndex:
                 self._zero.discard(row)
             else:
                 self._zero.add(row)
+        if added:
+            self._index_seqs()
         if self._codes is not None and changed:
             self._codes.put(np.asarray(changed, dtype=np.intp), np.vstack(units))
         self._code_when_large()
         log.debug("caught up with %d changed vectors of %s", len(seqs), self.model.name)
+
+    def _index_seqs(self) -> None:
+        """Sort the seqs again (after a load, or rows added)."""
+        order = np.argsort(self._seqs[: self._count], kind="stable")
+        self._sorted = self._seqs[: self._count][order]
+        self._rows_by_seq = order.astype(np.intp)
+
+    def _row_of(self, seq: int) -> int | None:
+        """The row of a memory seq already in the copy (rows added since the last
+        `_index_seqs` are not found: a caller adding rows tracks those itself)."""
+        place = int(np.searchsorted(self._sorted, seq))
+        if place < self._sorted.shape[0] and int(self._sorted[place]) == seq:
+            return int(self._rows_by_seq[place])
+        return None
 
     def _code_when_large(self) -> None:
         """Code every row once the copy is large enough to be searched through codes (below
@@ -410,20 +445,7 @@ class VectorIndex:
     ) -> Float64Array:
         """Exact scores of a few rows, their float vectors read from the store and scaled
         to length 1 as the copy scales them; a row no longer stored matches nothing."""
-        rows: FloatArray | None = None
-        if self.read_shadow_tables:
-            try:
-                rows, found = read_rows_at(conn, self.model, seqs)
-            except ShadowLayoutError as exc:
-                log.warning("reading %s row by row (slow): %s", self.model.table, exc)
-                self.read_shadow_tables = False
-        if rows is None:
-            vectors = read_some_rows(conn, self.model, seqs.tolist())
-            rows = np.zeros((seqs.shape[0], self.model.dimension), dtype=np.float32)
-            found = np.zeros(seqs.shape[0], dtype=np.bool_)
-            for place, seq in enumerate(seqs.tolist()):
-                if seq in vectors:
-                    rows[place], found[place] = vectors[seq], True
+        rows, found = read_float_rows(conn, self.model, seqs)
         unit_rows(rows)
         scores = (rows @ unit).astype(np.float64)
         scores[~found] = -np.inf

@@ -17,7 +17,13 @@ import numpy.typing as npt
 from timothy.errors import InvalidInputError, NotFoundError, StoreError
 from timothy.store.db import Database, scalar
 from timothy.store.records import format_time, parse_time, utc_now
-from timothy.store.vec_storage import ShadowLayoutError, from_blob, read_chunks, read_rows
+from timothy.store.vec_storage import (
+    ShadowLayoutError,
+    create_float_rows,
+    from_blob,
+    read_chunks,
+    read_rows,
+)
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +43,11 @@ class EmbeddingModel:
     @property
     def table(self) -> str:
         return f"vec_model_{self.id}"
+
+    @property
+    def rows_table(self) -> str:
+        """The same vectors one table row each, by memory seq (see vec_storage)."""
+        return f"vector_rows_{self.id}"
 
 
 def to_blob(vector: Vector, dimension: int) -> bytes:
@@ -104,6 +115,7 @@ class VectorStore:
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS vec_model_{model_id} USING vec0 ("
                 f"embedding float[{dimension}] distance_metric=cosine)"
             )
+            create_float_rows(conn, f"vector_rows_{model_id}")
         model = self.model(name)
         assert model is not None
         return model
@@ -154,6 +166,11 @@ class VectorStore:
         )
         conn.executemany(
             f"INSERT INTO {model.table} (rowid, embedding) VALUES (?, ?)",
+            [(seqs[m], blob) for m, blob in rows],
+        )
+        conn.executemany(
+            f'INSERT INTO "{model.rows_table}" (seq, vector) VALUES (?, ?) '
+            "ON CONFLICT (seq) DO UPDATE SET vector = excluded.vector",
             [(seqs[m], blob) for m, blob in rows],
         )
         # vec0 tables take no triggers: note the change here, in the same transaction.
