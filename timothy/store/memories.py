@@ -547,9 +547,8 @@ class BaseMemoryRepository(Generic[DbT]):
 
     def _create(
         self,
-        content: str,
-        *,
         status: MemoryStatus,
+        content: str,
         type: MemoryType | str,
         entities: Iterable[str],
         confidence: float,
@@ -593,17 +592,8 @@ class BaseMemoryRepository(Generic[DbT]):
         now: datetime | None = None,
     ) -> Memory:
         """Propose a fact: it waits, staged, until the owner confirms or rejects it."""
-        return self._new(
-            MemoryStatus.STAGED,
-            "staged",
-            content,
-            type,
-            entities,
-            confidence,
-            source,
-            session_id,
-            now,
-        )
+        fields = (content, type, entities, confidence, source, session_id, now)
+        return self._save_new(self._create(MemoryStatus.STAGED, *fields), "staged")
 
     def add(
         self,
@@ -617,41 +607,8 @@ class BaseMemoryRepository(Generic[DbT]):
         now: datetime | None = None,
     ) -> Memory:
         """Store a fact as active at once (the owner said it: manual entry or `remember`)."""
-        return self._new(
-            MemoryStatus.ACTIVE,
-            "added",
-            content,
-            type,
-            entities,
-            confidence,
-            source,
-            session_id,
-            now,
-        )
-
-    def _new(
-        self,
-        status: MemoryStatus,
-        event: str,
-        content: str,
-        type: MemoryType | str,
-        entities: Iterable[str],
-        confidence: float,
-        source: MemorySource | str,
-        session_id: str | None,
-        now: datetime | None,
-    ) -> Memory:
-        memory = self._create(
-            content,
-            status=status,
-            type=type,
-            entities=entities,
-            confidence=confidence,
-            source=source,
-            session_id=session_id,
-            now=now,
-        )
-        return self._save_new(memory, event)
+        fields = (content, type, entities, confidence, source, session_id, now)
+        return self._save_new(self._create(MemoryStatus.ACTIVE, *fields), "added")
 
     def _transition(
         self,
@@ -792,8 +749,8 @@ class BaseMemoryRepository(Generic[DbT]):
                 "can be edited."
             )
         new = self._create(
+            MemoryStatus.ACTIVE,
             content,
-            status=MemoryStatus.ACTIVE,
             type=old.type if type is None else type,
             entities=old.entities if entities is None else entities,
             confidence=1.0 if confidence is None else confidence,

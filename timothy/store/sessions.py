@@ -230,18 +230,29 @@ def clean_title(title: str) -> str:
 class BaseSessionRepository(Generic[DbT]):
     """Sessions newest first; messages in the order they were said. One implementation for
     both engines: each engine's subclass names its `dialect` and finds the messages a text
-    search matches (`_text_hits`)."""
+    search matches (`_text_query`)."""
 
     dialect: ClassVar[Dialect] = SQLITE
 
     def __init__(self, db: DbT) -> None:
         self.db = db
 
-    def _text_hits(self, conn: Any, search: str) -> dict[str, set[str]] | None:
-        """Conversation -> its messages (not summaries) that a conversation-list search
-        matches, every word of it, the last one as a prefix; None when `search` holds no
-        word to look for."""
+    def _text_query(self, search: str) -> tuple[str, tuple[Any, ...]] | None:
+        """The query (in the engine's own SQL) and its parameters that find the messages
+        (not summaries) a conversation-list search matches, every word of it, the last
+        one as a prefix, as (conversation id, message id) rows; None when `search` holds
+        no word to look for."""
         raise NotImplementedError
+
+    def _text_hits(self, conn: Any, search: str) -> dict[str, set[str]] | None:
+        """Conversation -> its messages that a conversation-list search matches."""
+        query = self._text_query(search)
+        if query is None:
+            return None
+        hits: dict[str, set[str]] = {}
+        for session_id, message_id in conn.execute(*query).fetchall():
+            hits.setdefault(str(session_id), set()).add(str(message_id))
+        return hits
 
     def _session_rows(self, rows: Iterable[Sequence[Any]]) -> builtins.list[Session]:
         return [_session(row, self.dialect) for row in rows]
@@ -726,15 +737,12 @@ class SessionRepository(BaseSessionRepository[Database]):
 
     dialect = SQLITE
 
-    def _text_hits(self, conn: Any, search: str) -> dict[str, set[str]] | None:
+    def _text_query(self, search: str) -> tuple[str, tuple[Any, ...]] | None:
         match = fts_query(search, operator="AND", prefix_last=True)
         if match is None:
             return None
-        hits: dict[str, set[str]] = {}
-        for session_id, message_id in conn.execute(
+        return (
             "SELECT m.session_id, m.id FROM messages_fts f JOIN messages m ON m.seq = f.rowid "
             "WHERE messages_fts MATCH ? AND m.role <> 'summary'",
             (match,),
-        ).fetchall():
-            hits.setdefault(str(session_id), set()).add(str(message_id))
-        return hits
+        )

@@ -17,17 +17,14 @@ class PgSessionRepository(BaseSessionRepository[PgDatabase]):
 
     dialect = POSTGRES
 
-    def _text_hits(self, conn: Any, search: str) -> dict[str, set[str]] | None:
+    def _text_query(self, search: str) -> tuple[str, tuple[Any, ...]] | None:
         terms = query_terms(search)
         if not terms:
             return None
         # \\w+ terms: no quote or operator reaches the query; the last is a prefix.
         query = " & ".join(f"'{t}'" for t in terms) + ":*"
-        hits: dict[str, set[str]] = {}
-        for session_id, message_id in conn.execute(
+        return (
             "SELECT m.session_id, m.id FROM messages m "
             "WHERE m.tsv @@ to_tsquery('english', %s) AND m.role <> 'summary'",
             (query,),
-        ).fetchall():
-            hits.setdefault(str(session_id), set()).add(str(message_id))
-        return hits
+        )
