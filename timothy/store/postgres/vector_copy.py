@@ -12,8 +12,9 @@ rows that changed, at the next search. Each search costs two short round trips (
 since the last look, and which of the best rows are still of the wanted status); the answer
 is exactly pgvector's exact cosine top k (tests/store/test_vector_copy.py).
 
-A lean copy (`float_rows_from_server`) keeps only the codes (150 MiB instead of 750 MiB at
-100k x 1,536) and reads the few hundred float rows it re-scores from the server by key.
+A lean copy (`float_rows_from_server`, PgSearch's default) keeps only the codes (150 MiB
+instead of 750 MiB at 100k x 1,536) and reads the few hundred float rows it re-scores from the
+server by key: one more short round trip, as quick as float rows in memory on a server.
 """
 
 from __future__ import annotations
