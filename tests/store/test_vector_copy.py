@@ -99,7 +99,7 @@ def test_the_int8_first_pass_leaves_the_answer_exact(server: PostgresStore, lean
     rng = np.random.default_rng(8)
     model, ids = populate(server, rng, 1200)
     retire_some(server, ids)
-    copy = PgVectorCopy(model, quantized_from=500, float_rows_from_server=lean)
+    copy = PgVectorCopy(model, quantized_from=500, float_rows_from_server=lean, lean_from=500)
     for query in random_unit(rng, 20):
         assert_exact(server, model, query, copy=copy)
     # A query near a stored vector, and near one of a retired memory.

@@ -125,9 +125,10 @@ class PgSearch:
     ) -> None:
         self.db = db
         self.vectors = vectors
-        # Large copies keep only int8 codes; re-scoring reads its few float rows from the
-        # server by key. As quick as float rows in memory (bench/recall.py --store, 100k x
-        # 1,536: vector leg 75 against 69 ms p50 at load 9), and 324 MiB resident, not 936.
+        # Large copies (vector_copy.LEAN_FROM_ROWS) keep only int8 codes; re-scoring reads
+        # its float rows from the server by key. About as quick as float rows in memory
+        # (bench/recall.py --store, 100k x 1,536: vector leg 75 against 69 ms p50 at load
+        # 9), and 324 MiB resident, not 936.
         self.float_rows_from_server = float_rows_from_server
         self._copies: dict[int, PgVectorCopy] = {}
         self._copies_lock = threading.Lock()

@@ -12,8 +12,9 @@ rows that changed, at the next search. Each search costs two short round trips (
 since the last look, and which of the best rows are still of the wanted status); the answer
 is exactly pgvector's exact cosine top k (tests/store/test_vector_copy.py).
 
-A lean copy (`float_rows_from_server`) keeps only the codes (150 MiB instead of 750 MiB at
-100k x 1,536) and reads the few hundred float rows it re-scores from the server by key.
+A lean copy (`float_rows_from_server`, PgSearch's default, from LEAN_FROM_ROWS rows) keeps
+only the codes (150 MiB instead of 750 MiB at 100k x 1,536) and reads the rows it re-scores
+from the server by key: one more round trip, about as quick as float rows in memory at 100k.
 """
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ RawCursor = psycopg.Cursor[tuple[Any, ...]]
 _LOAD_BATCH = 4096
 # A catch-up larger than this share of the copy reads the whole table again.
 _RELOAD_SHARE = 8
+# From this many rows on, a copy allowed to be lean is (float rows at 32k x 1,536: 192 MiB).
+# Below it the float rows cost little, and re-scoring from memory saves a round trip that
+# reads many rows when the codes bound loosely (bench/recall.py --store, 10k x 1,536 random
+# vectors: vector leg 12.6 ms lean, of which 11 ms reading rows back).
+LEAN_FROM_ROWS = 32_768
 
 
 class _RawVector(Loader):
@@ -85,8 +91,10 @@ class PgVectorCopy:
         *,
         quantized_from: int | None = QUANTIZED_FROM_ROWS,
         float_rows_from_server: bool = False,
+        lean_from: int = LEAN_FROM_ROWS,
     ) -> None:
         self.model = model
+        self.lean_from = lean_from
         self.quantized_from = quantized_from if quantized.available() else None
         self.float_rows_from_server = float_rows_from_server
         self._lock = threading.Lock()
@@ -177,7 +185,7 @@ class PgVectorCopy:
             count_row = conn.execute(f"SELECT count(*) FROM {self.model.table}").fetchone()
             expected = 0 if count_row is None else int(count_row[0])
             coded = self.quantized_from is not None and expected >= self.quantized_from
-            lean = coded and self.float_rows_from_server
+            lean = coded and self.float_rows_from_server and expected >= self.lean_from
             capacity = expected + max(64, expected // (64 if lean else 16))
             seqs = np.zeros(capacity, dtype=np.int64)
             rows = np.empty((0 if lean else capacity, dimension), dtype=np.float32)
