@@ -482,8 +482,15 @@ class MainWindow(QMainWindow):
             self.restore_latest_good_backup()
         elif kind == "backups":
             self.open_settings("backups")
-        elif kind == RESTART and not self.restart_app():
-            self.show_error("Timothy could not start again; please quit and start it.")
+        elif kind == RESTART:
+            self.restart()
+
+    def restart(self) -> None:
+        """A new Timothy starts, and this window closes as it always does."""
+        if self.restart_app():
+            self.close()
+        else:
+            self.show_error("Timothy could not start again; please quit it and start it.")
 
     # -- memory ------------------------------------------------------------------------
 
