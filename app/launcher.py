@@ -16,6 +16,25 @@ from timothy.tokens import encoding
 log = logging.getLogger(__name__)
 
 
+def before_qt() -> threading.Thread:
+    """What the window's start does before Qt is imported; returns the encoding's warm-up.
+
+    pydantic (under the openai SDK, imported later on a worker) is made whole first: once
+    Qt is loaded, PySide's import hook inspects every new module, and asking pydantic's
+    package for `__wrapped__` runs pydantic's lazy look-up, which imports its validators
+    again while they are half made ("cannot import name 'import_string' from partially
+    initialized module"): the chat model's set-up then failed at random. This is the same
+    look-up, done now (about 0.1 s).
+    """
+    import pydantic
+
+    getattr(pydantic, "__wrapped__", None)
+    # The token encoding loads on a thread while Qt and the window's modules are imported.
+    warming = threading.Thread(target=encoding, name="timothy-warm-up", daemon=True)
+    warming.start()
+    return warming
+
+
 def launch_app(data_dir: Path | None) -> int:
     # Before Qt loads its platform plugin: a missing system library would make Qt abort with
     # a message that names neither the library nor the package to install.
@@ -24,9 +43,7 @@ def launch_app(data_dir: Path | None) -> int:
         log.error("cannot open the window: %s", problem)
         print(f"Timothy cannot open its window. {problem}", file=sys.stderr)
         return 1
-    # The token encoding loads on a thread while Qt and the window's modules are imported.
-    warming = threading.Thread(target=encoding, name="timothy-warm-up", daemon=True)
-    warming.start()
+    warming = before_qt()
     # Qt is imported only when the window is wanted, so CLI commands start fast.
     from app.application import run_app
 
