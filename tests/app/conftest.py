@@ -11,7 +11,6 @@ import gc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pydantic
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
@@ -28,11 +27,6 @@ from timothy.settings import Settings
 from timothy.store import Store
 
 SETTLE_TIMEOUT_MS = 10_000
-
-# As the launcher does before Qt (`app.launcher.before_qt`): pydantic made whole on the main
-# thread, so the openai SDK a window's worker imports later does not meet PySide's import
-# hook with pydantic half made.
-getattr(pydantic, "__wrapped__", None)
 
 
 @pytest.fixture(autouse=True)
