@@ -11,9 +11,19 @@ from pathlib import Path
 
 from timothy.cli import main as cli_main
 from timothy.health import Check, xcb_library_problem, xcb_wanted
+from timothy.providers.sdk import settle_pydantic
 from timothy.tokens import encoding
 
 log = logging.getLogger(__name__)
+
+
+def before_qt() -> threading.Thread:
+    """What the window's start does before Qt is imported; returns the encoding's warm-up."""
+    settle_pydantic()
+    # The token encoding loads on a thread while Qt and the window's modules are imported.
+    warming = threading.Thread(target=encoding, name="timothy-warm-up", daemon=True)
+    warming.start()
+    return warming
 
 
 def launch_app(data_dir: Path | None) -> int:
@@ -24,9 +34,7 @@ def launch_app(data_dir: Path | None) -> int:
         log.error("cannot open the window: %s", problem)
         print(f"Timothy cannot open its window. {problem}", file=sys.stderr)
         return 1
-    # The token encoding loads on a thread while Qt and the window's modules are imported.
-    warming = threading.Thread(target=encoding, name="timothy-warm-up", daemon=True)
-    warming.start()
+    warming = before_qt()
     # Qt is imported only when the window is wanted, so CLI commands start fast.
     from app.application import run_app
 

@@ -156,16 +156,12 @@ def measure(data: Path, code: Path) -> dict[str, float]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     sys.path.insert(0, str(code))
     sys.path.append(str(ROOT))  # the fake server (tests/fakes) from this checkout
-    # As the launcher does: newer code starts loading the token encoding before Qt.
-    early = "warming" in (code / "app" / "launcher.py").read_text(encoding="utf-8")
-    warming = None
-    if early:
-        import threading
+    # As the launcher does (the real entry point, with the CLI it also is): newer code does
+    # some work before Qt is imported (`before_qt`: the token encoding's warm-up among it).
+    import app.launcher
 
-        from timothy.tokens import encoding
-
-        warming = threading.Thread(target=encoding, daemon=True)
-        warming.start()
+    before_qt = getattr(app.launcher, "before_qt", None)
+    warming = before_qt() if before_qt is not None else None
     from PySide6.QtWidgets import QApplication
 
     from app.application import warm_up

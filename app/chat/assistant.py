@@ -11,6 +11,7 @@ as signals, which Qt delivers on the GUI thread.
 from __future__ import annotations
 
 import logging
+import threading
 
 from PySide6.QtCore import QObject, Signal
 
@@ -56,6 +57,8 @@ class Assistant(QObject):
         self._retired: list[ChatEngine] = []
         self._generation = 0
         self._closed = False
+        self._embedder_idle = threading.Event()  # clear while the local model loads
+        self._embedder_idle.set()
 
     @property
     def chat(self) -> ChatProvider | None:
@@ -107,12 +110,27 @@ class Assistant(QObject):
         query = engine.recaller.embedder
         if query is None:
             return
+        idle = self._embedder_idle
+        idle.clear()
+
+        def load() -> None:
+            try:
+                warm_embedder(query)
+            finally:
+                idle.set()
+
         self.workers.run(
             self,
-            lambda: warm_embedder(query),
+            load,
             "loading the local embedding model",
             on_success=lambda _none: self.embedder_loaded.emit(),
         )
+
+    def wait_for_embedder(self, seconds: float) -> bool:
+        """At quit: the model's loading (onnxruntime's native code, the one-time rewrite)
+        cannot be interrupted, and a process that exits under it aborts. False: still
+        loading after `seconds`."""
+        return self._embedder_idle.wait(seconds)
 
     def _build_failed(self, failure: Failure) -> None:
         self.conversations.engine_settled()  # turns go on with the engine in use, if any

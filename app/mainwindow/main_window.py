@@ -68,6 +68,7 @@ from timothy.text import words
 log = logging.getLogger(__name__)
 
 DELETE_UNDO_MS = 8000
+EMBEDDER_QUIT_WAIT_SECONDS = 60.0  # a first start also rewrites the model (a few seconds)
 DEFAULT_SIZES = [260, 780, 420]
 CHAT_MIN_WIDTH = 320  # px: the composer and a readable column of text
 SIDEBAR_MIN_WIDTH = 200
@@ -1158,6 +1159,10 @@ class MainWindow(QMainWindow):
             self.memory_pane.close_store_events()
             if self.store_restore is not None and not self.store_restore.wait(60_000):
                 log.warning("closing while a backup is still being restored")
+            if self.assistant is not None:
+                self.hide()  # gone for the owner while the local model finishes loading
+                if not self.assistant.wait_for_embedder(EMBEDDER_QUIT_WAIT_SECONDS):
+                    log.warning("closing while the local embedding model is still loading")
             pools = (self.workers, self.network, self.jobs)
             if not all(pool.wait(3000) for pool in pools):
                 log.warning("closing with work still running")

@@ -73,9 +73,10 @@ def test_a_hanging_server_is_cut_off_by_the_timeout(server: ChatServer) -> None:
 
 def test_a_hanging_complete_is_cut_off_by_its_own_timeout(server: ChatServer) -> None:
     server.hang()
+    provider = chat_for(server)  # made first: the clock is for the call alone
     started = time.monotonic()
     with pytest.raises(ProviderError) as slow:
-        chat_for(server).complete([], [ChatMessage("user", "hi")], timeout=0.3)
+        provider.complete([], [ChatMessage("user", "hi")], timeout=0.3)
     assert slow.value.kind is ErrorKind.TIMEOUT
     assert "within 0.3 s" in slow.value.message
     assert time.monotonic() - started < 3

@@ -18,3 +18,17 @@ def importing() -> Iterator[None]:
     """Hold while importing an SDK or a module that imports one at its top."""
     with _lock:
         yield
+
+
+def settle_pydantic() -> None:
+    """Make pydantic (under the openai SDK) whole before Qt is imported.
+
+    Once Qt is loaded, PySide's import hook inspects every new module, and asking pydantic's
+    package for `__wrapped__` runs pydantic's lazy look-up, which imports its validators
+    again while they are half made ("cannot import name 'import_string' from partially
+    initialized module"): the chat model's set-up then failed at random. This is the same
+    look-up, done first (about 0.1 s). The window's start and the test run both call it.
+    """
+    import pydantic
+
+    getattr(pydantic, "__wrapped__", None)
