@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetrics, QGuiApplication, QTextCursor
 from PySide6.QtWidgets import (
@@ -16,11 +20,18 @@ from PySide6.QtWidgets import (
 )
 
 from app.look import icons, theme
-from app.transcript.code_highlighter import CodeHighlighter
+from app.transcript.code_highlighter import CodeHighlighter, lex
+
+# A whole block at least this long (a conversation opened, not a reply streaming in) is shown
+# plain at once and coloured when a worker has lexed it: Pygments takes 50-100 ms on a few
+# hundred lines, which held the window up when a conversation with code was opened.
+LEX_LATER_CHARS = 2_000
+_lexing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="timothy-lexing")
 
 
 class CodeBlock(QFrame):
     code_copied = Signal(str)
+    _lexed = Signal(str, object, object)  # code, its lexer, its tokens (from the worker)
 
     def __init__(self, code: str, language: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -69,6 +80,7 @@ class CodeBlock(QFrame):
         self.language = language
         self.code = ""
         self._widest: int | None = None
+        self._lexed.connect(self._colour_lexed)
         self.set_code(code)
 
     def set_code(self, code: str) -> None:
@@ -78,8 +90,16 @@ class CodeBlock(QFrame):
             return
         previous, self.code = self.code, code
         widest, self._widest = self._widest, None
+        grows = bool(previous) and code.startswith(previous)
+        if not grows and len(code) >= LEX_LATER_CHARS:
+            self.highlighter.prepare_plain(code)
+            self.body.setPlainText(code)
+            self._fit()
+            lexer, guess = self.highlighter.lexer, self.highlighter.guessed
+            _lexing.submit(self._lex, code, lexer, guess)
+            return
         self.highlighter.prepare(code)
-        if previous and code.startswith(previous):
+        if grows:
             if widest is not None:  # only the lines that grew or arrived can be wider now
                 tail = code[previous.rfind("\n") + 1 :].split("\n")
                 metrics = QFontMetrics(self.body.font())
@@ -91,6 +111,15 @@ class CodeBlock(QFrame):
         else:
             self.body.setPlainText(code)
         self._fit()
+
+    def _lex(self, code: str, lexer: Any, guess: bool) -> None:
+        """On the lexing worker: lex `code` and hand the tokens to the window's thread."""
+        found, tokens = lex(code, lexer, guess)
+        with contextlib.suppress(RuntimeError):  # the block was closed meanwhile
+            self._lexed.emit(code, found, tokens)
+
+    def _colour_lexed(self, code: str, lexer: Any, tokens: Any) -> None:
+        self.highlighter.apply_lexed(code, lexer, tokens)
 
     def _fit(self) -> None:
         """Exactly as tall as the code (plus a scrollbar when a line is wider than the block).

@@ -153,6 +153,23 @@ def check_highlighting() -> Check:
         return Check("code highlighting", False, f"{type(exc).__name__}: {exc}")
 
 
+Token3 = tuple[int, _TokenType, str]
+
+
+def lex(code: str, lexer: Lexer | None, guess: bool) -> tuple[Lexer | None, list[Token3]]:
+    """The lexer (guessed when `guess`) and tokens of a whole block, on any thread: Pygments'
+    lexers keep no state between calls. A lexer's failure leaves the block plain."""
+    if guess and code.strip():
+        lexer = guess_lexer(code)
+    if lexer is None:
+        return None, []
+    try:
+        return lexer, list(lexer.get_tokens_unprocessed(code))
+    except Exception:
+        log.exception("the %s lexer failed", lexer.name)
+        return None, []
+
+
 class CodeHighlighter(QSyntaxHighlighter):
     def __init__(self, document: QTextDocument, language: str, *, dark: bool) -> None:
         self.dark = dark
@@ -212,6 +229,40 @@ class CodeHighlighter(QSyntaxHighlighter):
         except Exception:  # a lexer's bug must not take the reply down: show it plain
             log.exception("the %s lexer failed", self.lexer.name)
             return
+        self._colour(code, base, first, tokens)
+
+    def prepare_plain(self, code: str) -> None:
+        """Hold `code` uncoloured, for `apply_lexed` to colour once a worker has lexed it
+        (a whole block opened with a conversation: lexing it here would hold the window)."""
+        self._text = code
+        starts = [0]
+        position = code.find("\n")
+        while position >= 0:
+            starts.append(position + 1)
+            position = code.find("\n", position + 1)
+        self._line_starts = starts
+        self._spans = [[] for _ in starts]
+        self._heads = [None] * len(starts)
+        self.resumed_at = 0
+        self.lexed_chars = 0
+
+    def apply_lexed(self, code: str, lexer: Lexer | None, tokens: list[Token3]) -> bool:
+        """Colour the block with what a worker lexed from `code`; False (and nothing done)
+        when the block has changed since."""
+        if code != self._text:
+            return False
+        if lexer is not None and self.guessed:
+            self.lexer = lexer
+            self._guessed_lines = code.count("\n") + 1
+        if self.lexer is None:
+            return True
+        self._colour(code, 0, 0, tokens)
+        self.rehighlight()
+        return True
+
+    def _colour(self, code: str, base: int, first: int, tokens: list[Token3]) -> None:
+        """The spans of each line from `first` on, from the tokens of `code[base:]`."""
+        starts = self._line_starts
         self.lexed_chars = len(code) - base
         line = first
         for offset, token, value in tokens:

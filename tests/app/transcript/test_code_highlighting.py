@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.look import theme
-from app.transcript.code_block import CodeBlock
+from app.transcript.code_block import LEX_LATER_CHARS, CodeBlock, _lexing
 from app.transcript.code_highlighter import DARK_STYLE, LIGHT_STYLE, guess_lexer
 from app.transcript.transcript_view import TranscriptView
 
@@ -146,7 +146,7 @@ def test_a_long_block_streams_in_at_the_cost_of_what_arrived(qtbot: QtBot) -> No
     assert streamed.highlighter.lexed_chars < len(unit) * 2, "only the tail was lexed again"
     whole = CodeBlock(code, "python")
     qtbot.addWidget(whole)
-    assert whole.highlighter.lexed_chars == len(code)
+    qtbot.waitUntil(lambda: whole.highlighter.lexed_chars == len(code))  # lexed by a worker
     assert spans_of(streamed) == spans_of(whole)
     assert streamed.body.toPlainText() == code
     for block in (streamed, whole):
@@ -154,3 +154,38 @@ def test_a_long_block_streams_in_at_the_cost_of_what_arrived(qtbot: QtBot) -> No
     assert streamed.body.height() == whole.body.height()
     docstring = colour_at(whole, 3, "def is not")
     assert docstring == style_colour(LIGHT_STYLE, "Literal.String.Doc")
+
+
+def test_a_long_whole_block_is_shown_at_once_and_coloured_by_a_worker(qtbot: QtBot) -> None:
+    """A conversation opened with a long block in it: the window does not wait for Pygments
+    (it held the start up by a tenth of a second a block); the colours follow."""
+    code = (PYTHON * 60).rstrip("\n")
+    assert len(code) >= LEX_LATER_CHARS
+    block = CodeBlock(code, "python")
+    qtbot.addWidget(block)
+    assert block.body.toPlainText() == code  # the text is there at once, plain
+    assert block.highlighter.lexed_chars == 0, "nothing was lexed on the window's thread"
+    assert colour_at(block, 0, "def") is None
+    qtbot.waitUntil(lambda: colour_at(block, 0, "def") is not None)
+    assert colour_at(block, 0, "def") == style_colour(LIGHT_STYLE, "Keyword")
+    last = code.count("\n")
+    assert colour_at(block, last, "# first") == style_colour(LIGHT_STYLE, "Comment.Single")
+    # the same colours as the block lexed on the spot, piece by piece as a reply streams
+    streamed = CodeBlock("", "python")
+    qtbot.addWidget(streamed)
+    for end in range(0, len(code) + 1, 400):
+        streamed.set_code(code[:end])
+    streamed.set_code(code)
+    assert spans_of(streamed) == spans_of(block)
+
+
+def test_a_block_changed_before_its_colours_arrive_keeps_the_newer_text(qtbot: QtBot) -> None:
+    code = (PYTHON * 60).rstrip("\n")
+    block = CodeBlock(code, "python")
+    qtbot.addWidget(block)
+    block.set_code("x = 1")  # replaced before the worker is done: lexed on the spot
+    assert block.body.toPlainText() == "x = 1"
+    _lexing.submit(lambda: None).result(timeout=10)  # the worker has lexed and emitted
+    QApplication.processEvents()  # ... and its (stale) colours are delivered
+    assert block.body.toPlainText() == "x = 1"
+    assert block.highlighter.lexed_chars == len("x = 1")
