@@ -438,7 +438,14 @@ class VectorIndex:
             def rescore(places: npt.NDArray[np.intp]) -> Float64Array:
                 return scores[places]
 
-        return _best_of_status(conn, seqs[:count], lower, upper, rescore, limit, status)
+        return best_of_status(
+            lambda some: _ids_of_status(conn, some, status),
+            seqs[:count],
+            lower,
+            upper,
+            rescore,
+            limit,
+        )
 
     def _scores_from_store(
         self, conn: apsw.Connection, seqs: npt.NDArray[np.int64], unit: FloatArray
@@ -452,27 +459,31 @@ class VectorIndex:
         return scores
 
 
-def _best_of_status(
-    conn: apsw.Connection,
+def best_of_status(
+    ids_of_status: Callable[[list[int]], dict[int, str]],
     seqs: npt.NDArray[np.int64],
     lower: Float64Array,
     upper: Float64Array,
     rescore: Callable[[npt.NDArray[np.intp]], Float64Array],
     limit: int,
-    status: str,
+    *,
+    lookups: int = 2,
 ) -> list[tuple[str, float]]:
-    """The `limit` rows of `status` with the best exact scores, ties by memory order.
+    """The `limit` rows of a status with the best exact scores, ties by memory order; either
+    engine's copy uses it, `ids_of_status` saying which of some seqs have the status (and
+    their ids). The first look-up asks about `lookups` x `limit` rows (more where each is a
+    round trip to a server).
 
     Each row's exact score lies in [lower, upper] (-inf: the row matches nothing). Only rows
     whose upper bound reaches a threshold are re-scored and looked up: a threshold at or
-    below the limit-th best exact score among rows of `status` found so far leaves out only
-    rows that cannot be in the answer. It starts at the limit-th best lower bound and comes
-    down while rows of another status take places.
+    below the limit-th best exact score among rows of the status found so far leaves out
+    only rows that cannot be in the answer. It starts at the limit-th best lower bound and
+    comes down while rows of another status take places.
     """
     eligible = int(np.count_nonzero(upper > -np.inf))
     if eligible == 0:
         return []
-    known: dict[int, str | None] = {}  # memory seq -> id if of `status`, else None
+    known: dict[int, str | None] = {}  # memory seq -> id if of the status, else None
     scored_rows = np.zeros(0, dtype=np.intp)
     scored = np.zeros(0, dtype=np.float64)
     threshold = kth_largest(lower, min(limit, eligible))
@@ -486,16 +497,16 @@ def _best_of_status(
         ordered_seqs = seqs[scored_rows[order]].tolist()
         ordered_scores = scored[order].tolist()
         found: list[tuple[str, float]] = []
-        checked, batch = 0, limit * 2 + 16
+        checked, batch = 0, limit * lookups + 16
         while len(found) < limit and checked < len(ordered_seqs):
             window = ordered_seqs[checked : checked + batch]
             unknown = [seq for seq in window if seq not in known]
             if unknown:
-                of_status = _ids_of_status(conn, unknown, status)
+                of_status = ids_of_status(unknown)
                 known.update((seq, of_status.get(seq)) for seq in unknown)
             for seq, score in zip(window, ordered_scores[checked : checked + batch], strict=True):
                 memory_id = known[seq]
-                if memory_id is not None:
+                if memory_id is not None and score > -np.inf:
                     found.append((memory_id, score))
             checked += len(window)
             batch *= 4

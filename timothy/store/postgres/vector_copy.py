@@ -32,9 +32,10 @@ from psycopg.pq import Format
 
 from timothy.store import quantized
 from timothy.store.postgres.rows import Conn
-from timothy.store.quantized import QuantizedRows, kth_largest
+from timothy.store.quantized import QuantizedRows
 from timothy.store.vector_index import (
     QUANTIZED_FROM_ROWS,
+    best_of_status,
     release_freed_memory,
     single_threaded_blas,
     unit_rows,
@@ -330,7 +331,15 @@ class PgVectorCopy:
                 def rescore(places: Places) -> Float64Array:
                     return scores[places]
 
-            return best_of_status(conn, seqs, lower, upper, rescore, limit, status)
+            return best_of_status(
+                lambda some: _ids_of_status(conn, some, status),
+                seqs,
+                lower,
+                upper,
+                rescore,
+                limit,
+                lookups=3,  # each look-up is a round trip to the server
+            )
 
     def _scores_from_server(
         self, conn: Conn, seqs: npt.NDArray[np.int64], unit: FloatArray
@@ -351,63 +360,6 @@ class PgVectorCopy:
             where = np.asarray([seq in found for seq in seqs.tolist()], dtype=np.bool_)
             scores[where] = (rows @ unit).astype(np.float64)
         return scores
-
-
-def best_of_status(
-    conn: Conn,
-    seqs: npt.NDArray[np.int64],
-    lower: Float64Array,
-    upper: Float64Array,
-    rescore: Callable[[Places], Float64Array],
-    limit: int,
-    status: str,
-) -> list[tuple[str, float]]:
-    """The `limit` rows of `status` with the best exact scores, ties by memory order.
-
-    Each row's exact score lies in [lower, upper] (-inf: it matches nothing). Only rows
-    whose upper bound reaches a threshold are re-scored and looked up on the server; a
-    threshold at or below the limit-th best exact score among rows of `status` found so far
-    leaves out only rows that cannot be in the answer (as SQLite's copy does it).
-    """
-    eligible = int(np.count_nonzero(upper > -np.inf))
-    if eligible == 0:
-        return []
-    known: dict[int, str | None] = {}  # memory seq -> id if of `status`, else None
-    scored_rows = np.zeros(0, dtype=np.intp)
-    scored = np.zeros(0, dtype=np.float64)
-    threshold = kth_largest(lower, min(limit, eligible))
-    while True:
-        wanted = np.flatnonzero(upper >= threshold)
-        new = np.setdiff1d(wanted, scored_rows, assume_unique=True)
-        if new.shape[0]:
-            scored_rows = np.concatenate([scored_rows, new])
-            scored = np.concatenate([scored, rescore(new)])
-        order = np.lexsort((seqs[scored_rows], -scored))
-        ordered_seqs = seqs[scored_rows[order]].tolist()
-        ordered_scores = scored[order].tolist()
-        found: list[tuple[str, float]] = []
-        checked, batch = 0, limit * 3 + 16
-        while len(found) < limit and checked < len(ordered_seqs):
-            window = ordered_seqs[checked : checked + batch]
-            unknown = [seq for seq in window if seq not in known]
-            if unknown:
-                of_status = _ids_of_status(conn, unknown, status)
-                known.update((seq, of_status.get(seq)) for seq in unknown)
-            for seq, score in zip(window, ordered_scores[checked : checked + batch], strict=True):
-                memory_id = known[seq]
-                if memory_id is not None and score > -np.inf:
-                    found.append((memory_id, score))
-            checked += len(window)
-            batch *= 4
-        if len(found) >= limit:
-            kth = found[limit - 1][1]
-            if kth >= threshold:  # every row left out has an upper bound below it
-                return found[:limit]
-            threshold = kth
-        elif wanted.shape[0] >= eligible:
-            return found
-        else:
-            threshold = kth_largest(lower, min(eligible, 4 * wanted.shape[0]))
 
 
 def _ids_of_status(conn: Conn, seqs: list[int], status: str) -> dict[int, str]:
