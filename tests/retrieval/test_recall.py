@@ -476,6 +476,8 @@ def test_one_lane_runs_the_entity_leg_then_the_vector_leg_on_one_thread(store: S
     assert search.threads["entity"] is search.threads["vector"]
     assert search.threads["vector"] is not threading.current_thread()
     assert search.order == ["entity", "vector"]
+    # Listed (and fused) in the legs' usual order, whichever ran first.
+    assert list(result.legs) == ["vector", "entity", "text"]
 
 
 def test_two_lanes_run_the_entity_and_vector_legs_on_threads_of_their_own(store: Store) -> None:

@@ -408,12 +408,14 @@ class Recaller:
             "text": lambda: self._text_leg(query, limit, deadline),
             "entity": lambda: self._entity_leg(query, limit, deadline),
         }
-        futures: dict[str, Future[LegHits | None]] = {}
+        # In the order the legs' statuses have always been listed: vector, entity, text.
+        futures: dict[str, Future[LegHits | None]] = {
+            leg: Future() for leg in calls if leg != INLINE_LEG
+        }
         lanes: list[list[tuple[Future[LegHits | None], Callable[[], LegHits | None]]]] = [
             [] for _ in range(self.lanes)
         ]
         for place, leg in enumerate(THREADED_LEGS):
-            futures[leg] = Future()
             lanes[place % self.lanes].append(
                 (futures[leg], functools.partial(self._with_memories, calls[leg], turn))
             )
