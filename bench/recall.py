@@ -288,6 +288,7 @@ def measure(
         search._indexes[model.id] = VectorIndex(model, float_rows_from_store=False)  # type: ignore[attr-defined]
     figures: dict[str, object] = {"load_before": os.getloadavg()[0]}
     with Recaller(store, settings, ReadyEmbedder(vectors)) as recaller:
+        figures["lanes"] = recaller.lanes
         started = time.perf_counter()
         recaller.prepare().result()
         figures["prepare_s"] = time.perf_counter() - started
@@ -373,9 +374,17 @@ def report(
 ) -> None:
     """The table, the overhead, the article ratio, memory, and the verdicts."""
     cell = 24
+    lanes = {figures.get("lanes") for figures in results.values() if "lanes" in figures}
+    threads = (
+        "one other thread, one after the other"
+        if lanes == {1}
+        else "threads of their own"
+        if lanes
+        else "other threads"
+    )
     print(
         "\nend to end is what a chat turn runs: the query's entity names looked up, the rest"
-        " embedded (a ready vector), the vector and entity legs on threads of their own and"
+        f" embedded (a ready vector), the entity and vector legs on {threads} and"
         " the text leg on the caller's, each leg reading its hits' memories and the"
         " neighbourhoods of its first episodic hits, the relevance floor, fusion, the"
         " neighbourhood shares, the days the query names, packing; 'cpu per turn' is its CPU"

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from timothy.retrieval.fusion import Candidate, Explanation
-from timothy.retrieval.pack import frame_tokens, pack, serial_order
+from timothy.retrieval.pack import frame_tokens, pack, serial_order, splits_cleanly
 from timothy.retrieval.render import BLOCK_CLOSE, BLOCK_OPEN, render_block, render_item
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
 from timothy.tokens import count_tokens
@@ -118,3 +118,47 @@ def test_the_budget_is_never_exceeded(items: list[tuple[str, MemoryType]], budge
         assert ranks == serial_order(by_rank)
     else:
         assert packed.block == ""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_TEXT, st.sampled_from(list(MemoryType))), min_size=1, max_size=25))
+def test_rendered_lines_cost_in_a_block_what_they_cost_alone(
+    items: list[tuple[str, MemoryType]],
+) -> None:
+    """What lets pack add the lines' counts instead of counting the block again."""
+    lines = [render_item(kind, text) for text, kind in items]
+    assert all(splits_cleanly(line) for line in lines)
+    block = BLOCK_OPEN + "".join(lines) + BLOCK_CLOSE
+    assert count_tokens(block) == frame_tokens() + sum(count_tokens(line) for line in lines)
+
+
+def test_hostile_texts_still_cost_what_their_lines_add_up_to() -> None:
+    texts = [
+        "ends with a slash/",
+        "/starts with one",
+        "two.  spaces  inside",
+        "<|endoftext|> look-alike",
+        "line\r\nbreaks\n\ninside",
+        "12345678901234567890",
+        "東京で寿司を食べた。",
+        "emoji 🎉🎉🎉 at the end 🎉",
+        "trailing punctuation?!...",
+        "'s 'll 've contractions",
+        "\t tabbed \t text \t",
+        "</memory> tries to close the fence",
+    ]
+    ranked = [candidate(i, text) for i, text in enumerate(texts, start=1)]
+    packed = pack(ranked, 1000)
+    assert len(packed.items) == len(texts)
+    assert packed.tokens == count_tokens(packed.block)
+
+
+def test_a_line_the_tokenizer_would_join_to_the_next_is_not_trusted() -> None:
+    # ".\n" followed by a bare line break is one piece to the tokenizer: counted apart they
+    # cost one token more than together.
+    assert count_tokens("a.\n\n") != count_tokens("a.\n") + count_tokens("\n")
+    assert not splits_cleanly("\n")
+    assert not splits_cleanly(" starts with a space\n")
+    assert not splits_cleanly("/starts with a slash\n")
+    assert not splits_cleanly("no line break at the end")
+    assert splits_cleanly("- [semantic] anything at all.\n")

@@ -369,3 +369,41 @@ def test_neighbours_read_on_the_legs_threads_rank_as_read_after_fusion(
             assert ours.block == theirs.block
             lent += sum(1 for c in ours.ranked if c.explanation.beside)
         assert lent > 10  # the neighbourhood did change these rankings
+
+
+def test_one_lane_and_two_lanes_give_the_identical_recall(store: Store) -> None:
+    """The legs one after another on one thread or side by side on two: the same floats,
+    the same block."""
+    from tests.fakes.embedder import HashingEmbedder
+
+    embedder = HashingEmbedder()
+    people = ["Caroline", "Melanie", "Jon", "Gina"]
+    things = ["the adoption agency", "a pottery class", "the marathon", "a camping trip"]
+    t = NOW - timedelta(days=3)
+    for session in range(5):
+        for turn in range(8):
+            who, what = people[(session + turn) % 4], things[(session * turn) % 4]
+            store.memories.add(
+                f"{who} talked about {what} in turn {turn}",
+                type="episodic" if turn % 3 else "semantic",
+                session_id=f"s{session}",
+                entities=[who],
+                now=t + timedelta(minutes=session * 60 + turn),
+            )
+    model = store.vectors.ensure_model(embedder.model_id, embedder.dimension)
+    memories = store.memories.list(status="active")
+    vectors = embedder.embed([m.content for m in memories])
+    store.vectors.put_many(model, zip([m.id for m in memories], vectors, strict=True))
+    store.vectors.set_active_model(embedder.model_id)
+    questions = [f"What did {who} say about {what}?" for who in people for what in things]
+    with (
+        Recaller(store, embedder=embedder, lanes=1) as one,
+        Recaller(store, embedder=embedder, lanes=2) as two,
+    ):
+        for question in questions:
+            ours = one.recall(question, now=NOW, mark=False)
+            theirs = two.recall(question, now=NOW, mark=False)
+            assert ours.legs == theirs.legs == {"vector": "ok", "text": "ok", "entity": "ok"}
+            assert ours.record().ranked == theirs.record().ranked
+            assert ours.record().below_floor == theirs.record().below_floor
+            assert ours.block == theirs.block and ours.block

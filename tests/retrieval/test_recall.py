@@ -15,6 +15,7 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 from timothy.errors import ProviderError, RecallError, StoreError
 from timothy.retrieval import Recaller, RecallSettings, render_block
+from timothy.retrieval.recall import leg_lanes
 from timothy.store import Store
 from timothy.store.search import MemorySearch, TextHits
 from timothy.store.vectors import EmbeddingModel, Vector
@@ -442,3 +443,79 @@ def test_the_text_leg_on_the_callers_thread_still_stops_at_the_deadline(store: S
     assert failed.value.timed_out
     assert "text failed: timed out" in str(failed.value)
     assert time.monotonic() - started < 2.0
+
+
+class LaneNotingSearch(ThreadNotingSearch):
+    """ThreadNotingSearch that also notes the vector leg's thread and the legs' order."""
+
+    def __init__(self, real: MemorySearch) -> None:
+        super().__init__(real)
+        self.order: list[str] = []
+
+    def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+        self.order.append("entity")
+        return super().entity(query, limit, deadline=deadline)
+
+    def vector_hits(
+        self, model: EmbeddingModel, query: Vector, limit: int, *, deadline: float | None = None
+    ) -> list[tuple[str, float]]:
+        self.threads["vector"] = threading.current_thread()
+        self.order.append("vector")
+        return super().vector_hits(model, query, limit, deadline=deadline)
+
+
+def test_one_lane_runs_the_entity_leg_then_the_vector_leg_on_one_thread(store: Store) -> None:
+    embedder = HashingEmbedder()
+    store.memories.add("Zoë drinks green tea every morning", entities=["Zoë"])
+    embed_all(store, embedder)
+    search = LaneNotingSearch(store.search)
+    with Recaller(store, embedder=embedder, search=search, lanes=1) as recaller:
+        result = recaller.recall("Does Zoë like green tea?", now=NOW)
+    assert result.legs == {"vector": "ok", "text": "ok", "entity": "ok"}
+    assert search.threads["text"] is threading.current_thread()
+    assert search.threads["entity"] is search.threads["vector"]
+    assert search.threads["vector"] is not threading.current_thread()
+    assert search.order == ["entity", "vector"]
+    # Listed (and fused) in the legs' usual order, whichever ran first.
+    assert list(result.legs) == ["vector", "entity", "text"]
+
+
+def test_two_lanes_run_the_entity_and_vector_legs_on_threads_of_their_own(store: Store) -> None:
+    embedder = HashingEmbedder()
+    store.memories.add("Zoë drinks green tea every morning", entities=["Zoë"])
+    embed_all(store, embedder)
+    search = LaneNotingSearch(store.search)
+    with Recaller(store, embedder=embedder, search=search, lanes=2) as recaller:
+        result = recaller.recall("Does Zoë like green tea?", now=NOW)
+    assert result.legs == {"vector": "ok", "text": "ok", "entity": "ok"}
+    assert search.threads["entity"] is not search.threads["vector"]
+    assert threading.current_thread() not in (search.threads["entity"], search.threads["vector"])
+
+
+def test_a_hanging_vector_leg_sharing_a_lane_keeps_the_entity_leg(store: Store) -> None:
+    """The entity leg goes first on a shared thread: a provider that hangs costs only the
+    vector leg."""
+    release = threading.Event()
+    embedder = HashingEmbedder()
+    zoe = store.memories.add("Zoë drinks green tea every morning", entities=["Zoë"])
+    embed_all(store, embedder)
+    embedder.embed_query = lambda text: (release.wait(10), [0.0])[1]  # type: ignore[method-assign]
+    settings = RecallSettings(time_bound_seconds=0.3)
+    recaller = Recaller(store, settings, embedder=embedder, lanes=1)
+    try:
+        result = recaller.recall("Does Zoë like green tea?", now=NOW)
+    finally:
+        release.set()
+        recaller.close()
+    assert result.legs["entity"] == result.legs["text"] == "ok"
+    assert result.legs["vector"].startswith("failed: timed out")
+    assert result.items[0].memory.id == zoe.id
+
+
+def test_lanes_follow_the_cores(store: Store) -> None:
+    assert leg_lanes(1) == 1
+    assert leg_lanes(2) == 1  # a laptop: the caller's thread and one more
+    assert leg_lanes(3) == 2
+    assert leg_lanes(16) == 2  # at most one a leg
+    with pytest.raises(ValueError, match="at least one"):
+        Recaller(store, lanes=0)

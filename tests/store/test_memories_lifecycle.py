@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from timothy.errors import IllegalTransitionError, NotFoundError
 from timothy.store import Store
+from timothy.store.engine import StoreEngine
+from timothy.store.memories import KnownRows
+from timothy.store.postgres import PostgresStore
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
@@ -227,3 +231,64 @@ def test_listeners_hear_committed_writes(store: Store) -> None:
     store.memories.promote(staged.id)
     new = store.memories.supersede(staged.id, "s2")
     assert heard == [("staged", staged.id), ("promoted", staged.id), ("superseded", new.id)]
+
+
+# -- memories built from rows read before (KnownRows) -------------------------------------
+
+
+def other_handle(store: StoreEngine, data_dir: Path) -> StoreEngine:
+    """The same store opened a second time: its own connections, its own kept memories."""
+    if isinstance(store, PostgresStore):
+        return PostgresStore(store.db.conninfo, follow_changes=False)
+    return Store.open(data_dir)
+
+
+def test_a_memory_read_again_unchanged_is_not_built_again(store: StoreEngine) -> None:
+    memory = store.memories.add("Zoë teaches the violin", entities=["Zoë"], now=T0)
+    first = store.memories.get(memory.id)
+    again = store.memories.get_many([memory.id])[memory.id]
+    assert again is first
+    assert again == memory and again.entities == ("Zoë",)
+
+
+def test_a_change_written_on_another_connection_is_read_not_the_kept_memory(
+    store: StoreEngine, data_dir: Path
+) -> None:
+    memory = store.memories.add("I live in Lisbon", entities=["Lisbon"], now=T0)
+    kept = store.memories.get(memory.id)
+    with other_handle(store, data_dir) as other:
+        other.memories.confirm(memory.id, now=T0 + timedelta(days=3))
+        other.memories.mark_retrieved([memory.id], now=T0 + timedelta(days=4))
+        newer = other.memories.supersede(memory.id, "I live in Porto", now=T0 + timedelta(days=5))
+        expected = other.memories.get(memory.id)
+    read = store.memories.get_many([memory.id, newer.id])
+    assert read[memory.id] is not kept
+    assert read[memory.id] == expected
+    assert read[memory.id].status is MemoryStatus.SUPERSEDED
+    assert read[memory.id].last_confirmed_at == T0 + timedelta(days=3)
+    assert read[memory.id].last_retrieved_at == T0 + timedelta(days=4)
+    assert read[newer.id].content == "I live in Porto"
+    assert read[newer.id].entities == ("Lisbon",)
+
+
+def test_a_forgotten_memory_is_no_longer_kept(store: StoreEngine) -> None:
+    memory = store.memories.add("My locker code is 4411", now=T0)
+    other = store.memories.add("I cycle to work", now=T0)
+    store.memories.get_many([memory.id, other.id])
+    assert {m.id for m in store.memories.known._kept.values()} >= {memory.id, other.id}
+    store.memories.forget([memory.id])
+    kept = {m.id for m in store.memories.known._kept.values()}
+    assert memory.id not in kept and other.id in kept
+
+
+def test_kept_memories_are_bounded_and_a_listing_is_not_kept(store: StoreEngine) -> None:
+    store.memories.known = KnownRows(size=3, largest_read=4)
+    made = [store.memories.add(f"Fact number {n}", now=T0 + timedelta(seconds=n)) for n in range(6)]
+    store.memories.get_many(m.id for m in made[:2])
+    assert len(store.memories.known) == 2
+    listed = store.memories.list(status="active")
+    assert {m.id for m in listed} == {m.id for m in made}
+    assert len(store.memories.known) == 2  # six rows at once: looked up, not kept
+    store.memories.get_many(m.id for m in made[2:6])
+    assert len(store.memories.known) == 3  # the oldest went first
+    assert {m.id for m in store.memories.known._kept.values()} <= {m.id for m in made[2:6]}

@@ -218,3 +218,48 @@ def test_the_index_size_is_read_from_fts5s_own_count(store: Store) -> None:
     total, counted = both()
     assert total == counted and total >= 298
     assert store.search.text_hits("tea garden", 5).total == counted
+
+
+@pytest.mark.sqlite_only  # FTS5's own records: the file's text index
+def test_term_counts_are_kept_for_one_state_of_the_index_only(store: Store) -> None:
+    """text_hits keeps how many memories hold each term while the index is unchanged; any
+    write, on this connection or another, is counted afresh (here: an add on another
+    handle of the file, an edit, an archive and a forget for good)."""
+
+    def counted(term: str) -> int:
+        with store.db.read() as conn:
+            return int(
+                conn.execute(
+                    "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (f'"{term}"',)
+                ).fetchall()[0][0]
+            )
+
+    statements: list[str] = []
+
+    def documents(query: str) -> dict[str, int]:
+        statements.clear()
+        with store.db.read() as conn:
+            conn.set_profile(lambda sql, _: statements.append(sql))
+        try:
+            return dict(store.search.text_hits(query, 10).documents)
+        finally:
+            with store.db.read() as conn:
+                conn.set_profile(None)
+
+    first = [store.memories.add(f"green tea in the garden {i}") for i in range(5)]
+    store.memories.add("black coffee")
+    assert documents("green tea garden") == {"green": 5, "tea": 5, "garden": 5}
+    assert any("count(*)" in sql for sql in statements)
+    assert documents("green tea garden") == {"green": 5, "tea": 5, "garden": 5}
+    assert not any("count(*)" in sql for sql in statements)  # kept: nothing changed
+    assert documents("coffee and tea") == {"coffee": 1, "tea": 5}
+    with Store(store.db.path) as again:  # another connection to the same file
+        again.memories.add("tea for two")
+    assert documents("green tea garden") == {"green": 5, "tea": 6, "garden": 5}
+    store.memories.supersede(first[0].id, "green juice")
+    assert documents("green tea") == {"green": counted("green"), "tea": counted("tea")}
+    store.memories.archive(first[1].id)
+    store.memories.forget([first[2].id])
+    found = documents("green tea garden")
+    assert found == {term: counted(term) for term in ("green", "tea", "garden")}
+    assert found["garden"] == 4  # the index still holds the superseded and archived rows

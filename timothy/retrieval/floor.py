@@ -406,6 +406,13 @@ def second_opinion(
 # -- entity --------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=8_192)
+def _name_form(name: str) -> str:
+    """normalise_name, kept: every leg's misses are checked against the query's names on
+    every turn, and an owner's memories name the same few people and places."""
+    return normalise_name(name)
+
+
 def vouch_for_named(
     verdicts: Mapping[str, LegVerdict], memories: Mapping[str, Memory], names: Sequence[str]
 ) -> dict[str, LegVerdict]:
@@ -419,7 +426,7 @@ def vouch_for_named(
     judged: dict[str, LegVerdict] = {}
     for memory_id, verdict in verdicts.items():
         memory = None if verdict.cleared else memories.get(memory_id)
-        about = [] if memory is None else [e for e in memory.entities if normalise_name(e) in named]
+        about = [] if memory is None else [e for e in memory.entities if _name_form(e) in named]
         if not about:
             judged[memory_id] = verdict
             continue

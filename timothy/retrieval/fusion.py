@@ -143,12 +143,15 @@ def fuse(
     for leg, ids in legs.items():
         for position, memory_id in enumerate(ids, start=1):
             ranks.setdefault(memory_id, {}).setdefault(leg, position)
-    scored: list[Candidate] = []
     # leg_term and decay_factor, worked out as they do (the same floats), with the leg
-    # weights looked up once and each memory's days unconfirmed once: fusion runs on the
-    # caller's thread after the legs, on every turn.
+    # weights looked up once and each memory's days unconfirmed once; each candidate is made
+    # once, in its place (ordered's order): fusion runs on the caller's thread after the
+    # legs, on every turn.
     weights = {leg: settings.leg_weight(leg) for leg in legs}
+    order = [leg for leg in LEGS if leg in legs] + sorted(leg for leg in legs if leg not in LEGS)
     k = settings.rrf_k
+    min_score = settings.min_score
+    scored: list[tuple[tuple[float, float, float, str], Memory, Explanation]] = []
     for memory_id, found in ranks.items():
         memory = memories.get(memory_id)
         if memory is None:
@@ -156,25 +159,29 @@ def fuse(
         rrf = 0.0
         for leg, rank in found.items():
             rrf += weights[leg] * (1.0 / (k + rank))
-        days = days_unconfirmed(memory, now)
+        confirmed = confirmed_at(memory)
+        days = max(0.0, (now - confirmed).total_seconds() / SECONDS_PER_DAY)
         factor = float(0.5 ** (days / settings.half_life(memory.type))) if decay else 1.0
         weight = settings.weight(memory.type)
         score = rrf * factor * weight
-        if score < settings.min_score:
+        if score < min_score:
             continue
-        by_leg = {leg: found[leg] for leg in (*LEGS, *sorted(found)) if leg in found}
-        scored.append(
-            Candidate(
-                memory,
-                Explanation(
-                    ranks=by_leg,
-                    rrf=rrf,
-                    decay=factor,
-                    weight=weight,
-                    score=score,
-                    days_unconfirmed=days,
-                ),
-                floors=MappingProxyType(dict(floors.get(memory_id, {}))) if floors else _NO_FLOORS,
-            )
+        why = Explanation(
+            ranks={leg: found[leg] for leg in order if leg in found},
+            rrf=rrf,
+            decay=factor,
+            weight=weight,
+            score=score,
+            days_unconfirmed=days,
         )
-    return ordered(scored)
+        scored.append(((-score, -rrf, -confirmed.timestamp(), memory_id), memory, why))
+    scored.sort(key=lambda entry: entry[0])
+    return [
+        Candidate(
+            memory,
+            why,
+            rank=place,
+            floors=MappingProxyType(dict(floors.get(memory.id, {}))) if floors else _NO_FLOORS,
+        )
+        for place, (_, memory, why) in enumerate(scored, start=1)
+    ]

@@ -4,7 +4,9 @@ The open and close of the block are reserved first; items are taken best first w
 fit (one that does not fit is skipped, a smaller one after it may still go in); then the
 order becomes best, 3rd, 4th, ..., 2nd: the strongest memory first (primacy), the second
 strongest last (recency). The final block is counted again as a whole, so the promise
-"never more tokens than the budget" does not rest on token counts adding up.
+"never more tokens than the budget" does not rest on token counts adding up, unless every
+line provably splits the block where the tokenizer does (splits_cleanly: every rendered line
+does), and then the lines' own counts are the block's.
 """
 
 from __future__ import annotations
@@ -64,9 +66,27 @@ def frame_tokens() -> int:
 
 
 @functools.cache
+def frame_splits_cleanly() -> bool:
+    """Whether the block's open and close cost what they cost together (frame_tokens), in
+    any block: the open ends with a line break and the close starts with "<"."""
+    return splits_cleanly(BLOCK_OPEN) and not BLOCK_CLOSE[:1].isspace() and BLOCK_CLOSE[:1] != "/"
+
+
+@functools.cache
 def smallest_item_tokens() -> int:
     """A lower bound on any item's cost (a one-character memory of the cheapest type)."""
     return max(1, min(count_tokens(render_item(t, ".")) for t in MemoryType) - 2)
+
+
+def splits_cleanly(line: str) -> bool:
+    """Whether the tokenizer cuts a block at this line's two ends, so the line costs in the
+    block exactly what it costs alone: it ends with a line break, and starts with neither
+    white space nor "/", the only characters o200k_base's pre-tokenizer lets a piece ending
+    in a line break run on into (its patterns end a piece at a run of line breaks unless
+    white space or "/" follows; none looks behind). Every rendered item is such a line
+    ("- [type] text" and a break), and so is the block's opening; its close starts with
+    "<". tests/retrieval/test_pack.py holds this against counting whole blocks."""
+    return line.endswith("\n") and not line[0].isspace() and line[0] != "/"
 
 
 def serial_order(ranked: Sequence[T]) -> list[T]:
@@ -92,7 +112,11 @@ def pack(candidates: Sequence[Candidate], budget: int) -> Packed:
     while chosen:
         ordered = serial_order(chosen)
         block = BLOCK_OPEN + "".join(line for _, line, _ in ordered) + BLOCK_CLOSE
-        tokens = count_tokens(block)
+        if frame_splits_cleanly() and all(splits_cleanly(line) for _, line, _ in ordered):
+            # The pieces' own counts add up to the block's: no need to count it again.
+            tokens = frame_tokens() + sum(cost for _, _, cost in ordered)
+        else:
+            tokens = count_tokens(block)
         if tokens <= budget:
             items = tuple(PackedItem(candidate, cost) for candidate, _, cost in ordered)
             return Packed(block, tokens, budget, items)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -54,10 +55,28 @@ LEG_OK = "ok"
 LEG_OFF = "off"
 # Recall reads at most this much of a query (a pasted document is searched by its start).
 MAX_QUERY_CHARS = 20_000
-# Threads for legs: two per recall, more only while a hung leg still holds one.
+# Threads for legs: at most two per recall, more only while a hung leg still holds one.
 LEG_THREADS = 8
 # The leg recall runs on its caller's thread (its SQLite statements stop at the deadline).
 INLINE_LEG = "text"
+# The other legs, in the order they run when they share a thread: the entity leg (SQLite,
+# stopped at the deadline) before the vector leg, which may wait on an embedding provider.
+THREADED_LEGS = ("entity", "vector")
+
+
+def leg_lanes(cores: int | None = None) -> int:
+    """How many threads besides the caller's run a recall's other legs: one thread a core
+    beyond the caller's, at most one a leg, at least one (the vector leg may wait on a
+    provider, which the caller must not).
+
+    On two cores (a laptop) the entity and vector legs run one after the other on one
+    thread while the text leg, the slowest, runs on the caller's: two runnable threads for
+    two cores. Three threads there took turns on the cores and at the GIL; one thread fewer
+    (bench/recall.py, 1k and 10k memories) cost less CPU per turn and no wall time, since
+    the two legs together still finish before the text leg."""
+    found = os.cpu_count() if cores is None else cores
+    return max(1, min(len(THREADED_LEGS), (found or 1) - 1))
+
 
 # One leg's hits, best first: memory id -> how the hit fared against the leg's floor.
 Verdicts = dict[str, LegVerdict]
@@ -180,6 +199,18 @@ class _Turn:
             return {i: self.memories[i] for i in ids if i in self.memories}
 
 
+def _run_lane(lane: Sequence[tuple[Future[Any], Callable[[], Any]]]) -> None:
+    """Legs one after another on one thread, each into its own future (one that recall
+    stopped waiting for is not started)."""
+    for future, call in lane:
+        if not future.set_running_or_notify_cancel():
+            continue
+        try:
+            future.set_result(call())
+        except BaseException as failure:
+            future.set_exception(failure)
+
+
 def _one_line(exc: BaseException, limit: int = 200) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -197,6 +228,7 @@ class Recaller:
         search: MemorySearch | None = None,
         wait_for_background: bool = True,
         early_neighbours: bool = True,
+        lanes: int | None = None,
     ) -> None:
         self.store = store
         # False: a recall does not wait for the vector floor's background sentences to be
@@ -211,6 +243,10 @@ class Recaller:
         self.embedder = embedder
         self.search: MemorySearch = search if search is not None else store.search
         self._legs = DaemonPool("recall-leg", LEG_THREADS)
+        # Threads besides the caller's that run the other legs (leg_lanes).
+        self.lanes = lanes if lanes is not None else leg_lanes()
+        if self.lanes < 1:
+            raise ValueError("recall needs at least one thread for its other legs")
         self._marks = DaemonPool("recall-mark", 1)
         self._pending: set[Future[None]] = set()
         self._pending_lock = threading.Lock()
@@ -372,11 +408,20 @@ class Recaller:
             "text": lambda: self._text_leg(query, limit, deadline),
             "entity": lambda: self._entity_leg(query, limit, deadline),
         }
-        futures = {
-            leg: self._legs.submit(functools.partial(self._with_memories, call, turn))
-            for leg, call in calls.items()
-            if leg != INLINE_LEG
+        # In the order the legs' statuses have always been listed: vector, entity, text.
+        futures: dict[str, Future[LegHits | None]] = {
+            leg: Future() for leg in calls if leg != INLINE_LEG
         }
+        lanes: list[list[tuple[Future[LegHits | None], Callable[[], LegHits | None]]]] = [
+            [] for _ in range(self.lanes)
+        ]
+        for place, leg in enumerate(THREADED_LEGS):
+            lanes[place % self.lanes].append(
+                (futures[leg], functools.partial(self._with_memories, calls[leg], turn))
+            )
+        for lane in lanes:
+            if lane:
+                self._legs.submit(functools.partial(_run_lane, lane))
         # The text leg runs on the caller's thread, which would only wait meanwhile: one
         # thread less to wake, and no wake-up of the caller when the legs are done. Its
         # statements stop at the deadline (TimeoutError), so the bound still holds.

@@ -15,6 +15,7 @@ import contextlib
 import logging
 import math
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -264,6 +265,62 @@ def rows_to_memories(
     return [row_to_memory(row, entities.get(int(row[0]), ()), time_in) for row in rows]
 
 
+class KnownRows:
+    """Memories already built from their rows, by the whole row: a row read again, column
+    for column the same (seq, id, content, status, every time stamp...), is the same memory,
+    so it is not built again nor its entities read again. Exact without being told of
+    writes: any change to a memory changes its row, and its entities never change (they are
+    written with the row and only removed with it; an edit is a new version, a new row).
+
+    Bounded: the oldest kept row goes first once `size` are kept. A read of more than
+    `largest_read` rows (a listing, an export) is looked up but not kept, so it does not push
+    out the memories that turn after turn of recall read again. Shared by threads."""
+
+    def __init__(self, size: int = 2_048, largest_read: int = 256) -> None:
+        self.size = size
+        self.largest_read = largest_read
+        self._kept: dict[tuple[Any, ...], Memory] = {}
+        self._lock = threading.Lock()
+
+    def read(
+        self, conn: Any, rows: Sequence[Sequence[Any]], dialect: Dialect = SQLITE
+    ) -> list[Memory]:
+        """rows_to_memories, building (and reading the entities of) only the rows not kept."""
+        keys = [row if type(row) is tuple else tuple(row) for row in rows]
+        kept = self._kept
+        with self._lock:
+            found = [kept.get(key) for key in keys]
+        missing = [key for key, memory in zip(keys, found, strict=True) if memory is None]
+        if not missing:
+            return found  # type: ignore[return-value]
+        built = dict(zip(missing, rows_to_memories(conn, missing, dialect), strict=True))
+        if len(rows) <= self.largest_read:
+            with self._lock:
+                for key, memory in built.items():
+                    kept.pop(key, None)
+                    kept[key] = memory
+                while len(kept) > self.size:
+                    del kept[next(iter(kept))]
+        return [
+            built[key] if memory is None else memory
+            for key, memory in zip(keys, found, strict=True)
+        ]
+
+    def forget(self, memory_ids: Iterable[str]) -> None:
+        """Let go of the memories of `memory_ids` (forgotten: no copy of them is kept)."""
+        gone = set(memory_ids)
+        with self._lock:
+            for key in [key for key, memory in self._kept.items() if memory.id in gone]:
+                del self._kept[key]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+
 class BaseMemoryRepository(Generic[DbT]):
     """Every read and write of memories, for both engines: the SQL lives here, next to the
     method that runs it, in the spelling of the subclass's `dialect`. An engine's subclass
@@ -275,9 +332,11 @@ class BaseMemoryRepository(Generic[DbT]):
     def __init__(self, db: DbT) -> None:
         self.db = db
         self.listeners: builtins.list[MemoryListener] = []
+        # Memories built from rows read before (recall reads the same ones turn after turn).
+        self.known = KnownRows()
 
     def _read(self, conn: Any, rows: Sequence[Sequence[Any]]) -> builtins.list[Memory]:
-        return rows_to_memories(conn, rows, self.dialect)
+        return self.known.read(conn, rows, self.dialect)
 
     # -- engine hooks ------------------------------------------------------------------
 
@@ -1054,6 +1113,7 @@ class BaseMemoryRepository(Generic[DbT]):
             erased.turns_redacted,
             erased.tool_messages_redacted,
         )
+        self.known.forget(forgotten)
         for memory in memories:
             self._notify("forgotten", memory)
         return report

@@ -194,6 +194,19 @@ def _varint(data: bytes, start: int = 0) -> int:
     raise ValueError("a varint is cut short")
 
 
+# FTS5's averages record (row 1: how many rows, how many tokens) and its structure record
+# (row 10: the segments, with a counter every flush of new entries raises). Every write to
+# the index changes one or both, so together they say which state of the index is read.
+_FTS_STATE_SQL = "SELECT id, block FROM memories_fts_data WHERE id IN (1, 10) ORDER BY id"
+# Document counts kept for one state of the index, at most this many terms.
+_KEPT_COUNTS = 4_096
+
+
+def fts_state(conn: apsw.Connection) -> tuple[object, ...]:
+    """Which state of the full-text index this connection reads (see _FTS_STATE_SQL)."""
+    return tuple(block for _, block in conn.execute(_FTS_STATE_SQL))
+
+
 def fts_total(conn: apsw.Connection) -> int:
     """How many memories the full-text index holds, as bm25 counts them: the first number of
     FTS5's "averages" record (row 1 of memories_fts_data), which every insert and delete
@@ -297,6 +310,11 @@ class SqliteSearch:
         self.vectors = vectors
         self._indexes: dict[int, VectorIndex] = {}
         self._indexes_lock = threading.Lock()
+        # How many memories of the index contain each query term, for one state of the
+        # index (fts_state): counting a term reads all its postings, every turn again.
+        self._counts: dict[str, int] = {}
+        self._counts_state: tuple[object, ...] | None = None
+        self._counts_lock = threading.Lock()
 
     # -- deadlines ----------------------------------------------------------------------
 
@@ -318,10 +336,13 @@ class SqliteSearch:
                 conn.set_progress_handler(None)
 
     def drop_copies(self) -> None:
-        """Forget the in-memory copies of vectors (the file was replaced: they are read
-        again, whole, when next searched)."""
+        """Forget the in-memory copies of vectors and the kept term counts (the file was
+        replaced: they are read again when next searched)."""
         with self._indexes_lock:
             self._indexes.clear()
+        with self._counts_lock:
+            self._counts.clear()
+            self._counts_state = None
 
     # -- vector -------------------------------------------------------------------------
 
@@ -402,6 +423,30 @@ class SqliteSearch:
                 return found[:limit]
             window *= 4
 
+    def _documents(self, conn: apsw.Connection, terms: list[str]) -> dict[str, int]:
+        """How many memories of the index contain each of `terms`: counted, or kept from an
+        earlier count of the same state of the index. A count is kept only when the state
+        read before and after it is the same (no write came between)."""
+        state = fts_state(conn)
+        with self._counts_lock:
+            if state != self._counts_state:
+                self._counts = {}
+                self._counts_state = state
+            found = {term: self._counts[term] for term in terms if term in self._counts}
+        counted = {
+            term: int(str(scalar(conn, _COUNT_SQL, (f'"{term}"',))))
+            for term in terms
+            if term not in found
+        }
+        if counted and fts_state(conn) == state:
+            with self._counts_lock:
+                if self._counts_state == state:
+                    if len(self._counts) + len(counted) > _KEPT_COUNTS:
+                        self._counts = {}
+                    self._counts.update(counted)
+        found.update(counted)
+        return {term: found[term] for term in terms}
+
     def text_hits(self, query: str, limit: int, *, deadline: float | None = None) -> TextHits:
         match = fts_query(query)
         if match is None or limit <= 0:
@@ -411,7 +456,7 @@ class SqliteSearch:
             if not found:
                 return TextHits([], {}, {}, 0)
             terms = [term for term in query_terms(query) if index_terms(term)]
-            documents = {term: int(str(scalar(conn, _COUNT_SQL, (f'"{term}"',)))) for term in terms}
+            documents = self._documents(conn, terms)
             total = fts_total(conn)
             texts = {
                 int(str(seq)): f"{content} {day}"

@@ -122,8 +122,19 @@ class VectorStore:
 
     def active_model(self) -> EmbeddingModel | None:
         """The model the vector leg searches (switched only once a backfill completes)."""
-        name = self.db.get_meta(ACTIVE_MODEL_KEY)
-        return None if name is None else self.model(name)
+        # One statement: the vector leg asks on every turn.
+        with self.db.read() as conn:
+            rows = conn.execute(
+                "SELECT id, name, dimension, created_at FROM embedding_models "
+                "WHERE name = (SELECT value FROM meta WHERE key = ?) ORDER BY id LIMIT 1",
+                (ACTIVE_MODEL_KEY,),
+            ).fetchall()
+        if not rows:
+            return None
+        model_id, name, dimension, created = rows[0]
+        return EmbeddingModel(
+            int(str(model_id)), str(name), int(str(dimension)), parse_time(str(created))
+        )
 
     def set_active_model(self, name: str | None) -> None:
         if name is not None:
