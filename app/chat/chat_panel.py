@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -263,7 +263,7 @@ class ChatPanel(QWidget):
         search's `terms` marked instead of the conversation's end."""
         if conversation_id == self.conversation_id and not self.transcript.is_empty():
             if hit is not None:
-                self.transcript.reveal(hit, terms)
+                self.transcript.reveal(hit, terms)  # once it is built, if it is not yet
             return
         if self.runner.running:
             self.stop()
@@ -430,14 +430,9 @@ class ChatPanel(QWidget):
         if generation != self._generation:
             return
         self._show_instructions(instructions)
-        self.transcript.show_messages(messages)
+        # The newest messages now, older ones above them a slice per event-loop turn.
+        self.transcript.show_messages(messages, hit=hit, terms=terms, focus=focus)
         self._show_page()
-        if hit is None or self.transcript.reveal(hit, terms) is None:
-            shown = next((w for w in self.transcript.messages if w.message_id == focus), None)
-            if shown is None:
-                self.transcript.scroll_to_bottom()
-            else:
-                QTimer.singleShot(0, self.transcript, lambda: self.transcript.show_widget(shown))
         for message in reversed(messages):
             if message.role == "assistant":
                 self.recall_arrived.emit(message.recall, self._caption_for(message.recall), "")

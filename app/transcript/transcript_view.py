@@ -7,6 +7,12 @@ The timer backs off when a long reply makes each repaint expensive.
 The view follows the reply while the owner is at the bottom; scrolled up, it stays where
 they are and offers "Jump to latest". A search hit is revealed by scrolling to its first
 marked word, which stays in place while the messages around it finish their layout.
+
+An opened conversation is built from its newest message upwards, a few widgets per turn of
+the event loop (`BUILD_SLICE_MS` each), so a long one never freezes the window: the newest
+turns show at once, older ones appear above them while the view stays where the owner is
+(at the bottom, at a search hit, or wherever they scrolled). Messages that arrive meanwhile
+go below, as always; clearing the transcript (another conversation) cancels the build.
 """
 
 from __future__ import annotations
@@ -16,8 +22,8 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QResizeEvent
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QMoveEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QGraphicsDropShadowEffect,
@@ -50,6 +56,7 @@ STICK_MARGIN = 32  # px from the bottom that still counts as "following the repl
 JUMP_MARGIN = 16  # px between the "Jump to latest" button and the transcript's bottom edge
 HIT_POSITION = 1 / 3  # a revealed search hit sits a third of the way down the view
 JUMP_TEXT = "Jump to latest ↓"
+BUILD_SLICE_MS = 12  # GUI-thread time spent building older messages per event-loop turn
 UNDO_TIP = "Reject this fact: Timothy stops recalling it (it stays listed under Browse ▸ Rejected)"
 REJECTED_TIP = (
     "Rejected: never recalled, and kept under Browse ▸ Rejected so it is not proposed again"
@@ -69,6 +76,7 @@ class TranscriptView(QScrollArea):
     memory_undo_requested = Signal(object)  # the Memory the owner takes back (it is rejected)
     staged_review_requested = Signal()
     message_copied = Signal(str)
+    built = Signal()  # every message of the conversation shown is on screen
 
     MIN_FLUSH_MS = 50
     MAX_FLUSH_MS = 250
@@ -108,6 +116,20 @@ class TranscriptView(QScrollArea):
         self.hit: SearchHighlight | None = None  # the revealed search hit, while it is shown
         self._anchored = False  # keep the hit in place until the owner scrolls
         self._scrolling = False  # the view itself is moving the scroll bar
+        # The opened conversation's messages not built yet (oldest first; built from the end)
+        # and where the next older one's widgets go in the column.
+        self._unbuilt: list[TranscriptMessage] = []
+        self._top = 0  # where the next widget of the message being built above goes
+        self._building_above = False
+        # While older messages are built above, a widget built before them: when it moves
+        # down, the view moves with it, so what the owner reads stays where it is.
+        self._anchor: QWidget | None = None
+        self._owed = 0  # px the view still has to move down (the range had not grown yet)
+        self._wanted: tuple[str, Sequence[str] | None] | None = None  # (id, terms or focus)
+        self._build_timer = QTimer(self)
+        self._build_timer.setSingleShot(True)
+        self._build_timer.setInterval(0)
+        self._build_timer.timeout.connect(self._build_some)
         self.jump_button = QPushButton(JUMP_TEXT, self)
         self.jump_button.setObjectName("JumpToLatest")
         self.jump_button.setToolTip("Scroll to the newest message and follow the reply")
@@ -129,6 +151,13 @@ class TranscriptView(QScrollArea):
     # -- whole transcript --------------------------------------------------------------
 
     def clear(self) -> None:
+        self._build_timer.stop()
+        self._unbuilt = []
+        self._wanted = None
+        if self._anchor is not None:
+            self._anchor.removeEventFilter(self)
+        self._anchor = None
+        self._owed = 0
         self.flush_timer.stop()
         self.reply = None
         self._pending = ""
@@ -147,12 +176,75 @@ class TranscriptView(QScrollArea):
         self._stick = True
         self._update_jump_button()
 
-    def show_messages(self, messages: Sequence[TranscriptMessage]) -> None:
+    def show_messages(
+        self,
+        messages: Sequence[TranscriptMessage],
+        *,
+        hit: str | None = None,
+        terms: Sequence[str] = (),
+        focus: str | None = None,
+    ) -> None:
+        """Show a conversation: its newest messages now, older ones a slice per event-loop
+        turn (`building` until done, then `built`). With `hit`, the view goes to that message
+        with `terms` marked once it is built; with `focus`, it is scrolled into view; without
+        either, the view stays at the end."""
         self.clear()
-        for message in messages:
+        self._unbuilt = list(messages)
+        ids = {message.id for message in messages}
+        if hit is not None and hit in ids:
+            self._wanted = (hit, terms)
+        elif focus is not None and focus in ids:
+            self._wanted = (focus, None)
+        self._build_some()
+
+    @property
+    def building(self) -> bool:
+        """Older messages of the opened conversation are still being built."""
+        return bool(self._unbuilt)
+
+    def _build_some(self) -> None:
+        """Build older messages, newest first, for one slice of time (at least one), then
+        yield to the event loop."""
+        started = time.perf_counter()
+        first = not self.messages and not self.dividers
+        # What this slice builds goes above what the owner reads: the view moves with it.
+        top = self._widget_at_view_top()
+        if top is not None and top is not self._anchor:
+            if self._anchor is not None:
+                self._anchor.removeEventFilter(self)
+            self._anchor = top
+            top.installEventFilter(self)
+        while self._unbuilt:
+            self._build_above(self._unbuilt.pop())
+            if (time.perf_counter() - started) * 1000 >= BUILD_SLICE_MS:
+                break
+        if first:
+            self._refresh_regenerable()
+        self._reveal_wanted()
+        if self._unbuilt:
+            self._build_timer.start()
+        else:
+            self.built.emit()
+
+    def _widget_at_view_top(self) -> QWidget | None:
+        """The transcript's widget at the top edge of the view (the first one below it)."""
+        top = self.verticalScrollBar().value() - self.column.y()
+        layout = self.column_layout
+        for position in range(layout.count()):
+            item = layout.itemAt(position)
+            widget = item.widget() if item is not None else None
+            if widget is not None and widget.geometry().bottom() >= top:
+                return widget
+        return None
+
+    def _build_above(self, message: TranscriptMessage) -> None:
+        """The widgets of one message (and its notices), above everything built so far."""
+        self._top = 0
+        self._building_above = True
+        try:
             if message.role == "summary":
                 self._insert(self._divider(message))
-                continue
+                return
             widget = self._add_message(
                 message.role,
                 message.content,
@@ -171,11 +263,30 @@ class TranscriptView(QScrollArea):
                 widget.set_note(message.error, error=True)
             elif message.stopped:
                 widget.set_note("This reply was cut short.")
+            widget.set_idle(self.reply is None)
+            if widget.role == "assistant":
+                widget.set_regenerable(False)  # only the newest may be, set by the caller
             for memory in message.remembered:
                 self._add_notice_for(memory, undoable=False)
                 if memory.status is MemoryStatus.REJECTED:
                     self.mark_memory_rejected(memory.id)
-        self._refresh_regenerable()
+        finally:
+            self._building_above = False
+
+    def _reveal_wanted(self) -> None:
+        """The search hit or the version asked for, as soon as its message is built."""
+        wanted = self._wanted
+        if wanted is None:
+            return
+        message_id, terms = wanted
+        widget = next((w for w in self.messages if w.message_id == message_id), None)
+        if widget is None:
+            return
+        self._wanted = None
+        if terms is not None:
+            self.reveal(message_id, terms)
+        else:
+            QTimer.singleShot(0, self, lambda: self.show_widget(widget))
 
     # -- compaction --------------------------------------------------------------------
 
@@ -183,7 +294,10 @@ class TranscriptView(QScrollArea):
         divider = SummaryDivider(
             summary.content, summary.compacted, message_id=summary.id, parent=self.column
         )
-        self.dividers.append(divider)
+        if self._building_above:
+            self.dividers.insert(0, divider)
+        else:
+            self.dividers.append(divider)
         return divider
 
     def insert_summary(self, summary: TranscriptMessage, after_id: str | None) -> SummaryDivider:
@@ -213,12 +327,17 @@ class TranscriptView(QScrollArea):
         return self.reply is not None
 
     def is_empty(self) -> bool:
-        return not self.messages
+        return not self.messages and not self._unbuilt
 
     # -- building ----------------------------------------------------------------------
 
     def _insert(self, widget: QWidget) -> None:
-        self.column_layout.insertWidget(self.column_layout.count() - 1, widget)
+        """Below everything, or while building upwards, after what this message added."""
+        if self._building_above:
+            self.column_layout.insertWidget(self._top, widget)
+            self._top += 1
+        else:
+            self.column_layout.insertWidget(self.column_layout.count() - 1, widget)
 
     def _insert_notice(self, notice: Notice) -> None:
         """Notices belong to the reply above them: indent them to its text."""
@@ -253,7 +372,10 @@ class TranscriptView(QScrollArea):
             widget.regenerate_requested.connect(self.regenerate_requested)
             widget.recall_requested.connect(self.recall_requested)
         self._insert(widget)
-        self.messages.append(widget)
+        if self._building_above:
+            self.messages.insert(0, widget)
+        else:
+            self.messages.append(widget)
         return widget
 
     def add_user_message(self, text: str, created_at: datetime | None = None) -> MessageWidget:
@@ -349,6 +471,8 @@ class TranscriptView(QScrollArea):
         self.messages.remove(last)
         for widget in gone:
             layout.removeWidget(widget)
+            if widget is self._anchor:
+                self._anchor = None
             widget.hide()  # at once: deletion waits for the event loop
             widget.deleteLater()
         self._refresh_regenerable()
@@ -389,6 +513,8 @@ class TranscriptView(QScrollArea):
             if isinstance(widget, SummaryDivider):
                 self.dividers.remove(widget)
             layout.removeWidget(widget)
+            if widget is self._anchor:
+                self._anchor = None
             widget.hide()  # at once: deletion waits for the event loop
             widget.deleteLater()
         self._refresh_regenerable()
@@ -489,7 +615,25 @@ class TranscriptView(QScrollArea):
             self._scroll_to_hit()
         elif self._stick:
             self._set_position(maximum)
+        elif self._owed:
+            self._shift(0)
         self._update_jump_button()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # (Qt filters events before __init__ has set the anchor.)
+        if watched is getattr(self, "_anchor", None) and event.type() == QEvent.Type.Move:
+            assert isinstance(event, QMoveEvent)
+            if not self._stick and not self._anchored:
+                self._shift(event.pos().y() - event.oldPos().y())
+        return super().eventFilter(watched, event)
+
+    def _shift(self, by: int) -> None:
+        """Move the view down `by` px with the content (what the range does not allow yet is
+        owed until it grows)."""
+        bar = self.verticalScrollBar()
+        wanted = bar.value() + self._owed + by
+        self._set_position(wanted)
+        self._owed = wanted - bar.value()
 
     def _set_position(self, value: int) -> None:
         self._scrolling = True
@@ -551,9 +695,11 @@ class TranscriptView(QScrollArea):
     def reveal(self, message_id: str, terms: Sequence[str]) -> MessageWidget | None:
         """Show the message `message_id` a search found: its matching words marked, the view
         scrolled to the first of them, the message tinted for a moment. None when the
-        message is not in this transcript."""
+        message is not in this transcript, or not built yet (then it is revealed once it is)."""
         widget = next((w for w in self.messages if w.message_id == message_id), None)
         if widget is None:
+            if any(message.id == message_id for message in self._unbuilt):
+                self._wanted = (message_id, terms)  # revealed as soon as it is built
             return None
         if self.hit is not None:
             self.hit.clear()

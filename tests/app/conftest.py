@@ -21,6 +21,7 @@ from app.jobs.workers import Workers
 from app.look import theme
 from app.mainwindow.main_window import MainWindow
 from app.mainwindow.window_state import WindowState
+from app.transcript.transcript_view import TranscriptView
 from tests.fakes.openai_server import OpenAIServer
 from timothy.chat.settings import ChatSettings
 from timothy.settings import Settings
@@ -41,9 +42,22 @@ def workers(qapp: QApplication) -> Iterator[Workers]:
     pool.wait(5000)
 
 
+def transcripts_building() -> bool:
+    """Some transcript is still building an opened conversation's older messages."""
+    return any(
+        isinstance(widget, TranscriptView) and widget.building
+        for widget in QApplication.allWidgets()
+    )
+
+
 def settle(qtbot: QtBot, *pools: Workers) -> None:
-    """Wait (with a deadline) until no work is running in the pools and its results are in."""
-    qtbot.waitUntil(lambda: not any(pool.busy for pool in pools), timeout=SETTLE_TIMEOUT_MS)
+    """Wait (with a deadline) until no work is running in the pools and its results are in,
+    and every opened conversation is built to its first message."""
+
+    def settled() -> bool:
+        return not any(pool.busy for pool in pools) and not transcripts_building()
+
+    qtbot.waitUntil(settled, timeout=SETTLE_TIMEOUT_MS)
     QApplication.processEvents()
 
 

@@ -235,3 +235,29 @@ def test_the_lean_model_holds_far_less_memory() -> None:
         grown[kind] = json.loads(result.stdout)
     # measured: about 45 MB against 150 MB
     assert grown["lean"] < grown["shipped"] - 60, grown
+
+
+def test_the_optimised_model_is_cached_and_gives_the_same_vectors() -> None:
+    import onnxruntime
+
+    from timothy.providers.local import lean_model, optimized_model
+
+    texts = [*MEMORIES, QUERY]
+    lean = lean_model(model_file())
+    assert lean is not None
+    cached, _ready = optimized_model(lean, onnxruntime.__version__)
+    cached.unlink(missing_ok=True)
+    first = LocalEmbedder().embed_matrix(texts)  # optimises the graph and keeps the result
+    assert optimized_model(lean, onnxruntime.__version__) == (cached, True)
+    stamp = cached.stat().st_mtime_ns
+    again = LocalEmbedder().embed_matrix(texts)  # made from the kept file
+    assert cached.stat().st_mtime_ns == stamp
+    assert np.array_equal(first, again)
+    with cached.open("r+b") as handle:  # damaged: its digest no longer matches
+        handle.seek(1000)
+        byte = handle.read(1)
+        handle.seek(1000)
+        handle.write(bytes([byte[0] ^ 0xFF]))
+    assert optimized_model(lean, onnxruntime.__version__) == (cached, False)
+    assert np.array_equal(LocalEmbedder().embed_matrix(texts), first)
+    assert optimized_model(lean, onnxruntime.__version__) == (cached, True)  # made again

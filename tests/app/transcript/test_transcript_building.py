@@ -1,0 +1,234 @@
+"""An opened conversation is built from its newest message upwards, a slice of widgets per
+turn of the event loop: the window answers while a long one is still being built, the end
+result is the whole conversation in order, another conversation cancels the build, and a
+message that arrives meanwhile goes last."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from PySide6.QtWidgets import QApplication, QWidget
+from pytestqt.qtbot import QtBot
+
+from app.mainwindow.main_window import MainWindow
+from app.transcript.message_widget import MessageWidget
+from app.transcript.notice import Notice
+from app.transcript.summary_divider import SummaryDivider
+from app.transcript.transcript_view import TranscriptView
+from tests.app.conftest import WindowFactory, settle
+from tests.fakes.openai_server import OpenAIServer
+from timothy.chat.transcript import TranscriptMessage
+from timothy.store import Memory, Store
+from timothy.store.records import utc_now
+
+CODE = "```python\n" + "".join(f"value_{n} = compute({n})  # step {n}\n" for n in range(30))
+REPLY = "A reply with **Markdown**, a list:\n\n- one\n- two\n\n" + CODE + "```\n\nAnd prose after."
+
+
+def conversation(count: int, *, prefix: str = "m") -> list[TranscriptMessage]:
+    start = utc_now() - timedelta(days=1)
+    return [
+        TranscriptMessage(
+            id=f"{prefix}{number}",
+            role="user" if number % 2 == 0 else "assistant",
+            content=f"Question {number}?" if number % 2 == 0 else f"Reply {number}. {REPLY}",
+            created_at=start + timedelta(minutes=number),
+        )
+        for number in range(count)
+    ]
+
+
+def column(view: TranscriptView) -> list[QWidget]:
+    """The transcript's widgets from top to bottom, as laid out."""
+    layout = view.column_layout
+    found = []
+    for position in range(layout.count()):
+        item = layout.itemAt(position)
+        widget = item.widget() if item is not None else None
+        if widget is not None:
+            found.append(widget)
+    return found
+
+
+def shown_ids(view: TranscriptView) -> list[str | None]:
+    return [w.message_id for w in column(view) if isinstance(w, MessageWidget | SummaryDivider)]
+
+
+def make_view(qtbot: QtBot) -> TranscriptView:
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.show()
+    return view
+
+
+def test_a_long_conversation_is_built_newest_first_a_slice_at_a_time(qtbot: QtBot) -> None:
+    view = make_view(qtbot)
+    messages = conversation(80)
+    view.show_messages(messages)
+    # The newest messages are there at once; not the whole conversation in one go.
+    assert view.building
+    assert 0 < len(view.messages) < len(messages)
+    assert view.messages[-1].message_id == "m79"
+    assert not view.is_empty()
+    first_slice = len(view.messages)
+    with qtbot.waitSignal(view.built, timeout=30_000):
+        pass
+    assert not view.building
+    assert len(view.messages) > first_slice
+    assert shown_ids(view) == [m.id for m in messages]
+    assert [w.content for w in view.messages] == [m.content for m in messages]
+    # Only the newest reply offers "Regenerate".
+    regenerable = [w for w in view.messages if w.role == "assistant" and w.regenerate_button]
+    assert [w.message_id for w in regenerable if not w.regenerate_button.isHidden()] == ["m79"]
+
+
+def test_the_built_transcript_keeps_dividers_and_notices_in_place(
+    qtbot: QtBot, store: Store
+) -> None:
+    memory: Memory = store.memories.add("The owner takes the night train to Porto")
+    messages = conversation(60)
+    summary = TranscriptMessage(
+        id="summary", role="summary", content="Earlier turns", created_at=utc_now(), compacted=10
+    )
+    with_memory = messages[21]
+    messages[21] = TranscriptMessage(
+        id=with_memory.id,
+        role=with_memory.role,
+        content=with_memory.content,
+        created_at=with_memory.created_at,
+        remembered=(memory,),
+    )
+    messages.insert(10, summary)
+    view = make_view(qtbot)
+    view.show_messages(messages)
+    with qtbot.waitSignal(view.built, timeout=30_000):
+        pass
+    assert shown_ids(view) == [m.id for m in messages]
+    widgets = column(view)
+    reply = next(w for w in widgets if isinstance(w, MessageWidget) and w.message_id == "m21")
+    notice = view.notices[memory.id]
+    holder = widgets[widgets.index(reply) + 1]
+    assert isinstance(notice, Notice) and holder.isAncestorOf(notice), "the notice under its reply"
+    assert view.dividers == [w for w in widgets if isinstance(w, SummaryDivider)]
+
+
+def test_the_view_stays_at_the_end_while_older_messages_arrive_above(qtbot: QtBot) -> None:
+    view = make_view(qtbot)
+    view.show_messages(conversation(60))
+    bar = view.verticalScrollBar()
+    seen_at_end = []
+    view.verticalScrollBar().rangeChanged.connect(
+        lambda _low, high: seen_at_end.append(bar.value() == high)
+    )
+    with qtbot.waitSignal(view.built, timeout=30_000):
+        pass
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum(), timeout=5000)
+    assert seen_at_end and all(seen_at_end)
+    assert view.jump_button.isHidden()
+
+
+def test_what_the_owner_reads_stays_put_while_older_messages_arrive(qtbot: QtBot) -> None:
+    view = make_view(qtbot)
+    view.show_messages(conversation(60))
+    bar = view.verticalScrollBar()
+    qtbot.waitUntil(lambda: len(view.messages) >= 12 and view.building, timeout=10_000)
+    QApplication.processEvents()
+    # The owner scrolls up to a message built early on.
+    reading = view.messages[-6]
+    view.show_widget(reading)
+    for _ in range(3):
+        QApplication.processEvents()
+    viewport_top = reading.mapTo(view.viewport(), reading.rect().topLeft()).y()
+    with qtbot.waitSignal(view.built, timeout=30_000):
+        pass
+    qtbot.waitUntil(lambda: not view.column_layout.geometry().isEmpty(), timeout=2000)
+    QApplication.processEvents()
+    assert bar.value() < bar.maximum()
+    assert reading.mapTo(view.viewport(), reading.rect().topLeft()).y() == viewport_top
+
+
+def test_a_message_added_during_the_build_lands_last(qtbot: QtBot) -> None:
+    view = make_view(qtbot)
+    messages = conversation(60)
+    view.show_messages(messages)
+    assert view.building
+    view.add_user_message("A new question while the old ones load")
+    view.begin_reply()
+    view.append_text("The answer.")
+    view.end_reply()
+    with qtbot.waitSignal(view.built, timeout=30_000):
+        pass
+    contents = [w.content for w in view.messages]
+    assert contents[: len(messages)] == [m.content for m in messages]
+    assert contents[len(messages) :] == ["A new question while the old ones load", "The answer."]
+    assert column(view)[-1] is view.messages[-1]
+
+
+def test_clearing_cancels_an_unfinished_build(qtbot: QtBot) -> None:
+    view = make_view(qtbot)
+    view.show_messages(conversation(60, prefix="old"))
+    assert view.building
+    view.show_messages(conversation(6, prefix="new"))
+    with qtbot.waitSignal(view.built, timeout=30_000):
+        pass
+    # A few more event-loop turns: a build left running would add its messages now.
+    for _ in range(5):
+        QApplication.processEvents()
+    assert shown_ids(view) == [f"new{n}" for n in range(6)]
+    view.show_messages(conversation(60, prefix="gone"))
+    view.clear()
+    for _ in range(5):
+        QApplication.processEvents()
+    assert view.messages == [] and column(view) == [] and not view.building
+
+
+def add_long_conversation(store: Store, title: str, count: int) -> str:
+    session = store.sessions.create(title=title)
+    for number in range(count):
+        role = "user" if number % 2 == 0 else "assistant"
+        text = f"{title} question {number}?" if role == "user" else f"{title} reply. {REPLY}"
+        store.sessions.add_message(session.id, role, text)
+    return session.id
+
+
+def test_the_window_takes_typing_while_a_long_conversation_is_built(
+    qtbot: QtBot, make_window: WindowFactory, store: Store, openai_server: OpenAIServer
+) -> None:
+    long_id = add_long_conversation(store, "Long", 80)
+    window: MainWindow = make_window(server=openai_server)
+    settle(qtbot, window.workers)
+    window.open_conversation(long_id)
+    transcript = window.chat.transcript
+    qtbot.waitUntil(lambda: transcript.building, timeout=10_000)
+    composer = window.chat.composer
+    composer.input.setFocus()
+    qtbot.keyClicks(composer.input, "typed while loading")
+    assert composer.input.toPlainText() == "typed while loading"
+    assert transcript.building, "the keys were taken before the conversation was whole"
+    assert [c.id for c in window.sidebar.model.conversations()] == [long_id]
+    with qtbot.waitSignal(transcript.built, timeout=30_000):
+        pass
+    stored = [m.content for m in store.sessions.messages(long_id)]
+    assert [w.content for w in transcript.messages] == stored
+
+
+def test_switching_conversation_mid_build_shows_only_the_new_one(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    long_id = add_long_conversation(store, "Long", 80)
+    short_id = add_long_conversation(store, "Short", 4)
+    window = make_window()
+    settle(qtbot, window.workers)
+    window.open_conversation(long_id)
+    transcript = window.chat.transcript
+    qtbot.waitUntil(lambda: transcript.building, timeout=10_000)
+    window.open_conversation(short_id)
+    settle(qtbot, window.workers)
+    for _ in range(5):
+        QApplication.processEvents()
+    assert window.chat.conversation_id == short_id
+    assert [w.content for w in transcript.messages] == [
+        m.content for m in store.sessions.messages(short_id)
+    ]
+    assert all("Long" not in w.content for w in transcript.messages)
