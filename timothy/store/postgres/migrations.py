@@ -251,7 +251,44 @@ def m004_vector_changes(conn: psycopg.Connection[Any]) -> None:
         )
 
 
+# 5: which memories' words or status changed in which transaction, so the text leg's
+# in-process index (postgres/text_copy.py) catches up with writes from any machine by reading
+# only the memories that changed. One row per memory (kept after a deletion: the reader then
+# finds the memory gone), stamped with the writing transaction's id. No counter and no lock:
+# a reader that saw everything visible in a snapshot next reads the rows of every
+# transaction from that snapshot's xmin on (a transaction it did not see had not committed,
+# so its id is at least that xmin). A recall's stamp (last_retrieved_at) is no change here.
+_MEMORY_CHANGES = """
+CREATE TABLE memory_changes (
+    memory_seq bigint PRIMARY KEY,
+    xid xid8 NOT NULL
+);
+CREATE INDEX memory_changes_by_xid ON memory_changes (xid);
+CREATE FUNCTION timothy_memory_text_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    changed bigint;
+BEGIN
+    IF TG_OP = 'DELETE' THEN changed := OLD.seq; ELSE changed := NEW.seq; END IF;
+    INSERT INTO memory_changes (memory_seq, xid) VALUES (changed, pg_current_xact_id())
+    ON CONFLICT (memory_seq) DO UPDATE SET xid = excluded.xid;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER memories_text_insert_delete AFTER INSERT OR DELETE ON memories
+    FOR EACH ROW EXECUTE FUNCTION timothy_memory_text_changed();
+CREATE TRIGGER memories_text_update AFTER UPDATE ON memories
+    FOR EACH ROW WHEN (
+        (OLD.status, OLD.content, OLD.day) IS DISTINCT FROM (NEW.status, NEW.content, NEW.day))
+    EXECUTE FUNCTION timothy_memory_text_changed();
+"""
+
 # Never edit a migration that has shipped: add a new one at the end.
-MIGRATIONS: list[PgMigration] = [m001_initial, _ANNOUNCE, _BRANCHES, m004_vector_changes]
+MIGRATIONS: list[PgMigration] = [
+    m001_initial,
+    _ANNOUNCE,
+    _BRANCHES,
+    m004_vector_changes,
+    _MEMORY_CHANGES,
+]
 
 SCHEMA_VERSION = len(MIGRATIONS)

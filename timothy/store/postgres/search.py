@@ -26,6 +26,7 @@ import psycopg.errors
 
 from timothy.store.postgres.database import PgDatabase
 from timothy.store.postgres.rows import Conn
+from timothy.store.postgres.text_copy import ANALYSE_SQL, HEAD_SQL, PgTextCopy, reading_of
 from timothy.store.postgres.vector_copy import PgVectorCopy
 from timothy.store.postgres.vectors import PgVectorStore
 from timothy.store.search import MAX_NAME_WORDS, TextHits, index_terms
@@ -132,6 +133,7 @@ class PgSearch:
         self.float_rows_from_server = float_rows_from_server
         self._copies: dict[int, PgVectorCopy] = {}
         self._copies_lock = threading.Lock()
+        self._text_copy = PgTextCopy()
 
     @contextlib.contextmanager
     def _bounded(self, deadline: float | None) -> Iterator[Conn]:
@@ -198,6 +200,7 @@ class PgSearch:
 
     def prepare(self) -> None:
         """Load the active model's vectors into this process."""
+        self.text_copy()
         model = self.vector_model()
         if model is not None:
             with self.db.read() as conn:
@@ -205,50 +208,104 @@ class PgSearch:
 
     # -- text ---------------------------------------------------------------------------
 
+    def text_copy(self) -> PgTextCopy:
+        """The in-process index of the memories' lexemes (text_copy.py), loaded at first use."""
+        with self._copies_lock:
+            copy = self._text_copy
+        if not copy.loaded:
+            with self.db.read() as conn:
+                copy.refresh(conn)
+        return copy
+
     def text(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
         if limit <= 0 or not query_terms(query):
             return []
-        with self._bounded(deadline) as conn:
-            return [memory_id for _, memory_id in self._text_seqs(conn, query, limit)]
+        return [memory_id for _, memory_id, _ in self._text_found(query, limit, [], deadline)[0]]
+
+    def _text_found(
+        self, query: str, limit: int, terms: list[str], deadline: float | None
+    ) -> tuple[list[tuple[int, str, str]], list[int], int]:
+        """The text leg's top `limit` as (seq, id, what it says with its day), with how many
+        memories hold each of `terms` and the store's size: the answer of `_TEXT_SQL`, from
+        the in-process index (text_copy.py) in two round trips."""
+        copy = self.text_copy()  # not bounded by the deadline: a cut-short load starts over
+        with self._bounded_pipeline(deadline) as conn:
+            catch_up = copy.catch_up_sql()
+            assert catch_up is not None
+            changes = conn.execute(*catch_up)
+            analysed = conn.execute(ANALYSE_SQL, {"text": query, "terms": terms})
+            copy.apply(changes.fetchall())
+            reading = reading_of(analysed.fetchall(), len(terms))
+            if not reading.simple:  # a phrase: the server ranks it
+                return self._text_by_server(conn, query, limit, terms)
+            head = copy.head(reading, limit)
+            if not head.seqs:
+                return [], head.documents, head.total
+            rows = conn.execute(
+                HEAD_SQL,
+                {"text": query, "seqs": head.seqs, "rarities": head.rarities, "limit": limit},
+            ).fetchall()
+        found = [(int(seq), str(mid), f"{content} {day}") for seq, mid, content, day in rows]
+        return found, head.documents, head.total
 
     @staticmethod
-    def _text_seqs(conn: Conn, query: str, limit: int) -> list[tuple[int, str]]:
-        return [
-            (int(seq), str(memory_id))
-            for seq, memory_id in conn.execute(_TEXT_SQL, {"text": query, "limit": limit})
+    def _text_by_server(
+        conn: Conn, query: str, limit: int, terms: list[str]
+    ) -> tuple[list[tuple[int, str, str]], list[int], int]:
+        """`_TEXT_SQL` itself, with each term's memories and the store's size."""
+        rows = conn.execute(_TEXT_SQL, {"text": query, "limit": limit}).fetchall()
+        documents = [
+            int(count)
+            for _, count in conn.execute(
+                "SELECT i, (SELECT count(*) FROM memories "
+                "WHERE tsv @@ plainto_tsquery('english', t)) "
+                "FROM unnest(%s::text[]) WITH ORDINALITY AS u (t, i) ORDER BY i",
+                (terms,),
+            ).fetchall()
         ]
+        total_row = conn.execute("SELECT count(*) FROM memories").fetchone()
+        total = 0 if total_row is None else int(total_row[0])
+        seqs = [int(seq) for seq, _ in rows]
+        texts = {
+            int(seq): f"{content} {day}"
+            for seq, content, day in conn.execute(
+                "SELECT seq, content, day FROM memories WHERE seq = ANY(%s)", (seqs,)
+            ).fetchall()
+        }
+        return [(int(s), str(m), texts.get(int(s), "")) for s, m in rows], documents, total
+
+    @contextlib.contextmanager
+    def _bounded_pipeline(self, deadline: float | None) -> Iterator[Conn]:
+        """As `_bounded`, in pipeline mode: the deadline and the first statements go to the
+        server in one round trip."""
+        with self.db.read() as conn:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError("no time was left")
+            try:
+                with conn.pipeline(), conn.transaction():
+                    if left is not None:
+                        conn.execute(
+                            "SELECT set_config('statement_timeout', %s, true)",
+                            (f"{max(1, int(left * 1000))}ms",),
+                        )
+                    yield conn
+            except psycopg.errors.QueryCanceled:
+                raise TimeoutError("stopped at the deadline") from None
 
     def text_hits(self, query: str, limit: int, *, deadline: float | None = None) -> TextHits:
         if limit <= 0 or not query_terms(query):
             return TextHits([], {}, {}, 0)
-        with self._bounded(deadline) as conn:
-            found = self._text_seqs(conn, query, limit)
-            if not found:
-                return TextHits([], {}, {}, 0)
-            terms = [term for term in query_terms(query) if index_terms(term)]
-            documents = {
-                str(term): int(count)
-                for term, count in conn.execute(
-                    "SELECT t, (SELECT count(*) FROM memories "
-                    "WHERE tsv @@ plainto_tsquery('english', t)) "
-                    "FROM unnest(%s::text[]) AS t",
-                    (terms,),
-                )
-            }
-            total_row = conn.execute("SELECT count(*) FROM memories").fetchone()
-            total = 0 if total_row is None else int(total_row[0])
-            texts = {
-                int(seq): f"{content} {day}"
-                for seq, content, day in conn.execute(
-                    "SELECT seq, content, day FROM memories WHERE seq = ANY(%s)",
-                    ([seq for seq, _ in found],),
-                )
-            }
+        terms = [term for term in query_terms(query) if index_terms(term)]
+        found, counts, total = self._text_found(query, limit, terms, deadline)
+        if not found:
+            return TextHits([], {}, {}, 0)
+        documents = dict(zip(terms, counts, strict=True))
         matched: dict[str, tuple[str, ...]] = {}
-        for seq, memory_id in found:
-            present = index_terms(texts.get(seq, ""))
+        for _, memory_id, text in found:
+            present = index_terms(text)
             matched[memory_id] = tuple(term for term in terms if index_terms(term) <= present)
-        return TextHits([memory_id for _, memory_id in found], matched, documents, total)
+        return TextHits([memory_id for _, memory_id, _ in found], matched, documents, total)
 
     # -- entity -------------------------------------------------------------------------
 
