@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import linecache
 import logging
 import os
 import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
+from timothy import heap
 from timothy.cli import main as cli_main
 from timothy.health import Check, xcb_library_problem, xcb_wanted
 from timothy.providers.sdk import settle_pydantic
@@ -19,11 +23,52 @@ log = logging.getLogger(__name__)
 
 def before_qt() -> threading.Thread:
     """What the window's start does before Qt is imported; returns the encoding's warm-up."""
+    heap.limit_arenas()  # before any thread starts: see timothy/heap.py
     settle_pydantic()
     # The token encoding loads on a thread while Qt and the window's modules are imported.
     warming = threading.Thread(target=encoding, name="timothy-warm-up", daemon=True)
     warming.start()
+    keep_no_module_sources()
     return warming
+
+
+def keep_no_module_sources() -> None:
+    """Stop PySide's import hook from keeping the source of every module imported after it.
+
+    For its opt-in `__feature__` switches, PySide asks of each newly imported module whether
+    its source names PySide6, through `inspect.getsource`, which leaves the file's lines in
+    `linecache` for the life of the process: about 250 whole files (the standard library's,
+    pydantic's, the app's), 8 MB, in an idle window. The question is still asked and
+    answered the same; the lines it read are dropped from the cache again (a traceback reads
+    them back when it needs them). Imports PySide6's package (not Qt's libraries); a PySide
+    without that hook is left as it is.
+    """
+    before = len(linecache.cache)
+    import PySide6  # noqa: F401 (installs the import hook, which reads its own modules)
+
+    _drop_sources_after(before)
+    feature = sys.modules.get("PySide6.support.feature")
+    asks = getattr(feature, "_mod_uses_pyside", None)
+    if feature is None or asks is None or getattr(asks, "keeps_no_sources", False):
+        return
+
+    def uses_pyside(module: ModuleType) -> bool:
+        cached = len(linecache.cache)
+        try:
+            return bool(asks(module))
+        finally:
+            _drop_sources_after(cached)
+
+    uses_pyside.keeps_no_sources = True  # type: ignore[attr-defined]
+    setattr(feature, "_mod_uses_pyside", uses_pyside)  # noqa: B010 (a module's private name)
+
+
+def _drop_sources_after(count: int) -> None:
+    """Drop the files cached after the first `count`: they are last in the cache (a dict
+    keeps its order of insertion)."""
+    with contextlib.suppress(KeyError):  # another thread emptied it meanwhile
+        while len(linecache.cache) > count:
+            linecache.cache.popitem()
 
 
 def launch_app(data_dir: Path | None) -> int:
