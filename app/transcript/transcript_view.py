@@ -227,15 +227,20 @@ class TranscriptView(QScrollArea):
             self.built.emit()
 
     def _widget_at_view_top(self) -> QWidget | None:
-        """The transcript's widget at the top edge of the view (the first one below it)."""
+        """The first of the transcript's widgets that starts inside the view (or, when
+        none does, the one the view is inside): what the owner reads."""
         top = self.verticalScrollBar().value() - self.column.y()
         layout = self.column_layout
+        inside: QWidget | None = None
         for position in range(layout.count()):
             item = layout.itemAt(position)
             widget = item.widget() if item is not None else None
-            if widget is not None and widget.geometry().bottom() >= top:
+            if widget is None:
+                continue
+            if widget.y() >= top:
                 return widget
-        return None
+            inside = widget
+        return inside
 
     def _build_above(self, message: TranscriptMessage) -> None:
         """The widgets of one message (and its notices), above everything built so far."""

@@ -130,20 +130,27 @@ def test_the_view_stays_at_the_end_while_older_messages_arrive_above(qtbot: QtBo
 
 def test_what_the_owner_reads_stays_put_while_older_messages_arrive(qtbot: QtBot) -> None:
     view = make_view(qtbot)
-    view.show_messages(conversation(60))
+    view.show_messages(conversation(120))
     bar = view.verticalScrollBar()
-    qtbot.waitUntil(lambda: len(view.messages) >= 12 and view.building, timeout=10_000)
-    QApplication.processEvents()
-    # The owner scrolls up to a message built early on.
+    qtbot.waitUntil(lambda: len(view.messages) >= 12, timeout=10_000)
     reading = view.messages[-6]
-    view.show_widget(reading)
+
+    def reading_it() -> bool:
+        """The owner has scrolled up to a message built early on (once it is laid out)."""
+        view.show_widget(reading)
+        QApplication.processEvents()
+        top = reading.mapTo(view.viewport(), reading.rect().topLeft()).y()
+        return bar.value() < bar.maximum() - 100 and 0 <= top < view.viewport().height()
+
+    qtbot.waitUntil(reading_it, timeout=10_000)
     for _ in range(3):
         QApplication.processEvents()
     viewport_top = reading.mapTo(view.viewport(), reading.rect().topLeft()).y()
+    assert view.building, "older messages are still to come above"
     with qtbot.waitSignal(view.built, timeout=30_000):
         pass
-    qtbot.waitUntil(lambda: not view.column_layout.geometry().isEmpty(), timeout=2000)
-    QApplication.processEvents()
+    for _ in range(3):
+        QApplication.processEvents()
     assert bar.value() < bar.maximum()
     assert reading.mapTo(view.viewport(), reading.rect().topLeft()).y() == viewport_top
 
