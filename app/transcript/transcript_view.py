@@ -216,7 +216,10 @@ class TranscriptView(QScrollArea):
             top.installEventFilter(self)
         while self._unbuilt:
             self._build_above(self._unbuilt.pop())
-            if (time.perf_counter() - started) * 1000 >= BUILD_SLICE_MS:
+            # The first slice reaches the newest reply at least (its recall is the one the
+            # memory pane shows, named by the reply's time).
+            wanting_reply = first and self.last_assistant() is None
+            if (time.perf_counter() - started) * 1000 >= BUILD_SLICE_MS and not wanting_reply:
                 break
         if first:
             self._refresh_regenerable()

@@ -239,3 +239,25 @@ def test_switching_conversation_mid_build_shows_only_the_new_one(
         m.content for m in store.sessions.messages(short_id)
     ]
     assert all("Long" not in w.content for w in transcript.messages)
+
+
+def test_the_first_slice_reaches_the_newest_reply(qtbot: QtBot) -> None:
+    """Its recall is what the memory pane shows, named by the reply's time."""
+    messages = conversation(20)
+    start = messages[-1].created_at
+    messages += [
+        TranscriptMessage(
+            id=f"late{number}",
+            role="user",
+            content=f"Unanswered question {number}, long enough to wrap in its bubble. " * 4,
+            created_at=start + timedelta(minutes=number + 1),
+        )
+        for number in range(60)
+    ]
+    view = make_view(qtbot)
+    view.show_messages(messages)
+    newest_reply = view.last_assistant()
+    assert newest_reply is not None and newest_reply.message_id == "m19"
+    with qtbot.waitSignal(view.built, timeout=30_000):
+        pass
+    assert shown_ids(view) == [m.id for m in messages]
