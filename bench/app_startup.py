@@ -15,7 +15,8 @@ OpenAI server on 127.0.0.1. Per run and as medians it prints:
 - the longest the GUI thread went without running a 10 ms timer, from shown to loaded, and
   during one turn (a long Markdown reply with a code block, streamed, with recall); in
   brackets, that gap less the time the thread sat ready but waiting for a CPU (Linux), which
-  on a shared machine is the scheduler's, not the app's;
+  on a shared machine is the scheduler's, not the app's; and the GUI thread's own CPU time
+  in the longest gap (what is neither is waiting for the GIL another thread holds);
 - resident memory once idle after loading, and after paging Browse through every memory.
 `--against DIR` runs another checkout's code (e.g. a worktree of main) in turn with this
 one, run by run, so both see the same load. The machine's load average is printed. Python's
@@ -120,34 +121,40 @@ def run_queue_wait() -> float:
 
 class StallMeter:
     """The longest the GUI thread went without running a 10 ms timer: how frozen it felt.
-    Also that gap less the time the thread waited for a CPU meanwhile (the app's own part)."""
+    Also that gap less the time the thread waited for a CPU meanwhile (the app's own part),
+    and the CPU time the GUI thread itself spent in it: the rest of a long gap is waiting,
+    for a CPU or for the GIL another thread held (a C extension's long call)."""
 
     def __init__(self) -> None:
         from PySide6.QtCore import QTimer
 
-        self.gaps: list[tuple[float, float]] = []
-        self.last = (time.perf_counter(), run_queue_wait())
+        self.gaps: list[tuple[float, float, float]] = []
+        self.last = (time.perf_counter(), run_queue_wait(), time.thread_time())
         self.timer = QTimer()
         self.timer.setInterval(10)
         self.timer.timeout.connect(self._tick)
 
     def _tick(self) -> None:
-        now = (time.perf_counter(), run_queue_wait())
+        now = (time.perf_counter(), run_queue_wait(), time.thread_time())
         gap = now[0] - self.last[0]
-        self.gaps.append((gap, max(gap - (now[1] - self.last[1]), 0.0)))
+        own = max(gap - (now[1] - self.last[1]), 0.0)
+        self.gaps.append((gap, own, now[2] - self.last[2]))
         self.last = now
 
     def start(self) -> None:
         self.gaps.clear()
-        self.last = (time.perf_counter(), run_queue_wait())
+        self.last = (time.perf_counter(), run_queue_wait(), time.thread_time())
         self.timer.start()
 
-    def longest_ms(self) -> tuple[float, float]:
-        """(the longest gap, the longest gap less its wait for a CPU), in ms."""
+    def longest_ms(self) -> tuple[float, float, float]:
+        """(the longest gap, the longest gap less its wait for a CPU, the GUI thread's CPU
+        time in the longest gap), in ms."""
         self.timer.stop()
+        longest = max(self.gaps, default=(0.0, 0.0, 0.0))
         return (
-            max((g for g, _ in self.gaps), default=0.0) * 1000,
-            max((own for _, own in self.gaps), default=0.0) * 1000,
+            longest[0] * 1000,
+            max((own for _, own, _ in self.gaps), default=0.0) * 1000,
+            longest[2] * 1000,
         )
 
 
@@ -229,7 +236,11 @@ def measure(data: Path, code: Path) -> dict[str, float]:
         "usable_s": usable_at if usable_at is not None else loaded_at,
         "loaded_s": loaded_at,
     }
-    figures["stall_start_ms"], figures["stall_start_own_ms"] = meter.longest_ms()
+    (
+        figures["stall_start_ms"],
+        figures["stall_start_own_ms"],
+        figures["stall_start_cpu_ms"],
+    ) = meter.longest_ms()
     # Idle for a second (a settled window), then its resident memory.
     settle = time.monotonic() + 1.0
     while time.monotonic() < settle:
@@ -247,7 +258,11 @@ def measure(data: Path, code: Path) -> dict[str, float]:
     while time.monotonic() < deadline and not finished[0]:
         app.processEvents()
     figures["turn_s"] = time.perf_counter() - began
-    figures["stall_turn_ms"], figures["stall_turn_own_ms"] = meter.longest_ms()
+    (
+        figures["stall_turn_ms"],
+        figures["stall_turn_own_ms"],
+        figures["stall_turn_cpu_ms"],
+    ) = meter.longest_ms()
 
     # Scrolling Browse to the end pages in every memory: the worst case for memory use.
     scroll_start = time.perf_counter()
@@ -292,8 +307,10 @@ COLUMNS = (
     ("loaded_s", "all loaded", "s"),
     ("stall_start_ms", "longest GUI stall, shown to loaded", "ms"),
     ("stall_start_own_ms", "  the same less waiting for a CPU", "ms"),
+    ("stall_start_cpu_ms", "  the GUI thread's own CPU in the longest", "ms"),
     ("stall_turn_ms", "longest GUI stall during a turn", "ms"),
     ("stall_turn_own_ms", "  the same less waiting for a CPU", "ms"),
+    ("stall_turn_cpu_ms", "  the GUI thread's own CPU in the longest", "ms"),
     ("rss_idle_mb", "RSS idle after loading", "MB"),
     ("rss_after_browse_all_mb", "RSS after browsing all", "MB"),
 )
@@ -354,8 +371,10 @@ def run_all(args: argparse.Namespace, folder: Path) -> None:
                 f"run {run} {name}: imports {figures['imports_s']:.2f} s, shown "
                 f"{figures['shown_s']:.2f} s, usable {figures['usable_s']:.2f} s, loaded "
                 f"{figures['loaded_s']:.2f} s, stalls {figures['stall_start_ms']:.0f} "
-                f"({figures['stall_start_own_ms']:.0f}) ms at start / "
-                f"{figures['stall_turn_ms']:.0f} ({figures['stall_turn_own_ms']:.0f}) ms in a turn "
+                f"({figures['stall_start_own_ms']:.0f}, "
+                f"CPU {figures['stall_start_cpu_ms']:.0f}) ms at start / "
+                f"{figures['stall_turn_ms']:.0f} ({figures['stall_turn_own_ms']:.0f}, "
+                f"CPU {figures['stall_turn_cpu_ms']:.0f}) ms in a turn "
                 f"({figures['turn_s']:.2f} s), RSS idle {figures['rss_idle_mb']:.0f} MB, "
                 f"after browsing {figures['rows_listed']:,.0f} rows "
                 f"{figures['rss_after_browse_all_mb']:.0f} MB (load {load_average()})"

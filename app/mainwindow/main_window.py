@@ -122,6 +122,10 @@ class MainWindow(QMainWindow):
         self.file_dialog: QFileDialog | None = None  # export's or import's, while it is open
         self._conversation_search = ""
         self._closing = False
+        # At start the chat engine is built once the conversation list is shown (see
+        # `apply_settings`): these are the settings it waits with, until then.
+        self._listed = False
+        self._waiting_settings: Settings | None = None
         self.restoring = False  # a backup is being put in place: no turn, no memory change
         self._restoring_from: Backup | None = None
         self._last_forget: ForgetReport | None = None  # what the last purge of backups is for
@@ -380,17 +384,23 @@ class MainWindow(QMainWindow):
         def work() -> list[ConversationSummary]:
             return list(conversations.list(search=search or None, limit=CONVERSATION_LIMIT))
 
+        def failed(failure: Failure) -> None:
+            self._listed_first()
+            self._failed(failure)
+
         self.workers.run(
             self,
             work,
             "loading your conversations",
             on_success=lambda found: self._conversations_loaded(found, open_id),
-            on_failure=self._failed,
+            on_failure=failed,
         )
 
     def _conversations_loaded(self, found: list[ConversationSummary], open_id: str | None) -> None:
         visible = found
         self.sidebar.set_conversations(visible, self.now(), selected=self.chat.conversation_id)
+        # After the list's first paint is queued: the engine's build takes the GIL a while.
+        QTimer.singleShot(0, self, self._listed_first)
         if open_id:
             match = next((c for c in visible if c.id == open_id), None)
             if match is not None:
@@ -1001,11 +1011,33 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.status.show_settings(settings)
         self.chat.set_chat_ready(settings.chat_provider is not None and self.assistant is not None)
+        if self._listed:
+            self._build_for(settings)
+        else:
+            # At start the conversation list is read and shown first: building the engine
+            # imports the provider's SDK, a second of Python on a worker that held the GIL
+            # the list's query and the first paint were waiting for. A message sent before
+            # the engine is built waits for it.
+            self._waiting_settings = settings
+            if self.assistant is not None and self.store_conversations is not None:
+                self.store_conversations.expect_engine()
+        self._offer_restart_for_store(settings)
+        self.settings_applied.emit(settings)
+
+    def _build_for(self, settings: Settings) -> None:
+        """The chat engine and the model picker's list for `settings`, each on a worker."""
         if self.assistant is not None:
             self.assistant.configure(settings)
         self._offer_chat_models(settings)
-        self._offer_restart_for_store(settings)
-        self.settings_applied.emit(settings)
+
+    def _listed_first(self) -> None:
+        """The conversation list has been read once: the engine may be built now."""
+        if self._listed:
+            return
+        self._listed = True
+        waiting, self._waiting_settings = self._waiting_settings, None
+        if waiting is not None and waiting is self.settings:
+            self._build_for(waiting)
 
     def _offer_restart_for_store(self, settings: Settings) -> None:
         """Another store is only opened at the next start (the open one has conversations,

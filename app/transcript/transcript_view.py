@@ -216,7 +216,10 @@ class TranscriptView(QScrollArea):
             top.installEventFilter(self)
         while self._unbuilt:
             self._build_above(self._unbuilt.pop())
-            if (time.perf_counter() - started) * 1000 >= BUILD_SLICE_MS:
+            # The first slice reaches the newest reply at least (its recall is the one the
+            # memory pane shows, named by the reply's time).
+            wanting_reply = first and self.last_assistant() is None
+            if (time.perf_counter() - started) * 1000 >= BUILD_SLICE_MS and not wanting_reply:
                 break
         if first:
             self._refresh_regenerable()
@@ -227,15 +230,20 @@ class TranscriptView(QScrollArea):
             self.built.emit()
 
     def _widget_at_view_top(self) -> QWidget | None:
-        """The transcript's widget at the top edge of the view (the first one below it)."""
+        """The first of the transcript's widgets that starts inside the view (or, when
+        none does, the one the view is inside): what the owner reads."""
         top = self.verticalScrollBar().value() - self.column.y()
         layout = self.column_layout
+        inside: QWidget | None = None
         for position in range(layout.count()):
             item = layout.itemAt(position)
             widget = item.widget() if item is not None else None
-            if widget is not None and widget.geometry().bottom() >= top:
+            if widget is None:
+                continue
+            if widget.y() >= top:
                 return widget
-        return None
+            inside = widget
+        return inside
 
     def _build_above(self, message: TranscriptMessage) -> None:
         """The widgets of one message (and its notices), above everything built so far."""

@@ -97,3 +97,33 @@ def test_the_local_model_loads_after_the_engine_is_in_use(
     assert setup is not None and isinstance(setup.embedder, LocalEmbedder)
     assert setup.embedder.loaded
     settle(qtbot, window.workers, window.network)
+
+
+def test_the_chat_engine_is_built_once_the_conversation_list_is_shown(
+    qtbot: QtBot, store: Store, openai_server: OpenAIServer, windows: list[MainWindow]
+) -> None:
+    session = store.sessions.create(title="Yesterday's plans")
+    store.sessions.add_message(session.id, "user", "Shall we go to Porto?")
+    window = MainWindow(
+        store,
+        settings=chat_settings(openai_server),
+        window_state=WindowState(),
+        probe_local_servers=lambda: [],
+        consolidation_delay_ms=None,
+    )
+    qtbot.addWidget(window)
+    windows.append(window)
+    assistant = window.assistant
+    assert assistant is not None
+    # When the list is filled, nothing of the engine's build (nor the server's model list,
+    # which imports the same SDK) has been asked of the network workers yet.
+    busy_when_listed: list[bool] = []
+    window.sidebar.model.modelReset.connect(
+        lambda: busy_when_listed.append(window.network.busy or assistant.setup is not None)
+    )
+    window.show()
+    with qtbot.waitSignal(assistant.configured, timeout=SETTLE_TIMEOUT_MS):
+        pass
+    assert busy_when_listed[:1] == [False]
+    assert window.sidebar.model.conversations()[0].id == session.id
+    settle(qtbot, window.workers, window.network)

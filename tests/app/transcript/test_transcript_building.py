@@ -130,20 +130,27 @@ def test_the_view_stays_at_the_end_while_older_messages_arrive_above(qtbot: QtBo
 
 def test_what_the_owner_reads_stays_put_while_older_messages_arrive(qtbot: QtBot) -> None:
     view = make_view(qtbot)
-    view.show_messages(conversation(60))
+    view.show_messages(conversation(120))
     bar = view.verticalScrollBar()
-    qtbot.waitUntil(lambda: len(view.messages) >= 12 and view.building, timeout=10_000)
-    QApplication.processEvents()
-    # The owner scrolls up to a message built early on.
+    qtbot.waitUntil(lambda: len(view.messages) >= 12, timeout=10_000)
     reading = view.messages[-6]
-    view.show_widget(reading)
+
+    def reading_it() -> bool:
+        """The owner has scrolled up to a message built early on (once it is laid out)."""
+        view.show_widget(reading)
+        QApplication.processEvents()
+        top = reading.mapTo(view.viewport(), reading.rect().topLeft()).y()
+        return bar.value() < bar.maximum() - 100 and 0 <= top < view.viewport().height()
+
+    qtbot.waitUntil(reading_it, timeout=10_000)
     for _ in range(3):
         QApplication.processEvents()
     viewport_top = reading.mapTo(view.viewport(), reading.rect().topLeft()).y()
+    assert view.building, "older messages are still to come above"
     with qtbot.waitSignal(view.built, timeout=30_000):
         pass
-    qtbot.waitUntil(lambda: not view.column_layout.geometry().isEmpty(), timeout=2000)
-    QApplication.processEvents()
+    for _ in range(3):
+        QApplication.processEvents()
     assert bar.value() < bar.maximum()
     assert reading.mapTo(view.viewport(), reading.rect().topLeft()).y() == viewport_top
 
@@ -232,3 +239,25 @@ def test_switching_conversation_mid_build_shows_only_the_new_one(
         m.content for m in store.sessions.messages(short_id)
     ]
     assert all("Long" not in w.content for w in transcript.messages)
+
+
+def test_the_first_slice_reaches_the_newest_reply(qtbot: QtBot) -> None:
+    """Its recall is what the memory pane shows, named by the reply's time."""
+    messages = conversation(20)
+    start = messages[-1].created_at
+    messages += [
+        TranscriptMessage(
+            id=f"late{number}",
+            role="user",
+            content=f"Unanswered question {number}, long enough to wrap in its bubble. " * 4,
+            created_at=start + timedelta(minutes=number + 1),
+        )
+        for number in range(60)
+    ]
+    view = make_view(qtbot)
+    view.show_messages(messages)
+    newest_reply = view.last_assistant()
+    assert newest_reply is not None and newest_reply.message_id == "m19"
+    with qtbot.waitSignal(view.built, timeout=30_000):
+        pass
+    assert shown_ids(view) == [m.id for m in messages]
