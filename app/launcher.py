@@ -47,7 +47,9 @@ def keep_no_module_sources() -> None:
     import PySide6  # noqa: F401 (installs the import hook, which reads its own modules)
 
     _drop_sources_after(before)
-    feature = sys.modules.get("PySide6.support.feature")
+    feature = sys.modules.get("PySide6.support.feature") or sys.modules.get(
+        "shibokensupport.feature"
+    )
     asks = getattr(feature, "_mod_uses_pyside", None)
     if feature is None or asks is None or getattr(asks, "keeps_no_sources", False):
         return
