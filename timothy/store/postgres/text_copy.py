@@ -12,14 +12,14 @@ numpy row numbers) and whether it is active: loaded once, then kept current thro
 so a write from this or any other machine is read at the next search, and only the memories
 that changed are read. A search then:
 
-1. asks the server how it reads the question (its lexemes, each as `to_tsquery` reads it;
-   no table is read) while catching up, in one round trip;
+1. reads what changed since its last look, and asks the server how it reads the question
+   (its lexemes, each as `to_tsquery` reads it; no table is read);
 2. counts each lexeme's memories and the store here, so computes the rarities as the server
    would (the same float operations in the same order), and each matching active memory's sum;
 3. sends the server only the memories whose sum reaches the limit-th best (the head: the top
    plus the whole group tied with the last), which orders them by sum, ts_rank and seq,
    re-checking that each is still active and matching, and returns the winners with their
-   text, in a second round trip.
+   text.
 
 The answer is today's SQL's, row for row (tests/store/test_text_copy.py). A question that
 `to_tsquery` reads as a phrase (a hyphenated word, an address) is answered by that SQL.
@@ -60,10 +60,11 @@ _QUOTED = re.compile(r"'((?:[^']|'')*)'")
 # weights are summed, as to_tsquery reads it quoted (what `tsv @@` matches). Then each term's
 # plainto_tsquery (TextHits.documents).
 ANALYSE_SQL = """
-SELECT 0 AS part, i, to_tsquery('english', '''' || replace(lexeme, '''', '''''') || '''')::text
+SELECT 0 AS part, i, to_tsquery('english', '''' || replace(lexeme, '''', '''''') || '''')::text,
+    lexeme
 FROM unnest(tsvector_to_array(to_tsvector('english', %(text)s))) WITH ORDINALITY AS l (lexeme, i)
 UNION ALL
-SELECT 1, i, plainto_tsquery('english', t)::text
+SELECT 1, i, plainto_tsquery('english', t)::text, t
 FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS t (t, i)
 ORDER BY 1, 2
 """
@@ -104,15 +105,18 @@ class Reading:
     lexemes: tuple[str | None, ...]
     terms: tuple[tuple[str, ...], ...]
     simple: bool
+    said: tuple[str, ...] = ()  # each weight's lexeme as to_tsvector gave it
 
 
-def reading_of(rows: Iterable[tuple[int, int, str]], terms: int) -> Reading:
+def reading_of(rows: Iterable[tuple[int, int, str, str]], terms: int) -> Reading:
     """The rows of ANALYSE_SQL as a Reading."""
     lexemes: list[str | None] = []
+    said: list[str] = []
     found: list[tuple[str, ...]] = [() for _ in range(terms)]
     simple = True
-    for part, index, query in rows:
+    for part, index, query, given in rows:
         if part == 0:
+            said.append(str(given))
             if not query:
                 lexemes.append(None)
                 continue
@@ -129,7 +133,7 @@ def reading_of(rows: Iterable[tuple[int, int, str]], terms: int) -> Reading:
                 simple = False
                 continue
             found[int(index) - 1] = tuple(_unquote(x) for x in _QUOTED.findall(query))
-    return Reading(tuple(lexemes), tuple(found), simple)
+    return Reading(tuple(lexemes), tuple(found), simple, tuple(said))
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +189,8 @@ class PgTextCopy:
 
     def catch_up_sql(self) -> tuple[str, tuple[str]] | None:
         """The statement that reads what changed (None before the first load), for a caller
-        that sends it with others in one round trip, then hands its rows to `apply`."""
+        that runs it on its own connection (inside its deadline), then hands its rows to
+        `apply`."""
         if self._xmin is None:
             return None
         return _CATCH_UP_SQL, (self._xmin,)
@@ -326,6 +331,20 @@ class PgTextCopy:
             base = self._word_rows[self._word_start[word] : self._word_start[word + 1]]
             base = base[self._live[base]]
         return base, self._overlay_words.get(word, set())
+
+    def weights(self, reading: Reading) -> list[float]:
+        """Each weight's rarity, as the text leg's SQL computes it (`_WEIGHTS`)."""
+        with self._lock:
+            total = float(self.size)
+            found: list[float] = []
+            for lexeme in reading.lexemes:
+                word = None if lexeme is None else self._vocabulary.get(lexeme)
+                n = 0.0
+                if word is not None:
+                    base, extra = self._rows_of(word)
+                    n = float(base.shape[0] + len(extra))
+                found.append(math.log(1 + (total - n + 0.5) / (n + 0.5)))
+            return found
 
     def head(self, reading: Reading, limit: int) -> Head:
         """The memories the server must order for the top `limit` (see the module's text)."""
