@@ -31,6 +31,7 @@ import logging
 import math
 import re
 import threading
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -38,10 +39,12 @@ import numpy as np
 import numpy.typing as npt
 
 from timothy.store.postgres.rows import Conn
+from timothy.store.vector_index import release_freed_memory
 
 log = logging.getLogger(__name__)
 
 Rows = npt.NDArray[np.int64]
+Ids = npt.NDArray[np.int32]  # lexeme ids, and row numbers in the postings
 
 # Rows read per batch when loading the whole table.
 _LOAD_BATCH = 4096
@@ -159,9 +162,9 @@ class PgTextCopy:
         self._live: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)  # not overridden
         self._live_count = 0
         self._row_start: Rows = np.zeros(1, dtype=np.int64)  # row -> its lexeme ids
-        self._row_words: Rows = np.zeros(0, dtype=np.int64)
+        self._row_words: Ids = np.zeros(0, dtype=np.int32)
         self._word_start: Rows = np.zeros(1, dtype=np.int64)  # lexeme id -> its rows
-        self._word_rows: Rows = np.zeros(0, dtype=np.int64)
+        self._word_rows: Ids = np.zeros(0, dtype=np.int32)
         # Memories changed since: seq -> (active, lexeme ids), or None once deleted.
         self._overlay: dict[int, tuple[bool, frozenset[int]] | None] = {}
         self._overlay_words: dict[int, set[int]] = {}  # lexeme id -> overlay seqs
@@ -205,7 +208,7 @@ class PgTextCopy:
         seqs: list[int] = []
         active: list[bool] = []
         starts: list[int] = [0]
-        words: list[int] = []
+        words = array("i")  # (no Python object per lexeme of the store)
         with conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             row = conn.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").fetchone()
@@ -230,15 +233,16 @@ class PgTextCopy:
             np.asarray(seqs, dtype=np.int64),
             np.asarray(active, dtype=np.bool_),
             np.asarray(starts, dtype=np.int64),
-            np.asarray(words, dtype=np.int64),
+            np.frombuffer(words, dtype=np.int32),
         )
         self._xmin = xmin
+        release_freed_memory()
         log.debug("loaded the lexemes of %d memories from the server", len(seqs))
 
-    def _build(self, seqs: Rows, active: npt.NDArray[np.bool_], starts: Rows, words: Rows) -> None:
+    def _build(self, seqs: Rows, active: npt.NDArray[np.bool_], starts: Rows, words: Ids) -> None:
         """New postings from rows in seq order; the overlay is emptied."""
         count = seqs.shape[0]
-        rows = np.repeat(np.arange(count, dtype=np.int64), np.diff(starts))
+        rows = np.repeat(np.arange(count, dtype=np.int32), np.diff(starts))
         order = np.argsort(words, kind="stable")  # within a lexeme, rows stay in order
         per_word = np.bincount(words, minlength=len(self._vocabulary))
         self._seqs = seqs
@@ -293,14 +297,9 @@ class PgTextCopy:
     def _compact(self) -> None:
         """The overlay folded into new postings."""
         kept = np.flatnonzero(self._live)
-        lengths = np.diff(self._row_start)[kept]
-        base_words = (
-            np.concatenate(
-                [self._row_words[self._row_start[r] : self._row_start[r + 1]] for r in kept]
-            )
-            if kept.shape[0]
-            else np.zeros(0, dtype=np.int64)
-        )
+        every_length = np.diff(self._row_start)
+        lengths = every_length[kept]
+        base_words = self._row_words[np.repeat(self._live, every_length)]
         items = sorted((seq, memory) for seq, memory in self._overlay.items() if memory is not None)
         seqs = np.concatenate((self._seqs[kept], np.asarray([s for s, _ in items], dtype=np.int64)))
         active = np.concatenate(
@@ -309,7 +308,7 @@ class PgTextCopy:
         extra = [sorted(m[1]) for _, m in items]
         lengths = np.concatenate((lengths, np.asarray([len(w) for w in extra], dtype=np.int64)))
         words = np.concatenate(
-            (base_words, np.asarray([w for ws in extra for w in ws], dtype=np.int64))
+            (base_words, np.asarray([w for ws in extra for w in ws], dtype=np.int32))
         )
         starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
         order = np.argsort(seqs, kind="stable")
@@ -323,10 +322,10 @@ class PgTextCopy:
 
     # -- searching ----------------------------------------------------------------------
 
-    def _rows_of(self, word: int) -> tuple[Rows, set[int]]:
+    def _rows_of(self, word: int) -> tuple[Ids, set[int]]:
         """The live base rows and the overlay seqs holding a lexeme (any status)."""
         if word >= self._word_start.shape[0] - 1:
-            base = np.zeros(0, dtype=np.int64)
+            base = np.zeros(0, dtype=np.int32)
         else:
             base = self._word_rows[self._word_start[word] : self._word_start[word + 1]]
             base = base[self._live[base]]
@@ -388,7 +387,7 @@ class PgTextCopy:
         """Memories (any status) holding every one of `lexemes`; none for no lexeme."""
         if not lexemes:
             return 0
-        base: Rows | None = None
+        base: Ids | None = None
         extra: set[int] | None = None
         for lexeme in lexemes:
             word = self._vocabulary.get(lexeme)
