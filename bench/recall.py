@@ -572,13 +572,15 @@ def measure_server(
         }
         runs: list[dict[str, tuple[float, float]]] = []
         for _ in range(rounds):
-            samples: dict[str, list[float]] = {name: [] for name in [*legs, "end to end"]}
+            samples: dict[str, list[float]] = {
+                name: [] for name in [*legs, "end to end", "cpu per turn"]
+            }
             for text, vector in zip(texts, vectors, strict=True):
                 for name, leg in legs.items():
                     samples[name].append(timed(lambda leg=leg, t=text, v=vector: leg(t, v)))
-                samples["end to end"].append(
-                    timed(lambda t=text: recaller.recall(t, now=NOW, mark=False))
-                )
+                wall, cpu = timed_cpu(lambda t=text: recaller.recall(t, now=NOW, mark=False))
+                samples["end to end"].append(wall)
+                samples["cpu per turn"].append(cpu)
             runs.append({name: percentiles(values) for name, values in samples.items()})
         figures["runs"] = runs
         figures.update(memory_status())
@@ -665,6 +667,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="URL",
         help=f"measure a PostgreSQL server store ({LOCAL_SERVER!r}: start one from its wheel)",
     )
+    parser.add_argument("--lean", action="store_true", help=argparse.SUPPRESS)  # the default
     parser.add_argument("--measure-server", help=argparse.SUPPRESS)
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--embed-only", action="store_true", help=argparse.SUPPRESS)

@@ -10,9 +10,14 @@ from collections.abc import Iterator
 import pytest
 
 from timothy.store.postgres import PostgresStore, text_copy
-from timothy.store.postgres.search import _TEXT_SQL
+from timothy.store.postgres.search import (
+    _ENTITY_ONLY_SQL,
+    _ENTITY_SQL,
+    _TEXT_SQL,
+    named_entities,
+)
 from timothy.store.search import TextHits, index_terms
-from timothy.text import query_terms
+from timothy.text import query_terms, words
 
 # Words from very common to rare (the names recur in half the memories: the case where the
 # article's OR-query matches most of the store).
@@ -175,3 +180,38 @@ def test_a_store_with_no_memories_and_words_it_never_saw(server: PostgresStore) 
     server.memories.add("Caroline likes zebras")
     assert_same(server, "Caroline and the zebras")
     assert_same(server, "unknown words only")
+
+
+def entity_by_sql(store: PostgresStore, query: str, limit: int = 30) -> list[str]:
+    """The entity leg as the server ranked it, counting the rarities itself."""
+    with store.db.read() as conn:
+        names = named_entities(conn, query)
+        if not names:
+            return []
+        name_words = {word for name in names for word in words(name)}
+        rest = " ".join(t for t in query_terms(query) if t not in name_words)
+        sql = _ENTITY_SQL if rest else _ENTITY_ONLY_SQL
+        params = {"names": names, "limit": limit, "text": rest}
+        return [str(row[0]) for row in conn.execute(sql, params)]
+
+
+def test_the_entity_leg_ranks_as_its_sql_with_the_rarities_from_the_index(
+    server: PostgresStore, other: PostgresStore
+) -> None:
+    rng = random.Random(8)
+    people = ["Caroline", "Melanie", "Jon Smith", "Gina"]
+    with server.db.write():
+        for _ in range(300):
+            named = rng.sample(people, rng.randint(1, 2))
+            server.memories.add(f"{' '.join(named)} {sentence(rng)}", entities=named)
+    asked = [
+        f"{' '.join(rng.sample(people, rng.randint(1, 2)))} "
+        f"{' '.join(rng.sample(MIDDLE + RARE, rng.randint(0, 3)))}?"
+        for _ in range(40)
+    ]
+    asked += ["What about Jon Smith's e-mail?", "Gina"]
+    for query in asked:
+        assert server.search.entity(query, 30) == entity_by_sql(server, query), query
+    other.memories.add("Gina found a telescope", entities=["Gina"])  # rarities move
+    for query in ["Gina and the telescope", *asked[:10]]:
+        assert server.search.entity(query, 30) == entity_by_sql(server, query), query

@@ -9,18 +9,34 @@ ChangedElsewhereError with both versions, and changes nothing.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from timothy.errors import ChangedElsewhereError, StoreUnreachableError
 from timothy.store.dialect import POSTGRES
-from timothy.store.memories import VERSIONS, BaseMemoryRepository, TextFilter, validate_content
+from timothy.store.ids import could_be_stored
+from timothy.store.memories import (
+    COLUMNS,
+    VERSIONS,
+    BaseMemoryRepository,
+    TextFilter,
+    row_to_memory,
+    validate_content,
+)
 from timothy.store.postgres.database import PgDatabase
 from timothy.store.postgres.forget import remove_memories, vacuum
 from timothy.store.postgres.outbox import Outbox
 from timothy.store.postgres.rows import Conn, local_day
 from timothy.store.records import Memory
 from timothy.text import query_terms
+
+# Memories with their entity names (in their order) in one statement: one round trip, where
+# reading the entities after the rows takes two (a recall reads each leg's hits so).
+_WITH_ENTITIES = f"""
+SELECT {COLUMNS}, ARRAY(
+    SELECT e.name FROM memory_entities e WHERE e.memory_seq = m.seq ORDER BY e.position)
+FROM memories m WHERE m.id = ANY(%s)
+"""
 
 
 def browse_query(text: str, *, match_any: bool) -> str | None:
@@ -56,6 +72,16 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         super().__init__(db)
         # Where new memories wait while the server does not answer (None: such a write fails).
         self.outbox = outbox
+
+    def get_many(self, memory_ids: Iterable[str]) -> dict[str, Memory]:
+        ids = [i for i in dict.fromkeys(memory_ids) if could_be_stored(i)]
+        if not ids:
+            return {}
+        time_in = self.dialect.time_in
+        with self.db.read() as conn:
+            rows = conn.execute(_WITH_ENTITIES, (ids,)).fetchall()
+        memories = (row_to_memory(row[:-1], tuple(row[-1]), time_in) for row in rows)
+        return {memory.id: memory for memory in memories}
 
     def announce(self, event: str, memory: Memory) -> None:
         """Tell the listeners of a change made on another machine (see changes.py)."""

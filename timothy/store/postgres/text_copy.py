@@ -12,14 +12,14 @@ numpy row numbers) and whether it is active: loaded once, then kept current thro
 so a write from this or any other machine is read at the next search, and only the memories
 that changed are read. A search then:
 
-1. asks the server how it reads the question (its lexemes, each as `to_tsquery` reads it;
-   no table is read) while catching up, in one round trip;
+1. reads what changed since its last look, and asks the server how it reads the question
+   (its lexemes, each as `to_tsquery` reads it; no table is read);
 2. counts each lexeme's memories and the store here, so computes the rarities as the server
    would (the same float operations in the same order), and each matching active memory's sum;
 3. sends the server only the memories whose sum reaches the limit-th best (the head: the top
    plus the whole group tied with the last), which orders them by sum, ts_rank and seq,
    re-checking that each is still active and matching, and returns the winners with their
-   text, in a second round trip.
+   text.
 
 The answer is today's SQL's, row for row (tests/store/test_text_copy.py). A question that
 `to_tsquery` reads as a phrase (a hyphenated word, an address) is answered by that SQL.
@@ -31,6 +31,7 @@ import logging
 import math
 import re
 import threading
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -38,10 +39,12 @@ import numpy as np
 import numpy.typing as npt
 
 from timothy.store.postgres.rows import Conn
+from timothy.store.vector_index import release_freed_memory
 
 log = logging.getLogger(__name__)
 
 Rows = npt.NDArray[np.int64]
+Ids = npt.NDArray[np.int32]  # lexeme ids, and row numbers in the postings
 
 # Rows read per batch when loading the whole table.
 _LOAD_BATCH = 4096
@@ -60,10 +63,11 @@ _QUOTED = re.compile(r"'((?:[^']|'')*)'")
 # weights are summed, as to_tsquery reads it quoted (what `tsv @@` matches). Then each term's
 # plainto_tsquery (TextHits.documents).
 ANALYSE_SQL = """
-SELECT 0 AS part, i, to_tsquery('english', '''' || replace(lexeme, '''', '''''') || '''')::text
+SELECT 0 AS part, i, to_tsquery('english', '''' || replace(lexeme, '''', '''''') || '''')::text,
+    lexeme
 FROM unnest(tsvector_to_array(to_tsvector('english', %(text)s))) WITH ORDINALITY AS l (lexeme, i)
 UNION ALL
-SELECT 1, i, plainto_tsquery('english', t)::text
+SELECT 1, i, plainto_tsquery('english', t)::text, t
 FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS t (t, i)
 ORDER BY 1, 2
 """
@@ -104,15 +108,18 @@ class Reading:
     lexemes: tuple[str | None, ...]
     terms: tuple[tuple[str, ...], ...]
     simple: bool
+    said: tuple[str, ...] = ()  # each weight's lexeme as to_tsvector gave it
 
 
-def reading_of(rows: Iterable[tuple[int, int, str]], terms: int) -> Reading:
+def reading_of(rows: Iterable[tuple[int, int, str, str]], terms: int) -> Reading:
     """The rows of ANALYSE_SQL as a Reading."""
     lexemes: list[str | None] = []
+    said: list[str] = []
     found: list[tuple[str, ...]] = [() for _ in range(terms)]
     simple = True
-    for part, index, query in rows:
+    for part, index, query, given in rows:
         if part == 0:
+            said.append(str(given))
             if not query:
                 lexemes.append(None)
                 continue
@@ -129,7 +136,7 @@ def reading_of(rows: Iterable[tuple[int, int, str]], terms: int) -> Reading:
                 simple = False
                 continue
             found[int(index) - 1] = tuple(_unquote(x) for x in _QUOTED.findall(query))
-    return Reading(tuple(lexemes), tuple(found), simple)
+    return Reading(tuple(lexemes), tuple(found), simple, tuple(said))
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,9 +162,9 @@ class PgTextCopy:
         self._live: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)  # not overridden
         self._live_count = 0
         self._row_start: Rows = np.zeros(1, dtype=np.int64)  # row -> its lexeme ids
-        self._row_words: Rows = np.zeros(0, dtype=np.int64)
+        self._row_words: Ids = np.zeros(0, dtype=np.int32)
         self._word_start: Rows = np.zeros(1, dtype=np.int64)  # lexeme id -> its rows
-        self._word_rows: Rows = np.zeros(0, dtype=np.int64)
+        self._word_rows: Ids = np.zeros(0, dtype=np.int32)
         # Memories changed since: seq -> (active, lexeme ids), or None once deleted.
         self._overlay: dict[int, tuple[bool, frozenset[int]] | None] = {}
         self._overlay_words: dict[int, set[int]] = {}  # lexeme id -> overlay seqs
@@ -185,7 +192,8 @@ class PgTextCopy:
 
     def catch_up_sql(self) -> tuple[str, tuple[str]] | None:
         """The statement that reads what changed (None before the first load), for a caller
-        that sends it with others in one round trip, then hands its rows to `apply`."""
+        that runs it on its own connection (inside its deadline), then hands its rows to
+        `apply`."""
         if self._xmin is None:
             return None
         return _CATCH_UP_SQL, (self._xmin,)
@@ -200,7 +208,7 @@ class PgTextCopy:
         seqs: list[int] = []
         active: list[bool] = []
         starts: list[int] = [0]
-        words: list[int] = []
+        words = array("i")  # (no Python object per lexeme of the store)
         with conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             row = conn.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").fetchone()
@@ -225,15 +233,16 @@ class PgTextCopy:
             np.asarray(seqs, dtype=np.int64),
             np.asarray(active, dtype=np.bool_),
             np.asarray(starts, dtype=np.int64),
-            np.asarray(words, dtype=np.int64),
+            np.frombuffer(words, dtype=np.int32),
         )
         self._xmin = xmin
+        release_freed_memory()
         log.debug("loaded the lexemes of %d memories from the server", len(seqs))
 
-    def _build(self, seqs: Rows, active: npt.NDArray[np.bool_], starts: Rows, words: Rows) -> None:
+    def _build(self, seqs: Rows, active: npt.NDArray[np.bool_], starts: Rows, words: Ids) -> None:
         """New postings from rows in seq order; the overlay is emptied."""
         count = seqs.shape[0]
-        rows = np.repeat(np.arange(count, dtype=np.int64), np.diff(starts))
+        rows = np.repeat(np.arange(count, dtype=np.int32), np.diff(starts))
         order = np.argsort(words, kind="stable")  # within a lexeme, rows stay in order
         per_word = np.bincount(words, minlength=len(self._vocabulary))
         self._seqs = seqs
@@ -288,14 +297,9 @@ class PgTextCopy:
     def _compact(self) -> None:
         """The overlay folded into new postings."""
         kept = np.flatnonzero(self._live)
-        lengths = np.diff(self._row_start)[kept]
-        base_words = (
-            np.concatenate(
-                [self._row_words[self._row_start[r] : self._row_start[r + 1]] for r in kept]
-            )
-            if kept.shape[0]
-            else np.zeros(0, dtype=np.int64)
-        )
+        every_length = np.diff(self._row_start)
+        lengths = every_length[kept]
+        base_words = self._row_words[np.repeat(self._live, every_length)]
         items = sorted((seq, memory) for seq, memory in self._overlay.items() if memory is not None)
         seqs = np.concatenate((self._seqs[kept], np.asarray([s for s, _ in items], dtype=np.int64)))
         active = np.concatenate(
@@ -304,7 +308,7 @@ class PgTextCopy:
         extra = [sorted(m[1]) for _, m in items]
         lengths = np.concatenate((lengths, np.asarray([len(w) for w in extra], dtype=np.int64)))
         words = np.concatenate(
-            (base_words, np.asarray([w for ws in extra for w in ws], dtype=np.int64))
+            (base_words, np.asarray([w for ws in extra for w in ws], dtype=np.int32))
         )
         starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
         order = np.argsort(seqs, kind="stable")
@@ -318,14 +322,28 @@ class PgTextCopy:
 
     # -- searching ----------------------------------------------------------------------
 
-    def _rows_of(self, word: int) -> tuple[Rows, set[int]]:
+    def _rows_of(self, word: int) -> tuple[Ids, set[int]]:
         """The live base rows and the overlay seqs holding a lexeme (any status)."""
         if word >= self._word_start.shape[0] - 1:
-            base = np.zeros(0, dtype=np.int64)
+            base = np.zeros(0, dtype=np.int32)
         else:
             base = self._word_rows[self._word_start[word] : self._word_start[word + 1]]
             base = base[self._live[base]]
         return base, self._overlay_words.get(word, set())
+
+    def weights(self, reading: Reading) -> list[float]:
+        """Each weight's rarity, as the text leg's SQL computes it (`_WEIGHTS`)."""
+        with self._lock:
+            total = float(self.size)
+            found: list[float] = []
+            for lexeme in reading.lexemes:
+                word = None if lexeme is None else self._vocabulary.get(lexeme)
+                n = 0.0
+                if word is not None:
+                    base, extra = self._rows_of(word)
+                    n = float(base.shape[0] + len(extra))
+                found.append(math.log(1 + (total - n + 0.5) / (n + 0.5)))
+            return found
 
     def head(self, reading: Reading, limit: int) -> Head:
         """The memories the server must order for the top `limit` (see the module's text)."""
@@ -369,7 +387,7 @@ class PgTextCopy:
         """Memories (any status) holding every one of `lexemes`; none for no lexeme."""
         if not lexemes:
             return 0
-        base: Rows | None = None
+        base: Ids | None = None
         extra: set[int] | None = None
         for lexeme in lexemes:
             word = self._vocabulary.get(lexeme)

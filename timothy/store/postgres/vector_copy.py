@@ -114,6 +114,11 @@ class PgVectorCopy:
         return self._count
 
     @property
+    def holds_vectors(self) -> bool:
+        """Whether the copy, as last read, holds a vector that can match."""
+        return self._count > len(self._zero)
+
+    @property
     def loaded(self) -> bool:
         return self._change >= 0
 

@@ -118,8 +118,14 @@ class PgVectorStore:
         return model
 
     def active_model(self) -> EmbeddingModel | None:
-        name = self.db.get_meta(ACTIVE_MODEL_KEY)
-        return None if name is None else self.model(name)
+        # One statement (each recall asks): the meta key and its model.
+        with self.db.read() as conn:
+            row = conn.execute(
+                "SELECT e.id, e.name, e.dimension, e.created_at FROM meta "
+                "JOIN embedding_models e ON e.name = meta.value WHERE meta.key = %s",
+                (ACTIVE_MODEL_KEY,),
+            ).fetchone()
+        return None if row is None else _model(row)
 
     def set_active_model(self, name: str | None) -> None:
         if name is not None:
