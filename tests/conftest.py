@@ -10,6 +10,7 @@ from pathlib import Path
 
 import keyring
 import pytest
+from hypothesis import settings
 
 from tests.fakes.keyring_backend import FileKeyring
 from tests.fakes.postgres import PgServer
@@ -19,6 +20,11 @@ from timothy.store.location import STORE_URL_ENV
 from timothy.store.postgres import PostgresStore
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Property tests judge what recall and the store answer, not how fast: on a loaded machine
+# (CI shares its cores) one slow example must not fail a run on Hypothesis's 200 ms deadline.
+settings.register_profile("timothy", deadline=None)
+settings.load_profile("timothy")
 
 # The fake provider servers (`openai_server`, `bedrock_server`) for every test.
 pytest_plugins = ["tests.fakes.fixtures"]
