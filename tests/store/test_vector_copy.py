@@ -237,3 +237,22 @@ def test_vectors_stored_before_the_change_counter_are_counted_once(pg_url: str) 
         made = store.memories.add("new since")
         store.vectors.put(made.id, model, vectors[2])
         assert store.search.vector(model, vectors[2], 2) == ["old-2", made.id]
+
+
+def test_a_search_inside_a_write_that_is_undone_leaves_the_copy_as_it_was(
+    server: PostgresStore,
+) -> None:
+    rng = np.random.default_rng(11)
+    model, ids = populate(server, rng, 40)
+    query = random_unit(rng, 1)[0]
+    assert_exact(server, model, query)  # the copy is loaded
+    far = ids[-1]
+    before = dict(server.search.vector_hits(model, query, 40))[far]
+    with pytest.raises(RuntimeError), server.db.write():
+        server.vectors.put(far, model, query)  # re-embedded as the best possible match
+        inside = server.search.vector_hits(model, query, 5)
+        raise RuntimeError("undo the write")
+    assert inside[0][0] == far  # the write sees its own row
+    after = dict(server.search.vector_hits(model, query, 40))[far]
+    assert after == pytest.approx(before, abs=1e-6)  # not the undone vector's 1.0
+    assert_exact(server, model, query)

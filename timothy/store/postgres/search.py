@@ -200,6 +200,13 @@ class PgSearch:
     ) -> list[tuple[str, float]]:
         # Not stopped at the deadline (as on SQLite): the first call loads every vector, and
         # a load cut short would start over each time. Recall stops waiting instead.
+        if self.db.in_transaction:
+            # Inside a write not yet committed, the copy would take in rows that may still be
+            # undone, and keep them: pgvector's exact scan answers (it sees the write's rows).
+            return [
+                (memory_id, 1.0 - distance)
+                for memory_id, distance in self.vectors.nearest(model, query, limit)
+            ]
         with self.db.read() as conn:
             return self.copy(model).nearest(conn, query, limit)
 
