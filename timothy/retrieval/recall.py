@@ -2,7 +2,8 @@
 
 `Recaller.recall(query)` is what a chat turn calls before each reply. The legs run side by
 side (each with its own connection: the text leg on the caller's thread, whose statements stop
-at the deadline, the others on threads of their own); one that fails or outlives the time bound is
+at the deadline, the others on threads of their own, or on two cores one after the other on one
+thread: `leg_lanes`); one that fails or outlives the time bound is
 logged and dropped, and only when every leg that ran failed does recall raise RecallError.
 Stamping `last_retrieved_at` of the packed memories happens afterwards, off the turn's path.
 """
