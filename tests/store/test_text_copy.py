@@ -215,3 +215,25 @@ def test_the_entity_leg_ranks_as_its_sql_with_the_rarities_from_the_index(
     other.memories.add("Gina found a telescope", entities=["Gina"])  # rarities move
     for query in ["Gina and the telescope", *asked[:10]]:
         assert server.search.entity(query, 30) == entity_by_sql(server, query), query
+
+
+class Undone(Exception):
+    """Raised to undo a write."""
+
+
+def test_a_search_inside_a_write_that_is_undone_leaves_the_index_as_the_server(
+    server: PostgresStore,
+) -> None:
+    ids = populate(server, random.Random(9), 60)
+    assert_same(server, "Caroline kaleidoscope")  # the index is loaded
+    with pytest.raises(Undone), server.db.write():
+        added = server.memories.add("Caroline found a kaleidoscope")
+        server.memories.archive(ids[1])
+        # The write's own changes, as the SQL sees them inside it.
+        assert server.search.text("kaleidoscope", 30) == [added.id]
+        assert server.search.text_hits("Caroline kaleidoscope", 30).total == 62
+        assert server.search.entity("Caroline kaleidoscope", 30) == []
+        raise Undone
+    for query in ["kaleidoscope", "Caroline kaleidoscope", *queries(random.Random(10), 10)]:
+        assert_same(server, query)
+    assert server.search.text("kaleidoscope", 30) == []

@@ -250,6 +250,9 @@ class PgSearch:
         """The text leg's top `limit` as (seq, id, what it says with its day), with how many
         memories hold each of `terms` and the store's size: the answer of `_TEXT_SQL`, from
         the in-process index (text_copy.py) in three short statements."""
+        if self.db.in_transaction:  # a write's own changes may yet be undone: not copied
+            with self._bounded(deadline) as conn:
+                return self._text_by_server(conn, query, limit, terms)
         copy = self.text_copy()  # not bounded by the deadline: a cut-short load starts over
         with self._bounded(deadline) as conn:
             catch_up = copy.catch_up_sql()
@@ -318,7 +321,8 @@ class PgSearch:
     def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
         if limit <= 0:
             return []
-        copy = self.text_copy()
+        # Inside a write, whose own changes may yet be undone, the server counts the rarities.
+        copy = None if self.db.in_transaction else self.text_copy()
         with self._bounded(deadline) as conn:
             names = named_entities(conn, query)
             if not names:
@@ -327,7 +331,9 @@ class PgSearch:
             rest = " ".join(t for t in query_terms(query) if t not in name_words)
             params: dict[str, Any] = {"names": names, "limit": limit, "text": rest}
             sql = _ENTITY_ONLY_SQL
-            if rest:
+            if rest and copy is None:
+                sql = _ENTITY_SQL
+            elif rest and copy is not None:
                 catch_up = copy.catch_up_sql()
                 assert catch_up is not None
                 copy.apply(conn.execute(*catch_up).fetchall())
