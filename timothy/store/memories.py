@@ -286,6 +286,15 @@ class KnownRows:
         self, conn: Any, rows: Sequence[Sequence[Any]], dialect: Dialect = SQLITE
     ) -> list[Memory]:
         """rows_to_memories, building (and reading the entities of) only the rows not kept."""
+        return self.lookup(rows, lambda missing: rows_to_memories(conn, missing, dialect))
+
+    def lookup(
+        self,
+        rows: Sequence[Sequence[Any]],
+        build: Callable[[builtins.list[tuple[Any, ...]]], builtins.list[Memory]],
+    ) -> builtins.list[Memory]:
+        """The memories of `rows` (each hashable column for column), `build` making those
+        not kept, in the order given."""
         keys = [row if type(row) is tuple else tuple(row) for row in rows]
         kept = self._kept
         with self._lock:
@@ -293,7 +302,7 @@ class KnownRows:
         missing = [key for key, memory in zip(keys, found, strict=True) if memory is None]
         if not missing:
             return found  # type: ignore[return-value]
-        built = dict(zip(missing, rows_to_memories(conn, missing, dialect), strict=True))
+        built = dict(zip(missing, build(missing), strict=True))
         if len(rows) <= self.largest_read:
             with self._lock:
                 for key, memory in built.items():

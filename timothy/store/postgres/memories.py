@@ -80,7 +80,13 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         time_in = self.dialect.time_in
         with self.db.read() as conn:
             rows = conn.execute(_WITH_ENTITIES, (ids,)).fetchall()
-        memories = (row_to_memory(row[:-1], tuple(row[-1]), time_in) for row in rows)
+        # Kept by the memory's own columns, as every other read keeps them (a row's entities
+        # never change); here they come in the row's last column.
+        entities = {tuple(row[:-1]): tuple(row[-1]) for row in rows}
+        memories = self.known.lookup(
+            list(entities),
+            lambda missing: [row_to_memory(key, entities[key], time_in) for key in missing],
+        )
         return {memory.id: memory for memory in memories}
 
     def announce(self, event: str, memory: Memory) -> None:
