@@ -17,11 +17,9 @@ picked up by reading only the rows that changed.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import json
 import logging
-import sys
 import threading
 from collections.abc import Callable, Iterator
 
@@ -30,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
+from timothy import heap
 from timothy.store import quantized
 from timothy.store.db import scalar
 from timothy.store.quantized import QuantizedRows, kth_largest
@@ -68,48 +67,6 @@ def single_threaded_blas() -> None:
         threadpool_limits(limits=1, user_api="blas")
     except Exception:  # an unknown BLAS build: slower, still correct
         log.warning("could not limit BLAS threads", exc_info=True)
-
-
-@functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
-    """glibc's malloc_trim, where the C library is glibc (None elsewhere)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        trim: Callable[[int], int] = ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
-    return trim
-
-
-# glibc's mallopt parameter for the size from which an allocation gets its own mapping.
-_M_MMAP_THRESHOLD = -3
-# Large arrays (a search of 100k rows makes several of 800 KB) from this size on.
-MMAP_FROM_BYTES = 256 * 1024
-
-
-@functools.cache
-def steady_heap() -> None:
-    """Give large allocations their own mappings, handed back when freed (process-wide,
-    once; glibc only). By default glibc raises that threshold each time a large block is
-    freed, up to 32 MB: after a copy is loaded chunk by chunk, every search's temporaries
-    come from the threads' heaps, which keep them (20-30 MB more resident at 100k rows)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        mallopt = ctypes.CDLL("libc.so.6").mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt(_M_MMAP_THRESHOLD, MMAP_FROM_BYTES)
-
-
-def release_freed_memory() -> None:
-    """Hand the heap's free pages back to the system after a load. Loading codes chunk by
-    chunk frees tens of MB of temporaries that glibc keeps for reuse, pinned under what
-    stays (30 MB at 100k rows): the resident size would not come down on its own."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
 
 
 def unit_rows(rows: FloatArray, chunk: int = 4096) -> list[int]:
@@ -238,7 +195,7 @@ class VectorIndex:
         expected = int(str(scalar(conn, f"SELECT count(*) FROM {self.model.table}")))
         lean = self._lean_at(expected)
         if lean:
-            steady_heap()
+            heap.steady_large_blocks()
         # Room for some new rows without growing (a copy of everything); a lean copy's
         # rows are 1,536 bytes each, a small share of spare room is already megabytes.
         capacity = expected + max(64, expected // (64 if lean else 16))
@@ -270,7 +227,7 @@ class VectorIndex:
         self._index_seqs()
         self._codes, self._lean = codes, lean
         self._code_when_large()
-        release_freed_memory()
+        heap.give_back()
         log.debug("loaded %d vectors of %s into memory", count, self.model.name)
 
     def _lean_at(self, count: int) -> bool:

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from timothy import heap
 from timothy.store.postgres.rows import Conn
-from timothy.store.vector_index import release_freed_memory
 
 log = logging.getLogger(__name__)
 
@@ -236,7 +236,7 @@ class PgTextCopy:
             np.frombuffer(words, dtype=np.int32),
         )
         self._xmin = xmin
-        release_freed_memory()
+        heap.give_back()
         log.debug("loaded the lexemes of %d memories from the server", len(seqs))
 
     def _build(self, seqs: Rows, active: npt.NDArray[np.bool_], starts: Rows, words: Ids) -> None:

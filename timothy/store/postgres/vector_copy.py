@@ -30,13 +30,13 @@ import psycopg
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
+from timothy import heap
 from timothy.store import quantized
 from timothy.store.postgres.rows import Conn
 from timothy.store.quantized import QuantizedRows
 from timothy.store.vector_index import (
     QUANTIZED_FROM_ROWS,
     best_of_status,
-    release_freed_memory,
     single_threaded_blas,
     unit_rows,
 )
@@ -225,7 +225,7 @@ class PgVectorCopy:
         self._place = {seq: row for row, seq in enumerate(seqs[:count].tolist())}
         self._zero = set(zero)
         self._change = latest
-        release_freed_memory()
+        heap.give_back()
         log.debug("loaded %d vectors of %s from the server", count, self.model.name)
 
     def _apply(self, changed: Iterable[tuple[int, bytes | None]]) -> None:
