@@ -321,25 +321,36 @@ def test_with_the_new_settings_off_recall_is_the_articles(store: Store) -> None:
     assert all(c.memory.content.startswith("Tim") for c in article.ranked)
 
 
+PEOPLE = ["Caroline", "Melanie", "Jon", "Gina"]
+THINGS = ["the adoption agency", "a pottery class", "the marathon", "a camping trip"]
+
+
+def fill_sessions(
+    store: Store, *, sessions: int, turns: int, semantic_every: int
+) -> tuple[list[str], list[str]]:
+    """Sessions of turns in which the four people talk about the four things (every
+    `semantic_every`-th turn a semantic memory, the rest episodic), three days ago."""
+    t = NOW - timedelta(days=3)
+    for session in range(sessions):
+        for turn in range(turns):
+            who, what = PEOPLE[(session + turn) % 4], THINGS[(session * turn) % 4]
+            store.memories.add(
+                f"{who} talked about {what} in turn {turn}",
+                type="episodic" if turn % semantic_every else "semantic",
+                session_id=f"s{session}",
+                entities=[who],
+                now=t + timedelta(minutes=session * 60 + turn),
+            )
+    return PEOPLE, THINGS
+
+
 def test_neighbours_read_on_the_legs_threads_rank_as_read_after_fusion(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The legs' threads read the neighbourhoods of their first episodic hits while the other
     legs run; the ranking is exactly the one read after fusion on the caller's thread, and
     the caller reads none of it itself."""
-    people = ["Caroline", "Melanie", "Jon", "Gina"]
-    things = ["the adoption agency", "a pottery class", "the marathon", "a camping trip"]
-    t = NOW - timedelta(days=3)
-    for session in range(6):
-        for turn in range(9):
-            who, what = people[(session + turn) % 4], things[(session * turn) % 4]
-            store.memories.add(
-                f"{who} talked about {what} in turn {turn}",
-                type="episodic" if turn % 4 else "semantic",
-                session_id=f"s{session}",
-                entities=[who],
-                now=t + timedelta(minutes=session * 60 + turn),
-            )
+    people, things = fill_sessions(store, sessions=6, turns=9, semantic_every=4)
     questions = [f"What did {who} say about {what}?" for who in people for what in things[:3]] + [
         "Who went camping?",
         "Tell me about the marathon",
@@ -377,19 +388,7 @@ def test_one_lane_and_two_lanes_give_the_identical_recall(store: Store) -> None:
     from tests.fakes.embedder import HashingEmbedder
 
     embedder = HashingEmbedder()
-    people = ["Caroline", "Melanie", "Jon", "Gina"]
-    things = ["the adoption agency", "a pottery class", "the marathon", "a camping trip"]
-    t = NOW - timedelta(days=3)
-    for session in range(5):
-        for turn in range(8):
-            who, what = people[(session + turn) % 4], things[(session * turn) % 4]
-            store.memories.add(
-                f"{who} talked about {what} in turn {turn}",
-                type="episodic" if turn % 3 else "semantic",
-                session_id=f"s{session}",
-                entities=[who],
-                now=t + timedelta(minutes=session * 60 + turn),
-            )
+    people, things = fill_sessions(store, sessions=5, turns=8, semantic_every=3)
     model = store.vectors.ensure_model(embedder.model_id, embedder.dimension)
     memories = store.memories.list(status="active")
     vectors = embedder.embed([m.content for m in memories])
