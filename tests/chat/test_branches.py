@@ -190,3 +190,50 @@ def test_instructions_follow_the_prefix_which_stays_byte_identical(
         "Answer in French only.",
         "Answer like a pirate.",
     )
+
+
+class ReplyLandsMidRead:
+    """The store's conversations, with a turn's reply written by another connection right
+    after the first read a caller makes: the moment a transcript read can race a turn."""
+
+    def __init__(self, store: StoreEngine, session_id: str, question_id: str) -> None:
+        self.sessions = store.sessions
+        self.session_id = session_id
+        self.question_id = question_id
+        self.landed = False
+
+    def _land(self) -> None:
+        if not self.landed:
+            self.landed = True
+            self.sessions.add_message(
+                self.session_id, "assistant", "Porto, usually.", parent_id=self.question_id
+            )
+
+    def get(self, session_id: str) -> Any:
+        found = self.sessions.get(session_id)
+        self._land()
+        return found
+
+    def messages(self, session_id: str) -> Any:
+        found = self.sessions.messages(session_id)
+        self._land()
+        return found
+
+
+def test_a_reply_written_while_the_transcript_is_read_never_empties_it(
+    store: StoreEngine,
+) -> None:
+    session = store.sessions.create(title="Porto")
+    store.sessions.add_message(session.id, "user", "Tell me about Porto")
+    store.sessions.add_message(session.id, "assistant", "A city on the Douro.")
+    question = store.sessions.add_message(session.id, "user", "Which is cheaper?")
+    racing = ReplyLandsMidRead(store, session.id, question.id)
+    shown = transcript(store, session.id, racing)  # type: ignore[arg-type]
+    assert racing.landed
+    # Read as the conversation stood before the reply, or after it: never as nothing.
+    assert [m.content for m in shown][:3] == [
+        "Tell me about Porto",
+        "A city on the Douro.",
+        "Which is cheaper?",
+    ]
+    assert [m.content for m in transcript(store, session.id)][-1] == "Porto, usually."

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
+from timothy.errors import NotFoundError
 from timothy.memory.remember import saved_memory_id
 from timothy.store.engine import SessionRepo, StoreEngine
 from timothy.store.records import Memory, Message, MessageRole, MessageStatus, RecallRecord
@@ -108,10 +109,17 @@ def transcript(
     """The active branch of conversation `session_id` as the owner reads it, oldest first
     (`sessions`: where it is kept, when not in the store: a temporary conversation)."""
     repository = sessions or store.sessions
+    # The active branch's end first, then the messages: a turn that writes in between only
+    # adds messages after that end, so the branch is whole. (The other order could read an
+    # end newer than the messages read, which no message leads to: an empty transcript.)
+    try:
+        leaf = repository.get(session_id).active_leaf
+    except NotFoundError:
+        return []  # a conversation that is gone (a memory's source, purged)
     everything = repository.messages(session_id)
     if not everything:
-        return []  # also a conversation that is gone (a memory's source, purged)
-    stored = branch_of(everything, repository.get(session_id).active_leaf)
+        return []
+    stored = branch_of(everything, leaf)
     children = children_of(everything)
     # Each turn's reply versions hang on the first message after the owner's: that one
     # carries them (shown on the first reply entry of the turn).
