@@ -281,6 +281,23 @@ def test_a_forgotten_memory_is_no_longer_kept(store: StoreEngine) -> None:
     assert memory.id not in kept and other.id in kept
 
 
+def test_a_memory_forgotten_while_a_read_builds_it_is_not_kept(store: StoreEngine) -> None:
+    """A recall on another thread read the row just before the memory was forgotten: what it
+    builds afterwards is handed to that recall, and no copy stays behind."""
+    memory = store.memories.add("My locker code is 4411", now=T0)
+    known = store.memories.known
+    known.clear()
+    key = [(1, memory.id, memory.content)]  # what a read of its row would give, in short
+
+    def build_while_forgotten(missing: list[tuple[object, ...]]) -> list[Memory]:
+        store.memories.forget([memory.id])  # lands between the read and the keeping
+        return [memory]
+
+    assert known.lookup(key, build_while_forgotten) == [memory]
+    assert memory.id not in {m.id for m in known._kept.values()}
+    assert len(known) == 0
+
+
 def test_kept_memories_are_bounded_and_a_listing_is_not_kept(store: StoreEngine) -> None:
     store.memories.known = KnownRows(size=3, largest_read=4)
     made = [store.memories.add(f"Fact number {n}", now=T0 + timedelta(seconds=n)) for n in range(6)]

@@ -280,6 +280,9 @@ class KnownRows:
         self.size = size
         self.largest_read = largest_read
         self._kept: dict[tuple[Any, ...], Memory] = {}
+        # Every memory forgotten while this process runs: a read that began before the
+        # forgetting (a recall on another thread) must not keep what it built afterwards.
+        self._gone: set[str] = set()
         self._lock = threading.Lock()
 
     def read(
@@ -305,7 +308,10 @@ class KnownRows:
         built = dict(zip(missing, build(missing), strict=True))
         if len(rows) <= self.largest_read:
             with self._lock:
+                gone = self._gone
                 for key, memory in built.items():
+                    if memory.id in gone:
+                        continue
                     kept.pop(key, None)
                     kept[key] = memory
                 while len(kept) > self.size:
@@ -319,6 +325,7 @@ class KnownRows:
         """Let go of the memories of `memory_ids` (forgotten: no copy of them is kept)."""
         gone = set(memory_ids)
         with self._lock:
+            self._gone |= gone
             for key in [key for key, memory in self._kept.items() if memory.id in gone]:
                 del self._kept[key]
 
