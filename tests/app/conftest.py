@@ -150,8 +150,12 @@ def make_window(qtbot: QtBot, store: Store, isolated_env: Path) -> Iterator[Wind
                 qtbot.waitExposed(window)
         settle(qtbot, window.workers, window.network)
         if window.assistant is not None:
-            assistant = window.assistant
-            qtbot.waitUntil(lambda: assistant.setup is not None, timeout=SETTLE_TIMEOUT_MS)
+            # Started: the engine built (once the first reads are drawn; the first build
+            # of a run imports the SDK), then the start-up's later loads (the model list).
+            loads = window.start_loads
+            qtbot.waitUntil(lambda: loads.done, timeout=3 * SETTLE_TIMEOUT_MS)
+            assert window.assistant.setup is not None
+            settle(qtbot, window.workers, window.network)
         return window
 
     yield make
