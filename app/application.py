@@ -13,7 +13,6 @@ from PySide6.QtWidgets import QApplication
 
 from app.look import theme
 from app.mainwindow.main_window import MainWindow
-from app.transcript.code_highlighter import warm_up as warm_up_highlighting
 from timothy import __version__, paths
 from timothy.errors import TimothyError
 from timothy.health import Check
@@ -53,12 +52,11 @@ def run_app(data_dir: Path | None, *, warming: threading.Thread | None = None) -
         store_error = str(exc)
     # The window builds the chat engine and the embedding queue from the owner's settings
     # (app/chat/assistant.py) and rebuilds them whenever the settings change.
-    window = MainWindow(store, store_error=store_error)
+    # Pygments' common lexers are imported and compiled off the GUI thread once the rest of
+    # start-up has loaded, so the first code block in a reply does not freeze the window.
+    window = MainWindow(store, store_error=store_error, warm_up_code=True)
     warming.join()
     window.show()
-    # Pygments' common lexers are imported and compiled off the GUI thread, so the first
-    # code block in a reply does not freeze the window for a moment.
-    window.jobs.run(window, warm_up_highlighting, "preparing code highlighting")
     # For smoke tests and screenshots: quit on its own after this many milliseconds.
     auto_quit = os.environ.get("TIMOTHY_QUIT_AFTER_MS")
     if auto_quit:

@@ -11,7 +11,8 @@ OpenAI server on 127.0.0.1. Per run and as medians it prints:
 - usable: the composer accepts text and the conversation list shows the conversations (a
   message sent before the chat engine is built waits for it);
 - loaded: everything the start-up loads has arrived (the chat engine, the local embedder,
-  the confirmation queue, the first page of Browse, the counts) and no worker is busy;
+  the confirmation queue, the first page of Browse, the counts, the model list, Pygments'
+  lexers) and no worker is busy;
 - the longest the GUI thread went without running a 10 ms timer, from shown to loaded, and
   during one turn (a long Markdown reply with a code block, streamed, with recall); in
   brackets, that gap less the time the thread sat ready but waiting for a CPU (Linux), which
@@ -26,6 +27,7 @@ bytecode caches are written first, as an installed app has them. No threshold is
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import random
@@ -190,8 +192,14 @@ def measure(data: Path, code: Path) -> dict[str, float]:
         openai=server.settings(chat_model="gpt-4o-mini"),
         embedding_provider="local",
     )
+    # As run_app: newer windows warm Pygments up themselves, after start-up's other loads.
+    warms_itself = "warm_up_code" in inspect.signature(MainWindow).parameters
     window = MainWindow(
-        store, settings=settings, probe_local_servers=lambda: [], consolidation_delay_ms=None
+        store,
+        settings=settings,
+        probe_local_servers=lambda: [],
+        consolidation_delay_ms=None,
+        **({"warm_up_code": True} if warms_itself else {}),
     )
     meter = StallMeter()
     warming.join()  # as run_app does
@@ -199,9 +207,10 @@ def measure(data: Path, code: Path) -> dict[str, float]:
     window.show()
     app.processEvents()
     shown = time.perf_counter() - START
-    from app.transcript.code_highlighter import warm_up as warm_up_highlighting
+    if not warms_itself:
+        from app.transcript.code_highlighter import warm_up as warm_up_highlighting
 
-    window.jobs.run(window, warm_up_highlighting, "preparing code highlighting")  # as run_app
+        window.jobs.run(window, warm_up_highlighting, "preparing code highlighting")
     deadline = time.monotonic() + 120
     browser = window.memory_pane.browser
     queue = window.memory_pane.queue
@@ -219,6 +228,8 @@ def measure(data: Path, code: Path) -> dict[str, float]:
             and bool(getattr(setup.embedder, "loaded", True))
             and not window.workers.busy
             and not window.network.busy
+            and not window.jobs.busy  # Pygments' warm-up, in older windows
+            and getattr(getattr(window, "start_loads", None), "done", True)
             and browser.model.rowCount() > 0
             and len(queue.model.memories) > 0
             and usable()

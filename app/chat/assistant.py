@@ -37,6 +37,10 @@ class Assistant(QObject):
     title_changed = Signal(object)  # TitleChanged: a conversation got its title
     session_compacted = Signal(object)  # SessionCompacted: older turns were summarised
     embedder_loaded = Signal()  # the local embedding model is loaded (after `configured`)
+    # A build is in use and its local model (if any) has loaded or failed, or the build
+    # failed: what the build loads holds the GIL at times, so start-up's later loads wait
+    # for this (`app/mainwindow/start_loads.py`).
+    settled = Signal()
     failed = Signal(str)
 
     def __init__(
@@ -109,6 +113,7 @@ class Assistant(QObject):
     def _load_embedder(self, engine: ChatEngine) -> None:
         query = engine.recaller.embedder
         if query is None:
+            self.settled.emit()
             return
         idle = self._embedder_idle
         idle.clear()
@@ -119,11 +124,16 @@ class Assistant(QObject):
             finally:
                 idle.set()
 
+        def loaded(_none: None) -> None:
+            self.embedder_loaded.emit()
+            self.settled.emit()
+
         self.workers.run(
             self,
             load,
             "loading the local embedding model",
-            on_success=lambda _none: self.embedder_loaded.emit(),
+            on_success=loaded,
+            on_failure=lambda _failure: self.settled.emit(),
         )
 
     def wait_for_embedder(self, seconds: float) -> bool:
@@ -135,6 +145,7 @@ class Assistant(QObject):
     def _build_failed(self, failure: Failure) -> None:
         self.conversations.engine_settled()  # turns go on with the engine in use, if any
         self.failed.emit(failure.message)
+        self.settled.emit()
 
     def _retire(self, engine: ChatEngine) -> None:
         # Not closed yet: a turn may still stream on it, and its last turn's extraction

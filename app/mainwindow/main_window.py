@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QResizeEvent
@@ -40,6 +41,7 @@ from app.mainwindow.menus import MenuCommands, WindowMenus
 from app.mainwindow.restart import restart_app
 from app.mainwindow.server_watch import BACK_TEXT, ServerWatch, away_text, is_unreachable_message
 from app.mainwindow.shortcuts_dialog import ShortcutsDialog
+from app.mainwindow.start_loads import StartLoads
 from app.mainwindow.status_bar import StatusBar
 from app.mainwindow.store_restore import StoreRestore
 from app.mainwindow.user_guide_dialog import UserGuideDialog
@@ -50,6 +52,7 @@ from app.memories.memory_editor import MemoryEditor
 from app.memories.memory_pane import MemoryPane
 from app.settings.backups_page import KIND_LABELS, BackupsPage, made_text
 from app.settings.settings_dialog import BEDROCK_MODELS, SettingsDialog
+from app.transcript.code_highlighter import warm_up as warm_up_highlighting
 from timothy import paths
 from timothy.assistant import Setup
 from timothy.chat.export import export_markdown, markdown_file_name
@@ -75,6 +78,11 @@ SIDEBAR_MIN_WIDTH = 200
 MEMORY_MIN_WIDTH = 340  # the pane's four tabs side by side
 RESTART = "restart"  # the banner's action after a new storage choice
 CONVERSATION_LIMIT = 500
+# At start the chat engine's build waits for the window's first reads to be drawn: checked
+# this often, for at most this long (a long conversation builds its older messages for a
+# while; a message sent meanwhile starts the build at once).
+IDLE_CHECK_MS = 20
+IDLE_WAIT_MAX_MS = 1500
 MEMORY_FILES = "JSON Lines (*.jsonl *.json);;All files (*)"
 RESTORING = (
     "Your memories are being restored from a backup; chatting and changes to memories wait "
@@ -97,9 +105,12 @@ class MainWindow(QMainWindow):
         window_state: WindowState | None = None,
         probe_local_servers: Callable[[], list[LocalServer]] = find_local_servers,
         consolidation_delay_ms: int | None = CONSOLIDATION_DELAY_MS,
+        warm_up_code: bool = False,
     ) -> None:
         """`consolidation_delay_ms`: when daily consolidation may start after start-up
-        (None: not in this window, as in tests that do not exercise it)."""
+        (None: not in this window, as in tests that do not exercise it). `warm_up_code`:
+        import and compile Pygments' common lexers once start-up has loaded the rest, so
+        the first reply's code block does not pay for them (the app's window does)."""
         super().__init__()
         self.store = store
         self.now = now
@@ -109,6 +120,9 @@ class MainWindow(QMainWindow):
         self.workers = Workers(self, threads=2)  # the store
         self.network = Workers(self, threads=3)  # the chat stream, provider set-up, tests
         self.jobs = Workers(self, detached=True)  # long jobs: re-embedding, consolidation
+        # Start-up's later loads, one at a time once the chat engine and its model are in.
+        self.start_loads = StartLoads(self.network, self)
+        self.warm_up_code = warm_up_code
         self.store_conversations = StoreConversations(store) if store is not None else None
         self.conversations: Conversations = self.store_conversations or NoConversations()
         self.conversation_actions = ConversationActions(self.conversations, self.workers, self)
@@ -126,6 +140,13 @@ class MainWindow(QMainWindow):
         # `apply_settings`): these are the settings it waits with, until then.
         self._listed = False
         self._waiting_settings: Settings | None = None
+        # ... and after the window's first reads are drawn (polled; at most IDLE_WAIT_MAX_MS).
+        self._idle_check = QTimer(self)
+        self._idle_check.setInterval(IDLE_CHECK_MS)
+        self._idle_check.timeout.connect(self._check_idle)
+        self._idle_since_ms = 0
+        self._loads_begun = False
+        self._hurry = False  # a message was sent: the engine is wanted now
         self.restoring = False  # a backup is being put in place: no turn, no memory change
         self._restoring_from: Backup | None = None
         self._last_forget: ForgetReport | None = None  # what the last purge of backups is for
@@ -258,6 +279,7 @@ class MainWindow(QMainWindow):
         sidebar.new_chat_requested.connect(self.new_chat)
         sidebar.temporary_chat_switched.connect(self.set_temporary_chat)
         sidebar.conversation_selected.connect(self.open_conversation)
+        chat.composer.message_submitted.connect(self._sending)
         sidebar.search_changed.connect(self._search_conversations)
         sidebar.conversation_renamed.connect(self.conversation_actions.rename)
         sidebar.conversation_deleted.connect(self._delete_conversation)
@@ -309,6 +331,7 @@ class MainWindow(QMainWindow):
         assistant = self.assistant
         if assistant is not None:
             assistant.configured.connect(self._assistant_configured)
+            assistant.settled.connect(self._start_later_loads)
             assistant.failed.connect(self.show_error)
             assistant.facts_proposed.connect(chat.show_facts_proposed)
             assistant.title_changed.connect(chat.show_title)
@@ -1011,10 +1034,11 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.status.show_settings(settings)
         self.chat.set_chat_ready(settings.chat_provider is not None and self.assistant is not None)
-        if self._listed:
+        if self._loads_begun:
             self._build_for(settings)
         else:
-            # At start the conversation list is read and shown first: building the engine
+            # At start the conversation list is read and shown first (and the window's
+            # other first reads drawn, `_listed_first`): building the engine
             # imports the provider's SDK, a second of Python on a worker that held the GIL
             # the list's query and the first paint were waiting for. A message sent before
             # the engine is built waits for it.
@@ -1025,19 +1049,59 @@ class MainWindow(QMainWindow):
         self.settings_applied.emit(settings)
 
     def _build_for(self, settings: Settings) -> None:
-        """The chat engine and the model picker's list for `settings`, each on a worker."""
+        """The chat engine and the model picker's list for `settings`, each on a worker; at
+        start the list waits in `start_loads` for the engine and its local model."""
         if self.assistant is not None:
             self.assistant.configure(settings)
-        self._offer_chat_models(settings)
+        self._offer_chat_models(settings, later=not self.start_loads.started)
 
     def _listed_first(self) -> None:
-        """The conversation list has been read once: the engine may be built now."""
+        """The conversation list has been read once: once the window's first reads are in
+        and drawn (`_start_reads_done`), the engine is built, and once it is in use with its
+        local model, start-up's later loads follow one by one. A message sent meanwhile
+        starts the build at once (`_sending`)."""
         if self._listed:
             return
         self._listed = True
+        if self._hurry:
+            self._begin_loads()
+            return
+        self._idle_since_ms = 0
+        self._idle_check.start()
+
+    def _start_reads_done(self) -> bool:
+        """The store's first reads have arrived and the opened conversation is drawn."""
+        return not self.workers.busy and not self.chat.transcript.building
+
+    def _check_idle(self) -> None:
+        self._idle_since_ms += IDLE_CHECK_MS
+        if self._start_reads_done() or self._idle_since_ms >= IDLE_WAIT_MAX_MS:
+            self._begin_loads()
+
+    def _sending(self, _text: str) -> None:
+        self._hurry = True
+        if self._listed:
+            self._begin_loads()
+
+    def _begin_loads(self) -> None:
+        self._idle_check.stop()
+        if self._loads_begun:
+            return
+        self._loads_begun = True
         waiting, self._waiting_settings = self._waiting_settings, None
         if waiting is not None and waiting is self.settings:
             self._build_for(waiting)
+        if self.assistant is None or waiting is None or waiting is not self.settings:
+            self._start_later_loads()
+
+    def _start_later_loads(self) -> None:
+        """The chat engine and its local model are in (or failed): what start-up loads
+        besides follows, one load at a time (`start_loads`), Pygments' lexers last."""
+        if self.start_loads.started:
+            return
+        if self.warm_up_code:
+            self.start_loads.add("preparing code highlighting", warm_up_highlighting)
+        self.start_loads.start()
 
     def _offer_restart_for_store(self, settings: Settings) -> None:
         """Another store is only opened at the next start (the open one has conversations,
@@ -1052,11 +1116,13 @@ class MainWindow(QMainWindow):
             action_label="Restart now",
         )
 
-    def _offer_chat_models(self, settings: Settings) -> None:
+    def _offer_chat_models(self, settings: Settings, *, later: bool = False) -> None:
         """Fill the header's model picker: an OpenAI-compatible server's own list, Bedrock's
         chat models for the region (both asked on a worker; Bedrock's Nova models until
-        then, or when the region's cannot be listed), nothing without a provider."""
+        then, or when the region's cannot be listed), nothing without a provider. `later`:
+        asked in `start_loads`' turn (at start)."""
         picker = self.chat.model_picker
+        run = self.start_loads.add if later else self._ask_network
         if settings.chat_provider == "openai":
             current = settings.openai.chat_model
             picker.show_models([], current)
@@ -1065,12 +1131,7 @@ class MainWindow(QMainWindow):
                 if self.settings is settings:  # not replaced meanwhile
                     picker.show_models(models, current)
 
-            self.network.run(
-                self,
-                lambda: list_chat_models(settings.openai),
-                "listing the server's models",
-                on_success=listed,
-            )
+            run("listing the server's models", lambda: list_chat_models(settings.openai), listed)
         elif settings.chat_provider == "bedrock":
             current = settings.bedrock.chat_model
             picker.show_models(list(BEDROCK_MODELS), current)
@@ -1079,14 +1140,19 @@ class MainWindow(QMainWindow):
                 if self.settings is settings:
                     picker.show_models(list(found.models), current)
 
-            self.network.run(
-                self,
-                lambda: list_bedrock_chat_models(settings.bedrock),
+            # failing, the Nova models stay on offer
+            run(
                 "listing Bedrock's models",
-                on_success=regions_models,  # failing, the Nova models stay on offer
+                lambda: list_bedrock_chat_models(settings.bedrock),
+                regions_models,
             )
         else:
             picker.show_models([], "")
+
+    def _ask_network(
+        self, what: str, work: Callable[[], object], on_success: Callable[[Any], None]
+    ) -> None:
+        self.network.run(self, work, what, on_success=on_success)
 
     def choose_chat_model(self, model: str) -> None:
         """The owner picked another model in the header: save it and rebuild the engine."""

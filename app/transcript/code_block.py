@@ -20,18 +20,21 @@ from PySide6.QtWidgets import (
 )
 
 from app.look import icons, theme
-from app.transcript.code_highlighter import CodeHighlighter, lex
+from app.transcript.code_highlighter import CodeHighlighter, lex, lexer_named, make_lexers
 
 # A whole block at least this long (a conversation opened, not a reply streaming in) is shown
 # plain at once and coloured when a worker has lexed it: Pygments takes 50-100 ms on a few
 # hundred lines, which held the window up when a conversation with code was opened.
 LEX_LATER_CHARS = 2_000
+# The same goes for a block whose language's lexer is not made yet (its regular expressions
+# compile in 0.1-0.3 s): plain until the worker has made it, whether whole or streaming in.
 _lexing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="timothy-lexing")
 
 
 class CodeBlock(QFrame):
     code_copied = Signal(str)
     _lexed = Signal(str, object, object)  # code, its lexer, its tokens (from the worker)
+    _lexer_made = Signal()  # the worker made the lexer this block waits for
 
     def __init__(self, code: str, language: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -80,7 +83,9 @@ class CodeBlock(QFrame):
         self.language = language
         self.code = ""
         self._widest: int | None = None
+        self._asked_lexer = False
         self._lexed.connect(self._colour_lexed)
+        self._lexer_made.connect(self._recolour)
         self.set_code(code)
 
     def set_code(self, code: str) -> None:
@@ -91,13 +96,17 @@ class CodeBlock(QFrame):
         previous, self.code = self.code, code
         widest, self._widest = self._widest, None
         grows = bool(previous) and code.startswith(previous)
-        if not grows and len(code) >= LEX_LATER_CHARS:
+        ready = self.highlighter.lexer_ready()
+        if not grows and (len(code) >= LEX_LATER_CHARS or not ready):
             self.highlighter.prepare_plain(code)
             self.body.setPlainText(code)
             self._fit()
-            lexer, guess = self.highlighter.lexer, self.highlighter.guessed
-            _lexing.submit(self._lex, code, lexer, guess)
+            self._lex_later(code)
             return
+        if not ready and not self._asked_lexer:  # streaming in: plain until it is made
+            self._asked_lexer = True
+            highlighter = self.highlighter
+            _lexing.submit(self._make_lexer, "" if highlighter.guessed else highlighter.language)
         self.highlighter.prepare(code)
         if grows:
             if widest is not None:  # only the lines that grew or arrived can be wider now
@@ -112,11 +121,34 @@ class CodeBlock(QFrame):
             self.body.setPlainText(code)
         self._fit()
 
-    def _lex(self, code: str, lexer: Any, guess: bool) -> None:
-        """On the lexing worker: lex `code` and hand the tokens to the window's thread."""
+    def _lex_later(self, code: str) -> None:
+        highlighter = self.highlighter
+        _lexing.submit(self._lex, code, highlighter.language, highlighter.guessed)
+
+    def _lex(self, code: str, language: str, guess: bool) -> None:
+        """On the lexing worker: lex `code` (making its lexer first if need be) and hand the
+        tokens to the window's thread."""
+        lexer = None if guess or not language else lexer_named(language)
         found, tokens = lex(code, lexer, guess)
         with contextlib.suppress(RuntimeError):  # the block was closed meanwhile
             self._lexed.emit(code, found, tokens)
+
+    def _make_lexer(self, language: str) -> None:
+        """On the lexing worker: make the lexer a block streaming in waits for ("": every
+        candidate of a guess)."""
+        make_lexers(language)
+        with contextlib.suppress(RuntimeError):
+            self._lexer_made.emit()
+
+    def _recolour(self) -> None:
+        """The lexer is made: colour what the block holds now."""
+        self.highlighter.use_made_lexer()
+        code = self.code
+        if len(code) >= LEX_LATER_CHARS:
+            self._lex_later(code)
+            return
+        self.highlighter.prepare(code)
+        self.highlighter.rehighlight()
 
     def _colour_lexed(self, code: str, lexer: Any, tokens: Any) -> None:
         self.highlighter.apply_lexed(code, lexer, tokens)

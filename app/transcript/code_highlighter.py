@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import threading
 from functools import cache
 
 import pygments
@@ -57,13 +58,41 @@ RESUME_SEARCH_LINES = 400  # how far back a top-level line is looked for
 WARM_UP = ("python", "bash", "javascript", "json", "sql")  # lexers most replies use
 
 
-@cache
+# The lexers made so far, by label. Making one compiles its regular expressions: 0.1-0.3 s
+# of Python for the first of a language, which the window's thread never waits for (a block
+# whose lexer is not made yet is shown plain and coloured once the lexing worker made it).
+_lexers: dict[str, Lexer | None] = {}
+_making = threading.Lock()
+
+
+def lexer_made(name: str) -> bool:
+    """Whether `lexer_named(name)` answers at once (made before, or no such language)."""
+    return name in _lexers
+
+
+def guessing_ready() -> bool:
+    """Whether `guess_lexer` answers at once (every candidate made)."""
+    return all(name in _lexers for name in GUESSABLE)
+
+
 def lexer_named(name: str) -> Lexer | None:
-    """The lexer for a fence's language label ("py", "c++", "shell"), or None."""
-    try:
-        return get_lexer_by_name(name.lower(), stripnl=False, ensurenl=False)
-    except ClassNotFound:
-        return None
+    """The lexer for a fence's language label ("py", "c++", "shell"), or None. Made once."""
+    if name in _lexers:
+        return _lexers[name]
+    with _making:
+        if name not in _lexers:
+            try:
+                lexer: Lexer | None = get_lexer_by_name(name.lower(), stripnl=False, ensurenl=False)
+            except ClassNotFound:
+                lexer = None
+            _lexers[name] = lexer
+        return _lexers[name]
+
+
+def make_lexers(language: str) -> None:
+    """Make the lexer for `language` ("": every candidate of a guess); for a worker."""
+    for name in (language,) if language else GUESSABLE:
+        lexer_named(name)
 
 
 def guess_lexer(code: str) -> Lexer | None:
@@ -174,7 +203,11 @@ class CodeHighlighter(QSyntaxHighlighter):
     def __init__(self, document: QTextDocument, language: str, *, dark: bool) -> None:
         self.dark = dark
         self.language = language
-        self.lexer: Lexer | None = lexer_named(language) if language else None
+        # Only a lexer made before is used now; else `lexer_ready` is False and the block
+        # stays plain until a worker has made it (`make_lexers`, then `use_made_lexer`).
+        self.lexer: Lexer | None = (
+            lexer_named(language) if language and lexer_made(language) else None
+        )
         self.guessed = not language  # an unlabelled block: its lexer is a guess
         self._guessed_lines = 0
         self._text = ""
@@ -189,6 +222,17 @@ class CodeHighlighter(QSyntaxHighlighter):
     def lexer_name(self) -> str:
         return self.lexer.name if self.lexer is not None else ""
 
+    def lexer_ready(self) -> bool:
+        """Whether colouring this block needs no lexer still to be made."""
+        return guessing_ready() if self.guessed else lexer_made(self.language)
+
+    def use_made_lexer(self) -> None:
+        """Take the lexer a worker has made since (the next `prepare` lexes it whole)."""
+        if not self.guessed:
+            self.lexer = lexer_named(self.language)
+        self._text = ""
+        self._guessed_lines = 0
+
     def prepare(self, code: str) -> None:
         """Lex `code`, the text the document is about to hold (before it is set, so each
         line finds its tokens when Qt highlights it).
@@ -200,7 +244,7 @@ class CodeHighlighter(QSyntaxHighlighter):
         previous, lexer_before = self._text, self.lexer
         self._text = code
         lines = code.count("\n") + 1
-        if self.guessed and code.strip() and self._guess_again(lines):
+        if self.guessed and code.strip() and self._guess_again(lines) and guessing_ready():
             self._guessed_lines = lines
             self.lexer = guess_lexer(code)
         starts = [0]
@@ -251,7 +295,7 @@ class CodeHighlighter(QSyntaxHighlighter):
         when the block has changed since."""
         if code != self._text:
             return False
-        if lexer is not None and self.guessed:
+        if lexer is not None and (self.guessed or self.lexer is None):
             self.lexer = lexer
             self._guessed_lines = code.count("\n") + 1
         if self.lexer is None:

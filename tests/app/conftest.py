@@ -21,6 +21,8 @@ from app.jobs.workers import Workers
 from app.look import theme
 from app.mainwindow.main_window import MainWindow
 from app.mainwindow.window_state import WindowState
+from app.transcript.code_highlighter import make_lexers
+from app.transcript.code_highlighter import warm_up as warm_up_highlighting
 from app.transcript.transcript_view import TranscriptView
 from tests.fakes.openai_server import OpenAIServer
 from timothy.chat.settings import ChatSettings
@@ -28,6 +30,19 @@ from timothy.settings import Settings
 from timothy.store import Store
 
 SETTLE_TIMEOUT_MS = 10_000
+
+
+# Labels the window tests' code blocks use: their lexers are made once for the run, as the
+# app's start-up does for the common ones, so a block is coloured as soon as it is made
+# (tests/app/transcript/test_code_highlighting.py covers a lexer that is not made yet).
+MADE_LEXERS = ("", "python", "py", "sh", "bash", "c++", "TS", "sql", "klingon", "json")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def made_lexers() -> None:
+    warm_up_highlighting()
+    for label in MADE_LEXERS:
+        make_lexers(label)
 
 
 @pytest.fixture(autouse=True)
@@ -135,8 +150,12 @@ def make_window(qtbot: QtBot, store: Store, isolated_env: Path) -> Iterator[Wind
                 qtbot.waitExposed(window)
         settle(qtbot, window.workers, window.network)
         if window.assistant is not None:
-            assistant = window.assistant
-            qtbot.waitUntil(lambda: assistant.setup is not None, timeout=SETTLE_TIMEOUT_MS)
+            # Started: the engine built (once the first reads are drawn; the first build
+            # of a run imports the SDK), then the start-up's later loads (the model list).
+            loads = window.start_loads
+            qtbot.waitUntil(lambda: loads.done, timeout=3 * SETTLE_TIMEOUT_MS)
+            assert window.assistant.setup is not None
+            settle(qtbot, window.workers, window.network)
         return window
 
     yield make

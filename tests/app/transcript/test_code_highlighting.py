@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from app.look import theme
 from app.transcript.code_block import LEX_LATER_CHARS, CodeBlock, _lexing
-from app.transcript.code_highlighter import DARK_STYLE, LIGHT_STYLE, guess_lexer
+from app.transcript.code_highlighter import DARK_STYLE, LIGHT_STYLE, guess_lexer, lexer_made
 from app.transcript.transcript_view import TranscriptView
 
 PYTHON = (
@@ -189,3 +189,43 @@ def test_a_block_changed_before_its_colours_arrive_keeps_the_newer_text(qtbot: Q
     QApplication.processEvents()  # ... and its (stale) colours are delivered
     assert block.body.toPlainText() == "x = 1"
     assert block.highlighter.lexed_chars == len("x = 1")
+
+
+HASKELL = 'main :: IO ()\nmain = putStrLn "hello"  -- greet\n'
+
+
+def test_a_language_whose_lexer_is_not_made_yet_is_plain_until_a_worker_made_it(
+    qtbot: QtBot,
+) -> None:
+    # Making a lexer compiles its regular expressions (0.1-0.3 s): never on the window's
+    # thread. No test before this one makes Haskell's.
+    assert not lexer_made("haskell")
+    block = CodeBlock(HASKELL, "haskell")
+    qtbot.addWidget(block)
+    assert block.highlighter.lexer is None  # the window's thread did not make it
+    assert block.body.toPlainText() == HASKELL.rstrip("\n") or block.code == HASKELL
+    qtbot.waitUntil(lambda: colour_at(block, 1, '"hello"') is not None, timeout=10_000)
+    assert block.highlighter.lexer_name == "Haskell"
+    assert colour_at(block, 1, '"hello"') == style_colour(LIGHT_STYLE, "Literal.String")
+    assert lexer_made("haskell")
+    again = CodeBlock(HASKELL, "haskell")  # made now: coloured at once
+    qtbot.addWidget(again)
+    assert again.highlighter.lexer_name == "Haskell"
+    assert colour_at(again, 1, '"hello"') == style_colour(LIGHT_STYLE, "Literal.String")
+
+
+def test_a_block_streaming_in_before_its_lexer_is_made_is_coloured_once_it_is(
+    qtbot: QtBot,
+) -> None:
+    assert not lexer_made("ocaml")
+    code = 'let greet name =\n  print_endline ("hello " ^ name)  (* greet *)\n'
+    block = CodeBlock("", "ocaml")
+    qtbot.addWidget(block)
+    for end in range(8, len(code) + 1, 8):
+        block.set_code(code[:end])
+    block.set_code(code)
+    assert block.highlighter.lexer is None or lexer_made("ocaml")
+    qtbot.waitUntil(lambda: colour_at(block, 0, "let") is not None, timeout=10_000)
+    assert block.highlighter.lexer_name == "OCaml"
+    assert colour_at(block, 0, "let") == style_colour(LIGHT_STYLE, "Keyword")
+    assert block.body.toPlainText() == code.rstrip("\n") or block.code == code
