@@ -49,9 +49,11 @@ Float64Array = npt.NDArray[np.float64]
 # From this many rows on, search scans int8 codes first (below it, the float32 product is
 # quicker than the scan plus its bookkeeping).
 QUANTIZED_FROM_ROWS = 8_192
-# From this many bytes of float32 rows on, a coded copy keeps only its codes and reads the
-# rows it re-scores from the store (about 21k rows of 1,536 numbers, 87k of 384). Below it
-# the rows cost less memory than reading them back costs time (a few milliseconds a search).
+# From this many bytes of float32 rows on, a copy keeps only int8 codes and reads the rows
+# it re-scores from the store (about 21k rows of 1,536 numbers, 87k of 384). Below it the
+# rows cost less memory than reading them back costs time: a lean copy's search at 10k x 384
+# takes 1.3x the CPU (+0.5 ms), at 1k 2-3x, and under load its reads wait (bench/recall.py's
+# vector leg 3x slower at 1k and 10k), so it is not worth 15 MB at 10k.
 LEAN_FROM_BYTES = 128 * 2**20
 
 
@@ -236,7 +238,6 @@ class VectorIndex:
         return (
             self.float_rows_from_store
             and self.quantized_from is not None
-            and count >= self.quantized_from
             and count * self.model.dimension * 4 >= self.lean_from_bytes
         )
 
@@ -300,9 +301,12 @@ class VectorIndex:
         return None
 
     def _code_when_large(self) -> None:
-        """Code every row once the copy is large enough to be searched through codes (below
-        that the codes would only take room), then let the float rows go (`_lean_at`)."""
-        wanted = self.quantized_from is not None and self._count >= self.quantized_from
+        """Code every row once the copy is large enough to be searched through codes, or is
+        to be lean (otherwise the codes would only take room), then let the float rows go
+        (`_lean_at`)."""
+        wanted = self.quantized_from is not None and (
+            self._count >= self.quantized_from or self._lean_at(self._count)
+        )
         if wanted and self._codes is None:
             codes = QuantizedRows(self.model.dimension, self._seqs.shape[0])
             codes.put(np.arange(self._count), self._rows[: self._count])
@@ -402,6 +406,7 @@ class VectorIndex:
             upper,
             rescore,
             limit,
+            probe=self._lean,  # each row re-scored is read back from the store
         )
 
     def _scores_from_store(
@@ -425,6 +430,7 @@ def best_of_status(
     limit: int,
     *,
     lookups: int = 2,
+    probe: bool = False,
 ) -> list[tuple[str, float]]:
     """The `limit` rows of a status with the best exact scores, ties by memory order; either
     engine's copy uses it, `ids_of_status` saying which of some seqs have the status (and
@@ -436,6 +442,12 @@ def best_of_status(
     below the limit-th best exact score among rows of the status found so far leaves out
     only rows that cannot be in the answer. It starts at the limit-th best lower bound and
     comes down while rows of another status take places.
+
+    With `probe`, when many rows reach the threshold, the few most likely to be in the
+    answer (by the middle of their bounds) are re-scored first: their limit-th best exact
+    score is a higher threshold, met by far fewer of the others (at 10k x 1,536, 74 rows
+    re-scored instead of 173: it pays where each is read back from the store, at the cost
+    of one more look-up of statuses).
     """
     eligible = int(np.count_nonzero(upper > -np.inf))
     if eligible == 0:
@@ -443,13 +455,10 @@ def best_of_status(
     known: dict[int, str | None] = {}  # memory seq -> id if of the status, else None
     scored_rows = np.zeros(0, dtype=np.intp)
     scored = np.zeros(0, dtype=np.float64)
-    threshold = kth_largest(lower, min(limit, eligible))
-    while True:
-        wanted = np.flatnonzero(upper >= threshold)
-        new = np.setdiff1d(wanted, scored_rows, assume_unique=True)
-        if new.shape[0]:
-            scored_rows = np.concatenate([scored_rows, new])
-            scored = np.concatenate([scored, rescore(new)])
+    probe_size = limit + limit // 4 + 4
+
+    def best_found() -> list[tuple[str, float]]:
+        """The best `limit` rows of the status among those scored (ids looked up as needed)."""
         order = np.lexsort((seqs[scored_rows], -scored))
         ordered_seqs = seqs[scored_rows[order]].tolist()
         ordered_scores = scored[order].tolist()
@@ -467,6 +476,29 @@ def best_of_status(
                     found.append((memory_id, score))
             checked += len(window)
             batch *= 4
+        return found
+
+    threshold = kth_largest(lower, min(limit, eligible))
+    while True:
+        wanted = np.flatnonzero(upper >= threshold)
+        new = np.setdiff1d(wanted, scored_rows, assume_unique=True)
+        if probe and new.shape[0] > 2 * probe_size:
+            probe = False  # once: later rounds only come down for rows of another status
+            middles = lower[new] + upper[new]
+            first = new[np.argpartition(-middles, probe_size)[:probe_size]]
+            scored_rows = np.concatenate([scored_rows, first])
+            scored = np.concatenate([scored, rescore(first)])
+            found = best_found()
+            # Every row's exact score is at most its upper bound: a row below the limit-th
+            # best exact score found so far cannot be in the answer.
+            if len(found) >= limit and found[limit - 1][1] > threshold:
+                threshold = found[limit - 1][1]
+                wanted = np.flatnonzero(upper >= threshold)
+            new = np.setdiff1d(wanted, scored_rows, assume_unique=False)
+        if new.shape[0]:
+            scored_rows = np.concatenate([scored_rows, new])
+            scored = np.concatenate([scored, rescore(new)])
+        found = best_found()
         if len(found) >= limit:
             kth = found[limit - 1][1]
             if kth >= threshold:  # every row left out has an upper bound below it
