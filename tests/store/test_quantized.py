@@ -387,17 +387,16 @@ def test_a_copy_keeps_its_float_rows_until_they_would_take_much_room(store: Stor
 
 @pytest.mark.parametrize("kind", ["random", "clustered"])
 def test_a_small_lean_copy_gives_the_exact_top_k(store: Store, kind: str) -> None:
-    # A few hundred memories, far below the rows from which codes are scanned by default,
-    # in a copy lean at any size: it codes them, holds only the codes, and its top k is
-    # still the exact one (through its first re-scoring of the likeliest rows), also among
-    # archived memories and as new ones come.
+    # A small copy made lean: it holds only the codes, and its top k is still the exact one
+    # (through its first re-scoring of the likeliest rows), also among archived memories
+    # and as new ones come.
     rng = np.random.default_rng(41)
     rows = random_rows(rng, 1500) if kind == "random" else clustered_rows(rng, 1500, centres=4)
     model, ids = populate(store, rows)
     for memory_id in ids[3::7]:
         store.memories.archive(memory_id)
     active = [row for row in range(1500) if row % 7 != 3]
-    index = VectorIndex(model, lean_from_bytes=0)
+    index = VectorIndex(model, quantized_from=0, lean_from_bytes=0)
     queries = [*random_rows(rng, 3), rows[0], rows[3], *clustered_rows(rng, 2, centres=4)]
     with store.db.read() as conn:
         for query in queries:
@@ -420,7 +419,7 @@ def test_a_small_lean_copy_gives_the_exact_top_k(store: Store, kind: str) -> Non
 def test_an_empty_lean_copy_is_lean_from_its_first_vector(store: Store) -> None:
     model = store.vectors.ensure_model("test/quantized", DIM)
     store.vectors.set_active_model(model.name)
-    index = VectorIndex(model, lean_from_bytes=0)
+    index = VectorIndex(model, quantized_from=0, lean_from_bytes=0)
     query = random_rows(np.random.default_rng(42), 1)[0]
     with store.db.read() as conn:
         assert index.nearest(conn, query, 5) == []

@@ -7,10 +7,10 @@ speed (600 MB per query at 100k rows), so a first pass over int8 codes of the ro
 of the bytes) bounds every row's cosine, and only the few rows that can still be in the top k
 are re-scored exactly (see quantized.py): the answer is the same, to the last place.
 From LEAN_FROM_BYTES of float rows on, such a copy is lean: it keeps only the codes (150 MiB
-at 100k x 1,536 instead of 750 MiB with the float rows) and reads the few hundred float rows
-it re-scores from the store's table of one row per vector (`vector_rows_<id>`, migration 7),
-by memory seq, inside the same read transaction as the rest of the search (a few
-milliseconds at 100k). The answer is as exact.
+at 100k x 1,536 instead of 750 MiB with the float rows) and reads the few float rows it
+re-scores (the likeliest first, which raises the bar for the rest) from the store's table of
+one row per vector (`vector_rows_<id>`, migration 7), by memory seq, inside the same read
+transaction as the rest of the search (a few milliseconds at 100k). The answer is as exact.
 The copy follows the `vector_changes` counter, so writes from this or any other process are
 picked up by reading only the rows that changed.
 """
@@ -49,11 +49,12 @@ Float64Array = npt.NDArray[np.float64]
 # From this many rows on, search scans int8 codes first (below it, the float32 product is
 # quicker than the scan plus its bookkeeping).
 QUANTIZED_FROM_ROWS = 8_192
-# From this many bytes of float32 rows on, a copy keeps only int8 codes and reads the rows
-# it re-scores from the store (about 21k rows of 1,536 numbers, 87k of 384). Below it the
-# rows cost less memory than reading them back costs time: a lean copy's search at 10k x 384
-# takes 1.3x the CPU (+0.5 ms), at 1k 2-3x, and under load its reads wait (bench/recall.py's
-# vector leg 3x slower at 1k and 10k), so it is not worth 15 MB at 10k.
+# From this many bytes of float32 rows on, a coded copy keeps only its codes and reads the
+# rows it re-scores from the store (about 21k rows of 1,536 numbers, 87k of 384). Below it
+# the rows cost less memory than reading them back costs time: lean from the first coded
+# row (8,192), a search at 10k x 1,536 took 1.5 ms more CPU (5.3-6.5 against 3.9-4.3 ms)
+# and bench/recall.py's vector leg 2.2x its time under load (62 MiB less); at 10k x 384,
+# 0.4-0.5 ms more (16 MiB less).
 LEAN_FROM_BYTES = 128 * 2**20
 
 
@@ -238,6 +239,7 @@ class VectorIndex:
         return (
             self.float_rows_from_store
             and self.quantized_from is not None
+            and count >= self.quantized_from
             and count * self.model.dimension * 4 >= self.lean_from_bytes
         )
 
@@ -301,12 +303,9 @@ class VectorIndex:
         return None
 
     def _code_when_large(self) -> None:
-        """Code every row once the copy is large enough to be searched through codes, or is
-        to be lean (otherwise the codes would only take room), then let the float rows go
-        (`_lean_at`)."""
-        wanted = self.quantized_from is not None and (
-            self._count >= self.quantized_from or self._lean_at(self._count)
-        )
+        """Code every row once the copy is large enough to be searched through codes (below
+        that the codes would only take room), then let the float rows go (`_lean_at`)."""
+        wanted = self.quantized_from is not None and self._count >= self.quantized_from
         if wanted and self._codes is None:
             codes = QuantizedRows(self.model.dimension, self._seqs.shape[0])
             codes.put(np.arange(self._count), self._rows[: self._count])
