@@ -54,6 +54,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from timothy import heap  # noqa: E402
 from timothy.retrieval import Recaller, RecallSettings  # noqa: E402
 from timothy.retrieval.fusion import fuse  # noqa: E402
 from timothy.retrieval.pack import pack  # noqa: E402
@@ -694,6 +695,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.store:
         return main_server(args, sizes)
     if args.measure:
+        # As the app's launcher does first thing (timothy/heap.py): the measured process's
+        # heap is set up as recall's is in the app.
+        heap.limit_arenas()
         figures = measure(
             args.measure,
             sizes[0],
