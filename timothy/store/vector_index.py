@@ -52,7 +52,7 @@ QUANTIZED_FROM_ROWS = 8_192
 # From this many bytes of float32 rows on, a coded copy keeps only its codes and reads the
 # rows it re-scores from the store (about 21k rows of 1,536 numbers, 87k of 384). Below it
 # the rows cost less memory than reading them back costs time: lean from the first coded
-# row (8,192), a search at 10k x 1,536 took 1.5 ms more CPU (5.3-6.5 against 3.9-4.3 ms)
+# row (8,192), a search at 10k x 1,536 took 1.5-2 ms more CPU (5.3-6.5 against 3.9-4.3 ms)
 # and bench/recall.py's vector leg 2.2x its time under load (62 MiB less); at 10k x 384,
 # 0.4-0.5 ms more (16 MiB less).
 LEAN_FROM_BYTES = 128 * 2**20
