@@ -47,24 +47,30 @@ import zlib
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from server_store import LOCAL_SERVER, open_schema, server_url  # noqa: E402
-
+from timothy import heap  # noqa: E402
 from timothy.retrieval import Recaller, RecallSettings  # noqa: E402
 from timothy.retrieval.fusion import fuse  # noqa: E402
 from timothy.retrieval.pack import pack  # noqa: E402
 from timothy.store import Store  # noqa: E402
 from timothy.store.engine import StoreEngine  # noqa: E402
 from timothy.store.ids import new_id  # noqa: E402
-from timothy.store.postgres import PostgresStore  # noqa: E402
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType  # noqa: E402
 from timothy.store.vector_index import VectorIndex  # noqa: E402
 from timothy.store.vectors import to_blob  # noqa: E402
+
+if TYPE_CHECKING:
+    from timothy.store.postgres import PostgresStore
+
+# The server client (psycopg, pgvector: about 15 MiB) is imported only for `--store`: the
+# SQLite sizes' resident memory is recall's own.
+LOCAL_SERVER = "pgserver"  # as bench/server_store.py names a throwaway server
 
 DIMENSION = 1536
 MODEL = "bench/random-1536"
@@ -502,6 +508,8 @@ LIMIT %(limit)s
 
 def open_on_server(url: str, size: int) -> PostgresStore:
     """The bench store of `size` memories on a server: a schema of its own, kept there."""
+    from server_store import open_schema
+
     return open_schema(url, f"timothy_bench_{size}")
 
 
@@ -628,6 +636,8 @@ def report_server(url: str, sizes: list[int], results: dict[int, dict[str, objec
 def main_server(args: argparse.Namespace, sizes: list[int]) -> int:
     """`--store URL`: build (or reuse) the stores on the server, measure each size in a
     fresh process, report."""
+    from server_store import server_url
+
     with server_url(args.store, args.keep) as url:
         results: dict[int, dict[str, object]] = {}
         for size in sizes:
@@ -685,6 +695,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.store:
         return main_server(args, sizes)
     if args.measure:
+        # As the app's launcher does first thing (timothy/heap.py): the measured process's
+        # heap is set up as recall's is in the app.
+        heap.limit_arenas()
         figures = measure(
             args.measure,
             sizes[0],

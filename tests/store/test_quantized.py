@@ -15,7 +15,7 @@ from hypothesis.extra import numpy as hnp
 
 from timothy.store import Store
 from timothy.store.quantized import QuantizedRows
-from timothy.store.vector_index import VectorIndex, unit_rows
+from timothy.store.vector_index import VectorIndex, best_of_status, unit_rows
 from timothy.store.vectors import EmbeddingModel
 
 DIM = 256
@@ -383,3 +383,90 @@ def test_a_copy_keeps_its_float_rows_until_they_would_take_much_room(store: Stor
     for index in (small, large):
         assert_exact(store, index, model, query)
     assert small.coded and not small.lean and large.coded and large.lean
+
+
+@pytest.mark.parametrize("kind", ["random", "clustered"])
+def test_a_small_lean_copy_gives_the_exact_top_k(store: Store, kind: str) -> None:
+    # A small copy made lean: it holds only the codes, and its top k is still the exact one
+    # (through its first re-scoring of the likeliest rows), also among archived memories
+    # and as new ones come.
+    rng = np.random.default_rng(41)
+    rows = random_rows(rng, 1500) if kind == "random" else clustered_rows(rng, 1500, centres=4)
+    model, ids = populate(store, rows)
+    for memory_id in ids[3::7]:
+        store.memories.archive(memory_id)
+    active = [row for row in range(1500) if row % 7 != 3]
+    index = VectorIndex(model, quantized_from=0, lean_from_bytes=0)
+    queries = [*random_rows(rng, 3), rows[0], rows[3], *clustered_rows(rng, 2, centres=4)]
+    with store.db.read() as conn:
+        for query in queries:
+            assert_brute_force(index.nearest(conn, query, 30), ids, rows, active, query)
+    assert index.coded and index.lean
+    assert index.nbytes < 1500 * DIM * 1.6  # codes, no float row (those are 4 bytes a number)
+    assert_exact(store, index, model, queries[0])
+    # New memories are coded as they come and found exactly.
+    added = [store.memories.add(f"new {i}").id for i in range(5)]
+    more = random_rows(rng, 5)
+    store.vectors.put_many(model, zip(added, more, strict=True))
+    ids, rows = [*ids, *added], np.vstack([rows, more])
+    active += list(range(1500, 1505))
+    with store.db.read() as conn:
+        for query in [more[2], *queries]:
+            assert_brute_force(index.nearest(conn, query, 30), ids, rows, active, query)
+    assert index.lean and index.size == 1505
+
+
+def test_an_empty_lean_copy_is_lean_from_its_first_vector(store: Store) -> None:
+    model = store.vectors.ensure_model("test/quantized", DIM)
+    store.vectors.set_active_model(model.name)
+    index = VectorIndex(model, quantized_from=0, lean_from_bytes=0)
+    query = random_rows(np.random.default_rng(42), 1)[0]
+    with store.db.read() as conn:
+        assert index.nearest(conn, query, 5) == []
+    memory = store.memories.add("the only one")
+    store.vectors.put(memory.id, model, query)
+    with store.db.read() as conn:
+        [(found, score)] = index.nearest(conn, query, 5)
+    assert found == memory.id and abs(score - 1.0) < 1e-5
+    assert index.lean and index.size == 1
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_probing_the_likeliest_rows_first_re_scores_fewer_and_answers_the_same(
+    seed: int,
+) -> None:
+    # The same bounds and rows, with and without first re-scoring the likeliest rows: the
+    # same top k (rows of another status left out), from far fewer rows re-scored.
+    rng = np.random.default_rng(seed)
+    # Long random rows: their cosines bunch up near 0, so many rows reach the threshold.
+    rows = random_rows(rng, 4000, dim=1536)
+    query = random_rows(rng, 1, dim=1536)[0]
+    codes = QuantizedRows(1536)
+    codes.put(np.arange(4000), rows)
+    lower, upper = codes.bounds(query, 4000, keep=30, excluded=np.zeros(0, dtype=np.intp))
+    seqs = np.arange(1, 4001, dtype=np.int64)
+    archived = set(range(1, 4001, 6))  # a sixth of them is of another status
+
+    def ids_of_status(some: list[int]) -> dict[int, str]:
+        return {seq: f"m{seq}" for seq in some if seq not in archived}
+
+    answers, counts = [], []
+    for probe in (False, True):
+        rescored: list[int] = []
+
+        def rescore(places: np.ndarray, rescored: list[int] = rescored) -> np.ndarray:
+            rescored.extend(places.tolist())
+            return (rows[places] @ query).astype(np.float64)
+
+        answers.append(best_of_status(ids_of_status, seqs, lower, upper, rescore, 30, probe=probe))
+        counts.append(len(rescored))
+        assert len(set(rescored)) == len(rescored)  # no row is re-scored twice
+    scores = rows @ query
+    best = sorted(
+        (seq for seq in seqs.tolist() if seq not in archived), key=lambda s: -scores[s - 1]
+    )
+    assert [memory_id for memory_id, _ in answers[1]] == [f"m{seq}" for seq in best[:30]]
+    # The same ids; a score may differ in float32's last place (a product over other rows).
+    assert [memory_id for memory_id, _ in answers[0]] == [memory_id for memory_id, _ in answers[1]]
+    assert np.allclose([s for _, s in answers[0]], [s for _, s in answers[1]], atol=1e-6)
+    assert counts[1] < 0.75 * counts[0]
