@@ -104,9 +104,17 @@ class MemorySearch(Protocol):
         finds them: whole words, longest first where they overlap."""
         ...
 
-    def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+    def entity(
+        self,
+        query: str,
+        limit: int,
+        *,
+        deadline: float | None = None,
+        names: Sequence[str] | None = None,
+    ) -> list[str]:
         """Memories whose entities the query names, most names first, then by how well the
-        rest of the query matches them, then most recently confirmed."""
+        rest of the query matches them, then most recently confirmed. `names`: the query's
+        names as `named` gave them, when the caller has them (else they are looked up)."""
         ...
 
     def prepare(self) -> None:
@@ -613,11 +621,18 @@ class SqliteSearch:
         with self._bounded(deadline) as conn:
             return named_entities(conn, query)
 
-    def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+    def entity(
+        self,
+        query: str,
+        limit: int,
+        *,
+        deadline: float | None = None,
+        names: Sequence[str] | None = None,
+    ) -> list[str]:
         if limit <= 0:
             return []
         with self._bounded(deadline) as conn:
-            names = named_entities(conn, query)
+            names = named_entities(conn, query) if names is None else list(names)
             if not names:
                 return []
             name_words = {word for name in names for word in words(name)}
