@@ -131,3 +131,21 @@ def test_after_a_write_the_pruned_ranking_reads_the_new_index(tmp_path: Path) ->
         plain, pruned = both_ways(store, query, 5)
         assert pruned == plain
         assert newest.id in pruned[1]  # type: ignore[index]
+
+
+def test_a_write_on_another_connection_is_seen_by_the_next_search(tmp_path: Path) -> None:
+    """The counts and totals the pruned ranking weighs are read again once the index
+    changed, whoever changed it."""
+    rng = random.Random(5)
+    with Store.open(tmp_path) as reader, Store.open(tmp_path) as writer:
+        for _ in range(120):
+            reader.memories.add(sentence(rng))
+        query = "smith today said garden violin"
+        assert pruned_applies(reader, query, 5)
+        before = both_ways(reader, query, 5)
+        assert before[0] == before[1]
+        newest = writer.memories.add("violin garden violin garden")
+        after = both_ways(reader, query, 5)
+        assert after[0] == after[1]
+        assert after[1] != before[1]
+        assert after[1][1][0] == newest.id  # type: ignore[index]
