@@ -101,6 +101,14 @@ def test_the_pruning_applies_where_common_words_meet_rarer_ones(word_store: Stor
     assert not pruned_applies(word_store, "said good today smith", 10)
 
 
+def test_a_pasted_document_is_ranked_by_the_plain_sql(word_store: Store) -> None:
+    document = "smith today violin " + " ".join(f"word{n}" for n in range(40))
+    assert not pruned_applies(word_store, document, 10)
+    assert pruned_applies(word_store, "smith today violin", 3)
+    plain, pruned = both_ways(word_store, document, 10)
+    assert pruned == plain
+
+
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

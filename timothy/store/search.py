@@ -257,8 +257,12 @@ _SLACK = 1e-9
 # The common terms are left out when their bounds sum to less than this share of about the
 # least a best hit scores (checked afterwards: a wrong guess costs time, never the answer).
 _COMMON_SHARE = 0.5
-# The best active matches, a window at a time, of a query that only rows with a rare term
-# match (see pruned_ranking).
+# Longer questions (a pasted document) are ranked by the plain SQL: the pruned match names
+# every term twice, and FTS5 counts each phrase's rows for its idf (measured on questions of
+# a few words only).
+_PRUNE_MAX_TERMS = 32
+# The best `limit` active memories of a match that only rows with a rarer term meet (see
+# pruned_ranking).
 _PRUNED_SQL = """
 SELECT f.rowid, f.rank, m.id FROM memories_fts f JOIN memories m ON m.seq = f.rowid
 WHERE memories_fts MATCH :match AND +m.status = 'active'
@@ -294,7 +298,7 @@ def pruned_ranking(
     memory scores more than the left-out terms' bounds; otherwise (or when fewer than
     `limit` rows have another term) None.
     """
-    if limit <= 0 or len(terms) < 2:
+    if limit <= 0 or not 2 <= len(terms) <= _PRUNE_MAX_TERMS:
         return None
     totals = fts_totals(conn)
     if totals is None:
