@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -71,9 +71,16 @@ class ScriptedSearch:
         self._maybe("named")
         return self.real.named(query, deadline=deadline)
 
-    def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+    def entity(
+        self,
+        query: str,
+        limit: int,
+        *,
+        deadline: float | None = None,
+        names: Sequence[str] | None = None,
+    ) -> list[str]:
         self._maybe("entity")
-        return self.real.entity(query, limit, deadline=deadline)
+        return self.real.entity(query, limit, deadline=deadline, names=names)
 
     def prepare(self) -> None:
         self.real.prepare()
@@ -416,9 +423,65 @@ class ThreadNotingSearch(ScriptedSearch):
         self.threads["text"] = threading.current_thread()
         return super().text_hits(query, limit, deadline=deadline)
 
-    def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+    def entity(
+        self,
+        query: str,
+        limit: int,
+        *,
+        deadline: float | None = None,
+        names: Sequence[str] | None = None,
+    ) -> list[str]:
         self.threads["entity"] = threading.current_thread()
-        return super().entity(query, limit, deadline=deadline)
+        return super().entity(query, limit, deadline=deadline, names=names)
+
+
+class NameNotingSearch(ScriptedSearch):
+    """ScriptedSearch that notes each lookup of the query's names and what the entity leg got."""
+
+    def __init__(self, real: MemorySearch) -> None:
+        super().__init__(real)
+        self.lookups = 0
+        self.given: list[Sequence[str] | None] = []
+
+    def named(self, query: str, *, deadline: float | None = None) -> list[str]:
+        self.lookups += 1
+        return super().named(query, deadline=deadline)
+
+    def entity(
+        self,
+        query: str,
+        limit: int,
+        *,
+        deadline: float | None = None,
+        names: Sequence[str] | None = None,
+    ) -> list[str]:
+        self.given.append(names)
+        return super().entity(query, limit, deadline=deadline, names=names)
+
+
+def test_the_query_names_are_looked_up_once_a_turn(store: Store) -> None:
+    """The vector leg, the floor and the entity leg share one lookup of the names."""
+    embedder = HashingEmbedder()
+    tea = store.memories.add("Alice drinks green tea", entities=["Alice"])
+    store.memories.add("Bob drinks coffee", entities=["Bob"])
+    embed_all(store, embedder)
+    search = NameNotingSearch(store.search)
+    with Recaller(store, embedder=embedder, search=search) as recaller:
+        result = recaller.recall("What does Alice drink?", now=NOW)
+    assert search.lookups == 1
+    assert search.given == [["alice"]]
+    assert result.legs["entity"] == "ok" and tea.id in result.packed_ids
+
+
+def test_when_the_names_cannot_be_read_the_entity_leg_fails_as_before(store: Store) -> None:
+    store.memories.add("Alice drinks green tea", entities=["Alice"])
+    search = NameNotingSearch(store.search)
+    search.fail.add("named")
+    with Recaller(store, search=search) as recaller:
+        result = recaller.recall("What does Alice drink?", now=NOW)
+    # The lookup failed, so the entity leg looked them up itself (and found Alice).
+    assert search.given == [None]
+    assert result.legs["entity"] == "ok" and result.items
 
 
 def test_the_text_leg_runs_on_the_callers_thread_and_the_entity_leg_beside_it(
@@ -452,9 +515,16 @@ class LaneNotingSearch(ThreadNotingSearch):
         super().__init__(real)
         self.order: list[str] = []
 
-    def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+    def entity(
+        self,
+        query: str,
+        limit: int,
+        *,
+        deadline: float | None = None,
+        names: Sequence[str] | None = None,
+    ) -> list[str]:
         self.order.append("entity")
-        return super().entity(query, limit, deadline=deadline)
+        return super().entity(query, limit, deadline=deadline, names=names)
 
     def vector_hits(
         self, model: EmbeddingModel, query: Vector, limit: int, *, deadline: float | None = None

@@ -36,7 +36,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -224,13 +224,17 @@ def vector_verdicts(
     verdicts: dict[str, LegVerdict] = {}
     for rank, (memory_id, similarity) in enumerate(hits, start=1):
         cleared = similarity > floor
-        relation = "above" if cleared else "not above"
-        why = (
-            f"similarity {similarity:.3f} {relation} {floor:.3f} (the query's {best:.3f} to "
-            f"{sentence!r}, plus margin)"
-        )
-        verdicts[memory_id] = LegVerdict("vector", rank, cleared, similarity, floor, why)
+        reason = functools.partial(_vector_why, similarity, cleared, floor, best, sentence)
+        verdicts[memory_id] = LegVerdict("vector", rank, cleared, similarity, floor, reason)
     return verdicts
+
+
+def _vector_why(similarity: float, cleared: bool, floor: float, best: float, sentence: str) -> str:
+    relation = "above" if cleared else "not above"
+    return (
+        f"similarity {similarity:.3f} {relation} {floor:.3f} (the query's {best:.3f} to "
+        f"{sentence!r}, plus margin)"
+    )
 
 
 # -- text ----------------------------------------------------------------------------------
@@ -347,24 +351,32 @@ def text_verdicts(
         terms = matched[memory_id]
         # In the tail, common words count too: the query has shown what it is about.
         value = evidence[memory_id] if floor is None else sum(terms.values())
-        listed = ", ".join(f"{term} {weight:.2f}" for term, weight in terms.items()) or "none"
+        why: str | Callable[[], str]
         if not settings.relevance_floor:
             cleared, why, shown = True, "floor off", None
         elif floor is None:
             shown = needed
-            cleared, why = False, f"term evidence {value:.2f} < {shown:g} ({listed})"
+            cleared = False
+            why = functools.partial(_text_why, value, "<", shown, terms, None)
         elif value >= floor and value > 0:
             cleared, shown = True, floor
-            why = f"term evidence {value:.2f} >= {floor:g} ({listed})"
-            if floor < needed and value < needed:
-                why += f"; the query's best match reached {needed:g}"
+            reached = needed if floor < needed and value < needed else None
+            why = functools.partial(_text_why, value, ">=", floor, terms, reached)
         else:
             cleared, shown = False, floor
-            why = f"term evidence {value:.2f} < {floor:g} ({listed})"
-        verdicts[memory_id] = LegVerdict(
-            "text", rank, cleared, value, shown, why, MappingProxyType(terms)
-        )
+            why = functools.partial(_text_why, value, "<", floor, terms, None)
+        verdicts[memory_id] = LegVerdict("text", rank, cleared, value, shown, why, terms)
     return verdicts
+
+
+def _text_why(
+    value: float, relation: str, floor: float, terms: Mapping[str, float], reached: float | None
+) -> str:
+    listed = ", ".join(f"{term} {weight:.2f}" for term, weight in terms.items()) or "none"
+    why = f"term evidence {value:.2f} {relation} {floor:g} ({listed})"
+    if reached is not None:
+        why += f"; the query's best match reached {reached:g}"
+    return why
 
 
 def second_opinion(
@@ -394,13 +406,17 @@ def second_opinion(
             and verdict.value < needed
             and (seen is None or not seen.cleared)
         ):
-            why = (
-                f"term evidence {verdict.value:.2f} < {needed:g}, needed when the vector leg "
-                "finds the memory unrelated"
-            )
-            verdict = replace(verdict, cleared=False, floor=needed, why=why)
+            why = functools.partial(_unrelated_why, verdict.value, needed)
+            verdict = replace(verdict, cleared=False, floor=needed, reason=why)
         judged[memory_id] = verdict
     return judged
+
+
+def _unrelated_why(value: float, needed: float) -> str:
+    return (
+        f"term evidence {value:.2f} < {needed:g}, needed when the vector leg finds the "
+        "memory unrelated"
+    )
 
 
 # -- entity --------------------------------------------------------------------------------
@@ -431,9 +447,13 @@ def vouch_for_named(
             judged[memory_id] = verdict
             continue
         judged[memory_id] = replace(
-            verdict, cleared=True, why=f"{verdict.why}; but the query names {about[0]}"
+            verdict, cleared=True, reason=functools.partial(_named_why, verdict, about[0])
         )
     return judged
+
+
+def _named_why(verdict: LegVerdict, name: str) -> str:
+    return f"{verdict.why}; but the query names {name}"
 
 
 def entity_verdicts(ids: Sequence[str]) -> dict[str, LegVerdict]:

@@ -145,13 +145,16 @@ class _Turn:
     the stage after fusion rarely reads anything)."""
 
     def __init__(
-        self, names: Callable[[], list[str]], read: Callable[[list[str]], dict[str, Memory]]
+        self,
+        names: Callable[[], list[str] | None],
+        read: Callable[[list[str]], dict[str, Memory]],
     ):
         self._look_up = names
         self._read = read
         self._lock = threading.Lock()
         self._names_lock = threading.Lock()
         self._names: list[str] | None = None
+        self._names_read = False
         self.memories: dict[str, Memory] = {}
         # Seed id -> its neighbours, for every seed asked for (none: no neighbours).
         self.neighbours: dict[str, list[Neighbour]] = {}
@@ -179,9 +182,15 @@ class _Turn:
             return {seed: self.neighbours[seed] for seed in seeds if seed in self.neighbours}
 
     def names(self) -> list[str]:
+        """The query's entity names (none when they could not be read)."""
+        return self.found_names() or []
+
+    def found_names(self) -> list[str] | None:
+        """The query's entity names, looked up once for the turn; None when that failed."""
         with self._names_lock:
-            if self._names is None:
+            if not self._names_read:
                 self._names = self._look_up()
+                self._names_read = True
             return self._names
 
     def read_so_far(self) -> dict[str, Memory]:
@@ -331,17 +340,20 @@ class Recaller:
         hits = self.search.text_hits(query, limit, deadline=deadline)
         return text_verdicts(hits, self.settings, personal=speaks_of_owner(query))
 
-    def _entity_leg(self, query: str, limit: int, deadline: float) -> Verdicts:
-        return entity_verdicts(self.search.entity(query, limit, deadline=deadline))
+    def _entity_leg(self, query: str, limit: int, deadline: float, turn: _Turn) -> Verdicts:
+        # The names the turn looked up once (the entity leg looks them up itself only when
+        # that failed, and fails as it would have).
+        names = turn.found_names()
+        return entity_verdicts(self.search.entity(query, limit, deadline=deadline, names=names))
 
-    def _names(self, query: str, deadline: float) -> list[str]:
-        """The entity names the query names; none when they cannot be read (the vector leg
+    def _names(self, query: str, deadline: float) -> list[str] | None:
+        """The entity names the query names; None when they cannot be read (the vector leg
         then embeds the whole query rather than fail)."""
         try:
             return self.search.named(query, deadline=deadline)
         except Exception as exc:
             log.warning("recall: the query's names could not be read: %s", _one_line(exc))
-            return []
+            return None
 
     def _with_memories(
         self, leg: Callable[[], Verdicts | None], turn: _Turn, *, inline: bool = False
@@ -407,7 +419,7 @@ class Recaller:
         calls: dict[str, Callable[[], Verdicts | None]] = {
             "vector": lambda: self._vector_leg(query, query_vector, limit, deadline, turn),
             "text": lambda: self._text_leg(query, limit, deadline),
-            "entity": lambda: self._entity_leg(query, limit, deadline),
+            "entity": lambda: self._entity_leg(query, limit, deadline, turn),
         }
         # In the order the legs' statuses have always been listed: vector, entity, text.
         futures: dict[str, Future[LegHits | None]] = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -206,21 +206,46 @@ class Message:
 _NO_TERMS: Mapping[str, float] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class LegVerdict:
     """One recall leg's judgement of one hit against its relevance floor: the measure, the
-    floor it had to clear, and why (see timothy/retrieval/floor.py)."""
+    floor it had to clear, and why (see timothy/retrieval/floor.py).
+
+    `reason` is the sentence `why` gives, or what writes it: recall judges about 90 hits a
+    turn and shows few of them, so the sentence is written when first asked for (the
+    record a turn keeps, the Last recall view), then kept."""
 
     leg: str
     rank: int  # the hit's place in the leg's own list, from 1
     cleared: bool
     value: float | None  # vector: cosine similarity; text: term evidence; entity: None
     floor: float | None  # what `value` had to exceed (vector) or reach (text)
-    why: str
+    reason: str | Callable[[], str]
     terms: Mapping[str, float] = field(default_factory=lambda: _NO_TERMS)  # term -> weight
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "terms", MappingProxyType(dict(self.terms)))
+        if self.terms is not _NO_TERMS:
+            object.__setattr__(self, "terms", MappingProxyType(dict(self.terms)))
+
+    @property
+    def why(self) -> str:
+        """Why the hit cleared its floor or missed it, in a sentence."""
+        reason = self.reason
+        if isinstance(reason, str):
+            return reason
+        written = reason()
+        object.__setattr__(self, "reason", written)
+        return written
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.leg, self.rank, self.cleared, self.value, self.floor, self.why, self.terms)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LegVerdict):
+            return NotImplemented
+        return self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]  # as before: its terms are a mapping
 
     def to_json(self) -> dict[str, Any]:
         found: dict[str, Any] = {
@@ -243,7 +268,7 @@ class LegVerdict:
             cleared=bool(data.get("cleared")),
             value=None if value is None else float(value),
             floor=None if floor is None else float(floor),
-            why=str(data.get("why") or ""),
+            reason=str(data.get("why") or ""),
             terms={str(t): float(w) for t, w in (data.get("terms") or {}).items()},
         )
 

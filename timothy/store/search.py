@@ -15,11 +15,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 import apsw
 
@@ -103,9 +104,17 @@ class MemorySearch(Protocol):
         finds them: whole words, longest first where they overlap."""
         ...
 
-    def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+    def entity(
+        self,
+        query: str,
+        limit: int,
+        *,
+        deadline: float | None = None,
+        names: Sequence[str] | None = None,
+    ) -> list[str]:
         """Memories whose entities the query names, most names first, then by how well the
-        rest of the query matches them, then most recently confirmed."""
+        rest of the query matches them, then most recently confirmed. `names`: the query's
+        names as `named` gave them, when the caller has them (else they are looked up)."""
         ...
 
     def prepare(self) -> None:
@@ -200,6 +209,134 @@ def _varint(data: bytes, start: int = 0) -> int:
 _FTS_STATE_SQL = "SELECT id, block FROM memories_fts_data WHERE id IN (1, 10) ORDER BY id"
 # Document counts kept for one state of the index, at most this many terms.
 _KEPT_COUNTS = 4_096
+
+
+def fts_totals(conn: apsw.Connection) -> tuple[int, int] | None:
+    """How many rows the full-text index holds and how many tokens they hold in all, as
+    bm25 reads them (FTS5's averages record: the row count, then each column's tokens);
+    None when the record cannot be read."""
+    rows = conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchall()
+    block = rows[0][0] if rows else None
+    if not isinstance(block, bytes):
+        return None
+    try:
+        numbers = _varints(block)
+    except ValueError:
+        return None
+    if len(numbers) < 2 or numbers[0] <= 0:
+        return None
+    return numbers[0], sum(numbers[1:])
+
+
+def _varints(data: bytes) -> list[int]:
+    """Every SQLite varint of `data`, in order (FTS5's averages and docsize records)."""
+    found: list[int] = []
+    place = 0
+    while place < len(data):
+        value = 0
+        for step in range(9):
+            if place >= len(data):
+                raise ValueError("a varint is cut short")
+            byte = data[place]
+            place += 1
+            if step == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        found.append(value)
+    return found
+
+
+# bm25's constant k1 in FTS5 (ext/fts5/fts5_aux.c): a term adds at most idf * (k1 + 1).
+_K1 = 1.2
+# Slack for the pruned ranking's bounds: a sum of floats may differ from the exact sum in
+# its last bits, so a row is let go only when its bound is clearly below.
+_SLACK = 1e-9
+# The common terms are left out when their bounds sum to less than this share of about the
+# least a best hit scores (checked afterwards: a wrong guess costs time, never the answer).
+_COMMON_SHARE = 0.5
+# Longer questions (a pasted document) are ranked by the plain SQL: the pruned match names
+# every term twice, and FTS5 counts each phrase's rows for its idf (measured on questions of
+# a few words only).
+_PRUNE_MAX_TERMS = 32
+# The best `limit` active memories of a match that only rows with a rarer term meet (see
+# pruned_ranking).
+_PRUNED_SQL = """
+SELECT f.rowid, f.rank, m.id FROM memories_fts f JOIN memories m ON m.seq = f.rowid
+WHERE memories_fts MATCH :match AND +m.status = 'active'
+ORDER BY f.rank, f.rowid DESC
+LIMIT :limit
+"""
+
+
+def _idf(rows: int, hits: int) -> float:
+    """A term's idf as FTS5's bm25 computes it (the same float operations)."""
+    idf = math.log((rows - hits + 0.5) / (hits + 0.5))
+    return idf if idf > 0.0 else 1e-6
+
+
+def pruned_ranking(
+    conn: apsw.Connection, terms: Sequence[str], documents: Mapping[str, int], limit: int
+) -> list[tuple[int, str]] | None:
+    """(seq, id) of the best `limit` active memories of `_TEXT_SQL` for the OR of `terms`
+    (each a quoted phrase), best first: the same memories in the same order, without
+    ranking every row that shares only a common word with the query (exact MaxScore
+    pruning; None when it does not apply, and the caller runs the SQL).
+
+    A term adds at most idf * (k1 + 1) to a row's bm25, so a row whose only terms are the
+    commonest ones scores less than their bounds' sum. Those rows are left out of the
+    match itself:
+
+        (t1 OR t2 OR ... OR tn) NOT ((common terms) NOT (other terms))
+
+    matches exactly the rows with one of the other terms, and scores each as the whole OR
+    does: its first n phrases are the query's in the query's order, and the phrases after
+    NOT never hold a place in a row the query returns, so they add 0.0 to its bm25 (the
+    same double as the plain query's). The answer is the plain query's when its `limit`-th
+    memory scores more than the left-out terms' bounds; otherwise (or when fewer than
+    `limit` rows have another term) None.
+    """
+    if limit <= 0 or not 2 <= len(terms) <= _PRUNE_MAX_TERMS:
+        return None
+    totals = fts_totals(conn)
+    if totals is None:
+        return None
+    rows = totals[0]
+    idfs = [_idf(rows, documents[term]) for term in terms]
+    present = [place for place in range(len(terms)) if documents[terms[place]] > 0]
+    commonest = sorted(present, key=lambda place: (idfs[place], -place))
+    # About the least the `limit`-th best scores: the idf of the term at which the rarest
+    # terms' matches fill the list (a row with it once, of average length, scores that).
+    reach, filled = 0.0, 0
+    for place in reversed(commonest):
+        reach, filled = idfs[place], filled + documents[terms[place]]
+        if filled >= limit:
+            break
+    common: list[int] = []
+    total = 0.0
+    for place in commonest[:-1]:
+        total += idfs[place]
+        if total * (_K1 + 1.0) >= _COMMON_SHARE * reach:
+            break
+        common.append(place)
+    if not common:
+        return None
+    bound = math.fsum(idfs[place] * (_K1 + 1.0) for place in common) * (1 + _SLACK)
+    quoted = [f'"{term}"' for term in terms]
+    others = [quoted[place] for place in range(len(terms)) if place not in common]
+    match = (
+        f"({' OR '.join(quoted)}) NOT "
+        f"(({' OR '.join(quoted[place] for place in common)}) NOT ({' OR '.join(others)}))"
+    )
+    found = [
+        (cast(int, seq), -cast(float, rank), cast(str, memory_id))
+        for seq, rank, memory_id in conn.execute(_PRUNED_SQL, {"match": match, "limit": limit})
+    ]
+    if len(found) < limit or found[-1][1] <= bound:
+        return None
+    return [(seq, memory_id) for seq, _, memory_id in found]
 
 
 def fts_state(conn: apsw.Connection) -> tuple[object, ...]:
@@ -315,6 +452,9 @@ class SqliteSearch:
         self._counts: dict[str, int] = {}
         self._counts_state: tuple[object, ...] | None = None
         self._counts_lock = threading.Lock()
+        # Rank only the OR matches that can reach the text leg's window (pruned_ranking);
+        # False: every match, in SQL (the same answer; kept for comparing the two).
+        self.prune_text = True
 
     # -- deadlines ----------------------------------------------------------------------
 
@@ -406,10 +546,19 @@ class SqliteSearch:
         if match is None or limit <= 0:
             return []
         with self._bounded(deadline) as conn:
-            return [memory_id for _, memory_id in self._text_seqs(conn, match, limit)]
+            found = self._text_seqs(conn, query, match, limit)
+            return [memory_id for _, memory_id in found]
 
-    def _text_seqs(self, conn: apsw.Connection, match: str, limit: int) -> list[tuple[int, str]]:
-        """(seq, id) of the best `limit` active matches of `match`, best first."""
+    def _text_seqs(
+        self, conn: apsw.Connection, query: str, match: str, limit: int
+    ) -> list[tuple[int, str]]:
+        """(seq, id) of the best `limit` active matches of `match` (the OR of the query's
+        terms), best first."""
+        if self.prune_text:
+            terms = query_terms(query)
+            pruned = pruned_ranking(conn, terms, self._documents(conn, terms), limit)
+            if pruned is not None:
+                return pruned
         window = limit * 2 + 10
         while True:
             seqs = [
@@ -452,7 +601,7 @@ class SqliteSearch:
         if match is None or limit <= 0:
             return TextHits([], {}, {}, 0)
         with self._bounded(deadline) as conn:
-            found = self._text_seqs(conn, match, limit)
+            found = self._text_seqs(conn, query, match, limit)
             if not found:
                 return TextHits([], {}, {}, 0)
             terms = [term for term in query_terms(query) if index_terms(term)]
@@ -476,11 +625,18 @@ class SqliteSearch:
         with self._bounded(deadline) as conn:
             return named_entities(conn, query)
 
-    def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+    def entity(
+        self,
+        query: str,
+        limit: int,
+        *,
+        deadline: float | None = None,
+        names: Sequence[str] | None = None,
+    ) -> list[str]:
         if limit <= 0:
             return []
         with self._bounded(deadline) as conn:
-            names = named_entities(conn, query)
+            names = named_entities(conn, query) if names is None else list(names)
             if not names:
                 return []
             name_words = {word for name in names for word in words(name)}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import psycopg
@@ -318,13 +318,20 @@ class PgSearch:
         with self._bounded(deadline) as conn:
             return named_entities(conn, query)
 
-    def entity(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
+    def entity(
+        self,
+        query: str,
+        limit: int,
+        *,
+        deadline: float | None = None,
+        names: Sequence[str] | None = None,
+    ) -> list[str]:
         if limit <= 0:
             return []
         # Inside a write, whose own changes may yet be undone, the server counts the rarities.
         copy = None if self.db.in_transaction else self.text_copy()
         with self._bounded(deadline) as conn:
-            names = named_entities(conn, query)
+            names = named_entities(conn, query) if names is None else list(names)
             if not names:
                 return []
             name_words = {word for name in names for word in words(name)}
