@@ -1,8 +1,9 @@
 """The window's start imports only what the window needs before it is shown.
 
-Keyring's backends, Pygments' lexer machinery and the `sqlite_vec` package (whose
-`__init__` imports numpy) load later, on the worker that first needs them, and still work
-there: the key is read from the keyring, a code block is coloured, a vector search answers.
+Keyring's backends, Pygments' lexer machinery, the `sqlite_vec` package (whose `__init__`
+imports numpy), urllib's HTTP client and package metadata load later, on the worker that
+first needs them, and still work there: the key is read from the keyring, a code block is
+coloured, a vector search answers.
 Each case runs in a fresh interpreter, started the way the launcher starts the window."""
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ warming.join()
 window.show()
 # Before any event is handled: what the window's start itself imported (the start-up loads
 # begin only once the window's first reads have come back to this thread).
-LATER = ("keyring", "pygments.lexer", "pygments.lexers", "sqlite_vec")
+LATER = (
+    "keyring", "pygments.lexer", "pygments.lexers", "sqlite_vec", "urllib.request",
+    "importlib.metadata",
+)
 shown = {name: name in sys.modules for name in LATER}
 
 out = {}
@@ -69,6 +73,8 @@ def test_the_shown_window_has_not_loaded_what_workers_load_later(
         "pygments.lexer": False,
         "pygments.lexers": False,
         "sqlite_vec": False,
+        "urllib.request": False,  # the local servers' probe's, on a worker
+        "importlib.metadata": False,  # the About box's
     }
     assert found["key"] == "sk-from-the-keyring"
     assert found["lexer"] == "Python"
