@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import apsw
-import sqlite_vec
 
 from timothy import paths
 from timothy.settings import Settings
@@ -57,9 +56,11 @@ def no_network() -> Iterator[None]:
 
 
 def _probe_sqlite_vec() -> str:
+    from timothy.store.db import vec_extension_path
+
     conn = apsw.Connection(":memory:")
     conn.enable_load_extension(True)
-    conn.load_extension(sqlite_vec.loadable_path())
+    conn.load_extension(vec_extension_path())
     version = conn.execute("SELECT vec_version()").fetchall()[0][0]
     conn.execute("CREATE VIRTUAL TABLE v USING vec0 (e float[3] distance_metric=cosine)")
     for rowid, vector in ((1, (1, 0, 0)), (2, (0, 1, 0)), (3, (0, 0, 1))):

@@ -1,13 +1,14 @@
-"""API keys in the OS keyring, and nowhere else (never the database, config files or logs)."""
+"""API keys in the OS keyring, and nowhere else (never the database, config files or logs).
+
+`keyring` is imported by the functions that use it, not with this module: importing it finds
+and loads its backends (entry points, D-Bus, ~0.1-0.2 s), which the window's start does not
+wait for; the key is read by the chat engine's build on a worker.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import logging
-
-import keyring
-import keyring.errors
-from keyring.backends import fail
 
 from timothy.errors import TimothyError
 
@@ -24,11 +25,17 @@ class KeyringUnavailableError(TimothyError):
 
 
 def keyring_available() -> bool:
+    import keyring
+    from keyring.backends import fail
+
     return not isinstance(keyring.get_keyring(), fail.Keyring)
 
 
 def get_secret(name: str) -> str | None:
     """A stored secret, or None (also when the keyring cannot be read: the caller degrades)."""
+    import keyring
+    import keyring.errors
+
     try:
         return keyring.get_password(SERVICE, name)
     except keyring.errors.KeyringError as exc:
@@ -38,6 +45,9 @@ def get_secret(name: str) -> str | None:
 
 def set_secret(name: str, value: str | None) -> None:
     """Store (or, with None or an empty value, delete) a secret in the OS keyring."""
+    import keyring
+    import keyring.errors
+
     try:
         if not value:
             with contextlib.suppress(keyring.errors.PasswordDeleteError):

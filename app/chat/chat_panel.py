@@ -134,10 +134,10 @@ class ChatPanel(QWidget):
         layout.addWidget(self.temporary_banner)
 
         self.stack = QStackedWidget(self)
-        self.welcome = WelcomePanel(self.stack)
-        self.welcome.settings_requested.connect(self.settings_requested)
-        self.welcome.local_server_chosen.connect(self.local_server_chosen)
-        self.stack.addWidget(self.welcome)
+        # The first-run welcome is built when it is first shown (or offered a local server):
+        # an owner with a chat model never sees it, and its logo and layout cost the
+        # window's start 50-100 ms.
+        self._welcome: WelcomePanel | None = None
         self.blank = QWidget(self.stack)
         blank_layout = QVBoxLayout(self.blank)
         blank_layout.addStretch(2)
@@ -201,6 +201,18 @@ class ChatPanel(QWidget):
         return button
 
     # -- what the centre shows ---------------------------------------------------------
+
+    @property
+    def welcome(self) -> WelcomePanel:
+        if self._welcome is None:
+            self._welcome = WelcomePanel(self.stack)
+            self._welcome.settings_requested.connect(self.settings_requested)
+            self._welcome.local_server_chosen.connect(self.local_server_chosen)
+            self.stack.addWidget(self._welcome)
+        return self._welcome
+
+    def welcome_built(self) -> bool:
+        return self._welcome is not None
 
     def set_chat_ready(self, ready: bool) -> None:
         """With no chat model the welcome explains what to set up (memory still works)."""

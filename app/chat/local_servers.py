@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
@@ -24,6 +22,11 @@ class LocalServer:
 
 
 def probe(name: str, port: int, host: str = "127.0.0.1") -> LocalServer | None:
+    # Here, not with the module: urllib.request brings http.client, email and ssl (~35 ms),
+    # which the window's start does not need; probes run on a worker.
+    import urllib.error
+    import urllib.request
+
     base_url = f"http://{host}:{port}/v1"
     try:
         with urllib.request.urlopen(f"{base_url}/models", timeout=PROBE_TIMEOUT_SECONDS) as reply:

@@ -3,11 +3,11 @@ Timothy is built from (read from the installed packages' own metadata, on a work
 
 from __future__ import annotations
 
-import importlib.metadata
 import platform
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import Qt, QUrl, qVersion
@@ -29,6 +29,9 @@ from PySide6.QtWidgets import (
 from app.jobs.workers import Workers
 from app.look import icons
 from timothy import __version__, paths
+
+if TYPE_CHECKING:
+    from importlib.metadata import PackageMetadata
 
 # What Timothy is built from, when the installed metadata cannot say (a frozen build).
 COMPONENTS = (
@@ -59,6 +62,8 @@ class Component:
 
 def component_names() -> list[str]:
     """Timothy's own requirements (not its extras), else the list above."""
+    import importlib.metadata  # here: ~40 ms the window's start does not need
+
     try:
         required = importlib.metadata.requires("timothy") or []
     except importlib.metadata.PackageNotFoundError:
@@ -73,7 +78,7 @@ def component_names() -> list[str]:
     return names or list(COMPONENTS)
 
 
-def licence_of(metadata: importlib.metadata.PackageMetadata) -> str:
+def licence_of(metadata: PackageMetadata) -> str:
     """The licence a package declares: its SPDX expression, its classifiers, or the first
     line of its License field."""
     expression = _field(metadata, "License-Expression")
@@ -91,13 +96,15 @@ def licence_of(metadata: importlib.metadata.PackageMetadata) -> str:
     return first if first and len(first) <= 80 else "see the package"
 
 
-def _field(metadata: importlib.metadata.PackageMetadata, name: str) -> str:
+def _field(metadata: PackageMetadata, name: str) -> str:
     values = metadata.get_all(name) or []
     return str(values[0]).strip() if values else ""
 
 
 def components() -> list[Component]:
     """Each component's version and licence (slow-ish: reads package metadata from disk)."""
+    import importlib.metadata
+
     found = []
     for name in component_names():
         try:

@@ -4,6 +4,11 @@ and an unlabelled block gets a guess among the languages people paste most.
 Pygments lexes the whole block (its lexers are not resumable line by line), once per new
 text (`prepare`), and each line takes its slice of the tokens when Qt highlights it. The
 colours come from a Pygments style chosen for the theme; backgrounds are left to the block.
+
+Pygments' lexer machinery (`pygments.lexer`, `.lexers`, `.styles`) is imported when the first
+lexer or style is made, on the start-up loads' worker (`warm_up`) or the lexing worker, not
+with this module: the window's start does not wait for it. Only its token types (a small
+module) come at import.
 """
 
 from __future__ import annotations
@@ -12,16 +17,15 @@ import bisect
 import logging
 import threading
 from functools import cache
+from typing import TYPE_CHECKING
 
-import pygments
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
-from pygments.styles import get_style_by_name
 from pygments.token import Comment, Error, String, Token, _TokenType, is_token_subtype
-from pygments.util import ClassNotFound
 from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 
 from timothy.health import Check
+
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +83,9 @@ def lexer_named(name: str) -> Lexer | None:
     """The lexer for a fence's language label ("py", "c++", "shell"), or None. Made once."""
     if name in _lexers:
         return _lexers[name]
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
     with _making:
         if name not in _lexers:
             try:
@@ -116,6 +123,8 @@ def guess_lexer(code: str) -> Lexer | None:
 
 @cache
 def _formats(dark: bool) -> dict[_TokenType, QTextCharFormat]:
+    from pygments.styles import get_style_by_name
+
     style = get_style_by_name(DARK_STYLE if dark else LIGHT_STYLE)
     formats: dict[_TokenType, QTextCharFormat] = {}
     for token, spec in style:
@@ -161,6 +170,8 @@ def warm_up() -> None:
 def check_highlighting() -> Check:
     """Pygments and its lexers are there (a bundle must carry the lexer modules, which
     Pygments imports by name): each common language colours a line of code."""
+    import pygments
+
     try:
         missing = [name for name in (*WARM_UP, *GUESSABLE) if lexer_named(name) is None]
         if missing:

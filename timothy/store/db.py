@@ -11,7 +11,10 @@ and closing never checkpoints the log into the file.
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.util
 import logging
+import os
 import struct
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -20,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import apsw
-import sqlite_vec
 
 from timothy.errors import DamagedStoreError, DatabaseLockedError, StoreError
 from timothy.store.backup_folder import damaged_message
@@ -35,6 +37,25 @@ DEFAULT_BUSY_TIMEOUT_MS = 5_000
 # Called with the database, its schema version and the version it is about to be migrated
 # to, before the first migration of an existing store (the store makes a backup there).
 BeforeMigration = Callable[["Database", int, int], None]
+
+
+@functools.cache
+def vec_extension_path() -> str:
+    """The sqlite-vec loadable library, as SQLite's `load_extension` takes it (no suffix).
+
+    Found beside the `sqlite_vec` package without importing it: its `__init__` imports
+    numpy (0.2 s), which opening a store does not need, so the window's start does not wait
+    for it (numpy loads on the worker that first searches or embeds). The package's own
+    `loadable_path()` is the same folder and name; it is asked only if the package cannot be
+    located that way.
+    """
+    spec = importlib.util.find_spec("sqlite_vec")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not folders:
+        import sqlite_vec
+
+        return str(sqlite_vec.loadable_path())
+    return os.path.normpath(os.path.join(folders[0], "vec0"))
 
 
 class DamageCheck(StrEnum):
@@ -327,7 +348,7 @@ class Database:
                 conn = apsw.Connection(str(self.path))
             conn.set_busy_timeout(self.busy_timeout_ms)
             conn.enable_load_extension(True)
-            conn.load_extension(sqlite_vec.loadable_path())
+            conn.load_extension(vec_extension_path())
             conn.enable_load_extension(False)
             # FULL: a commit that returned survives a crash of this process or the machine.
             conn.execute("PRAGMA synchronous = FULL")

@@ -126,6 +126,20 @@ def test_first_run_explains_setup_and_offers_a_local_server(
     assert window.status.chat_label.text().endswith("· llama3.2")
 
 
+def test_the_welcome_is_built_only_when_there_is_no_chat_model(
+    qtbot: QtBot, make_window: WindowFactory, openai_server: OpenAIServer
+) -> None:
+    window = make_window(settings=chat_settings(openai_server))
+    settle_window(qtbot, window)
+    assert window.chat.stack.currentWidget() is window.chat.blank
+    assert not window.chat.welcome_built()  # the window's start did not pay for it
+    window.apply_settings(Settings())  # the chat model is taken away
+    assert window.chat.welcome_built()
+    assert window.chat.stack.currentWidget() is window.chat.welcome
+    assert window.chat.composer.isHidden()
+    assert not window.chat.welcome.settings_button.isHidden()
+
+
 def test_first_run_lets_the_owner_pick_the_local_servers_model(
     qtbot: QtBot, make_window: WindowFactory
 ) -> None:

@@ -15,6 +15,7 @@ from app.jobs.workers import Workers
 from app.memories.actions import MemoryActions
 from app.memories.confirm_queue import ConfirmQueue
 from app.memories.memory_list_model import MEMORY_ROLE
+from tests.app.many_memories import add_many
 from timothy.store import Memory, MemoryStatus, Store
 
 
@@ -216,3 +217,19 @@ def test_source_link_opens_the_conversation(
                 ),
             )
     assert clicked.args == ["session-42"]
+
+
+def test_a_queue_of_500_shows_its_first_cards_at_once_and_selects_all_of_them(
+    qtbot: QtBot, store: Store, queue: ConfirmQueue
+) -> None:
+    add_many(store, 500, status=MemoryStatus.STAGED)
+    load(qtbot, queue)
+    # As the list arrives, the cards at the top are laid out (the rest follow in batches).
+    first = queue.view.visualRect(queue.model.index(0))
+    assert first.height() > 0 and queue.view.viewport().rect().intersects(first)
+    assert queue.count_label.text().startswith("500 ")
+    queue.select_all()  # before the later batches are laid out: every card, not those shown
+    assert len(queue.selected_memories()) == 500
+    queue.buttons["confirm"].click()
+    qtbot.waitUntil(lambda: shown_ids(queue) == [], timeout=20_000)
+    assert store.memories.count(status=MemoryStatus.STAGED) == 0
