@@ -6,10 +6,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from timothy.assistant import build
+from timothy.assistant import build, warm_embedder
 from timothy.chat.settings import ChatSettings
 from timothy.memory.settings import MemoryPolicySettings
+from timothy.providers.local import LocalEmbedder
 from timothy.providers.settings import OpenAISettings
+from timothy.retrieval.floor import background_for
 from timothy.retrieval.settings import RecallSettings
 from timothy.settings import Settings
 from timothy.store import Store
@@ -74,3 +76,21 @@ def test_build_hands_each_part_its_own_section(store: Store) -> None:
         assert not engine.memories_allowed()  # the owner's switch for this provider
     finally:
         engine.close()
+
+
+class _FreshLocalModel(LocalEmbedder):
+    """The local model under a name of its own: the floor's background sentences are kept
+    per model for the process, so this one's are not embedded yet."""
+
+    @property
+    def model_id(self) -> str:
+        return "test/warmed-local-model"
+
+
+def test_warming_the_local_model_embeds_the_floors_background_before_it_returns() -> None:
+    """At start-up the next load waits for it: the model's runs take every core, and a load
+    of Python beside them would keep the GIL from the window while preempted."""
+    embedder = _FreshLocalModel()
+    warm_embedder(embedder)
+    assert embedder.loaded
+    assert background_for(embedder, wait=False) is not None

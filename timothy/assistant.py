@@ -16,7 +16,7 @@ from timothy.memory.embedding import model_for
 from timothy.providers.base import ChatProvider, EmbeddingProvider
 from timothy.providers.factory import chat_provider, embedding_provider, query_embedder
 from timothy.providers.local import LocalEmbedder
-from timothy.retrieval.floor import background_for
+from timothy.retrieval.floor import background_for, wait_for_background
 from timothy.settings import Settings
 from timothy.store.engine import StoreEngine
 from timothy.tokens import encoding
@@ -40,6 +40,7 @@ class EmbeddingState:
 
 
 SERVER_AWAY_PROBLEM = "the memory server is out of reach"
+BACKGROUND_WAIT_SECONDS = 30.0  # at start, for the floor's background sentences
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,14 +106,17 @@ def engine_for(
 def warm_embedder(query: EmbeddingProvider | None) -> None:
     """Load the local model now, not during the first turn's recall, and embed the vector
     floor's background sentences (free with it; a cloud model embeds them at its first
-    turn). Blocking; a model that does not load is logged, and the turn that needs it says
-    so."""
+    turn). Blocking until both are done: the model's runs take every core, and whatever
+    start-up loads next (Python holding the GIL) would be preempted by them while the
+    window's thread waits for that GIL. A turn's recall meanwhile does not wait for the
+    background. A model that does not load is logged, and the turn that needs it says so."""
     if not isinstance(query, LocalEmbedder):
         return
     try:
         if not query.loaded:
             query.load()
         background_for(query, wait=False)
+        wait_for_background(BACKGROUND_WAIT_SECONDS)
     except ProviderError as exc:
         log.warning("the local embedder did not load: %s", exc.message)
 

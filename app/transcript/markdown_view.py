@@ -2,6 +2,11 @@
 
 Only segments whose text changed are touched, so appending to a long reply re-renders just
 its last segment.
+
+A reply shown whole (a conversation opened) can be built a part at a time instead
+(`set_markdown_in_parts`, then `build_next_part` until `unfinished` is false): its prose and
+code blocks each cost a few milliseconds to make and as much again to lay out and paint, so
+the transcript spreads a long reply over several turns of the event loop.
 """
 
 from __future__ import annotations
@@ -25,8 +30,42 @@ class MarkdownView(QWidget):
         self.segments: list[Segment] = []
         self.parts: list[ProseView | CodeBlock] = []
         self.text = ""
+        self._later: list[Segment] = []  # the segments of a reply built in parts, not made yet
+
+    @property
+    def unfinished(self) -> bool:
+        """Parts of a reply built in parts are still to be made (`build_next_part`)."""
+        return bool(self._later)
+
+    def set_markdown_in_parts(self, text: str) -> None:
+        """Show `text`, making only its first part now; the rest wait for `build_next_part`
+        (or the next `set_markdown`, which makes whatever still waits first)."""
+        self.finish()
+        if text == self.text:
+            return
+        if self.parts:
+            self.set_markdown(text)
+            return
+        self.text = text
+        self.segments = split_markdown(text)
+        self._later = list(self.segments)
+        self.build_next_part()
+
+    def build_next_part(self) -> bool:
+        """Make the next waiting part; whether more still wait."""
+        if self._later:
+            part = self._create(self._later.pop(0))
+            self.parts.append(part)
+            self.layout_.addWidget(part)
+        return bool(self._later)
+
+    def finish(self) -> None:
+        """Make every part still waiting."""
+        while self.build_next_part():
+            pass
 
     def set_markdown(self, text: str) -> None:
+        self.finish()
         if text == self.text:
             return
         self.text = text

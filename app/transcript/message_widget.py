@@ -92,8 +92,10 @@ class MessageWidget(QWidget):
         *,
         message_id: str | None = None,
         recall: RecallRecord | None = None,
+        in_parts: bool = False,
         parent: QWidget | None = None,
     ) -> None:
+        """`in_parts`: a reply's Markdown is made a part at a time (`build_next_part`)."""
         super().__init__(parent)
         self.role = role
         self.message_id = message_id
@@ -112,7 +114,7 @@ class MessageWidget(QWidget):
         if role == "user":
             self._build_user(outer, content)
         else:
-            self._build_assistant(outer, content)
+            self._build_assistant(outer, content, in_parts=in_parts)
 
     # -- layout ------------------------------------------------------------------------
 
@@ -156,7 +158,7 @@ class MessageWidget(QWidget):
         self.outer = outer
         self.set_editable(False)
 
-    def _build_assistant(self, outer: QVBoxLayout, content: str) -> None:
+    def _build_assistant(self, outer: QVBoxLayout, content: str, *, in_parts: bool) -> None:
         header = QHBoxLayout()
         header.setSpacing(8)
         avatar = QLabel(self)
@@ -175,7 +177,10 @@ class MessageWidget(QWidget):
         body.setSpacing(6)
         self.markdown = MarkdownView(self)
         self.markdown.code_copied.connect(self.code_copied)
-        self.markdown.set_markdown(content)
+        if in_parts:
+            self.markdown.set_markdown_in_parts(content)
+        else:
+            self.markdown.set_markdown(content)
         body.addWidget(self.markdown)
         self.activity_label = QLabel(self)
         self.activity_label.setProperty("muted", True)
@@ -237,6 +242,20 @@ class MessageWidget(QWidget):
             )
             self.text_label.setMinimumWidth(max(40, min(natural + 4, cap)))
             self.bubble.setMaximumWidth(cap + 28)
+
+    @property
+    def unfinished(self) -> bool:
+        """Parts of the reply's Markdown are still to be made (built `in_parts`)."""
+        return self.role == "assistant" and self.markdown.unfinished
+
+    def build_next_part(self) -> bool:
+        """Make the next waiting part of the reply; whether more still wait."""
+        return self.role == "assistant" and self.markdown.build_next_part()
+
+    def finish(self) -> None:
+        """Make every part of the reply still waiting."""
+        if self.role == "assistant":
+            self.markdown.finish()
 
     # -- streaming ---------------------------------------------------------------------
 

@@ -13,6 +13,9 @@ the event loop (`BUILD_SLICE_MS` each), so a long one never freezes the window: 
 turns show at once, older ones appear above them while the view stays where the owner is
 (at the bottom, at a search hit, or wherever they scrolled). Messages that arrive meanwhile
 go below, as always; clearing the transcript (another conversation) cancels the build.
+A reply is built a part at a time (its prose and code blocks), and a slice's budget counts
+the relayout and paint that follow it, measured after each slice: a reply with a long code
+block never holds the window for the whole of its making and painting at once.
 """
 
 from __future__ import annotations
@@ -97,6 +100,7 @@ class TranscriptView(QScrollArea):
         self.column_layout = QVBoxLayout(self.column)
         self.column_layout.setContentsMargins(0, 0, 0, 0)
         self.column_layout.setSpacing(10)
+        self.column_layout.setSizeConstraint(QVBoxLayout.SizeConstraint.SetMinimumSize)
         self.column_layout.addStretch(1)
         outer.addWidget(self.column, 100)
         outer.addStretch(1)
@@ -121,6 +125,11 @@ class TranscriptView(QScrollArea):
         self._unbuilt: list[TranscriptMessage] = []
         self._top = 0  # where the next widget of the message being built above goes
         self._building_above = False
+        self._partial: MessageWidget | None = None  # a reply whose parts are still being made
+        # How long the event-loop turn after a slice took (its relayout and paint), as a
+        # running estimate: the next slice's own budget is what is left of BUILD_SLICE_MS.
+        self._settle_ms = 0.0
+        self._slice_ended: float | None = None
         # While older messages are built above, a widget built before them: when it moves
         # down, the view moves with it, so what the owner reads stays where it is.
         self._anchor: QWidget | None = None
@@ -153,6 +162,8 @@ class TranscriptView(QScrollArea):
     def clear(self) -> None:
         self._build_timer.stop()
         self._unbuilt = []
+        self._partial = None
+        self._slice_ended = None
         self._wanted = None
         if self._anchor is not None:
             self._anchor.removeEventFilter(self)
@@ -200,7 +211,7 @@ class TranscriptView(QScrollArea):
     @property
     def building(self) -> bool:
         """Older messages of the opened conversation are still being built."""
-        return bool(self._unbuilt)
+        return bool(self._unbuilt) or self._partial is not None
 
     def _build_some(self) -> None:
         """Build older messages, newest first, for one slice of time (at least one), then
@@ -214,19 +225,30 @@ class TranscriptView(QScrollArea):
                 self._anchor.removeEventFilter(self)
             self._anchor = top
             top.installEventFilter(self)
-        while self._unbuilt:
-            self._build_above(self._unbuilt.pop())
+        if self._slice_ended is not None:  # the last slice's relayout and paint since
+            settled = (started - self._slice_ended) * 1000
+            self._settle_ms = min(0.5 * self._settle_ms + 0.5 * settled, BUILD_SLICE_MS)
+        budget = BUILD_SLICE_MS - self._settle_ms
+        while self._unbuilt or self._partial is not None:
+            partial = self._partial
+            if partial is not None:
+                if partial not in self.messages or not partial.build_next_part():
+                    self._partial = None
+            else:
+                self._build_above(self._unbuilt.pop())
             # The first slice reaches the newest reply at least (its recall is the one the
             # memory pane shows, named by the reply's time).
             wanting_reply = first and self.last_assistant() is None
-            if (time.perf_counter() - started) * 1000 >= BUILD_SLICE_MS and not wanting_reply:
+            if (time.perf_counter() - started) * 1000 >= budget and not wanting_reply:
                 break
         if first:
             self._refresh_regenerable()
         self._reveal_wanted()
-        if self._unbuilt:
+        if self.building:
+            self._slice_ended = time.perf_counter()
             self._build_timer.start()
         else:
+            self._slice_ended = None
             self.built.emit()
 
     def _widget_at_view_top(self) -> QWidget | None:
@@ -259,7 +281,10 @@ class TranscriptView(QScrollArea):
                 message.created_at,
                 message_id=message.id,
                 recall=message.recall,
+                in_parts=True,
             )
+            if widget.unfinished:
+                self._partial = widget
             widget.set_versions(message.versions, message.version)
             widget.set_usage(
                 message.model,
@@ -294,7 +319,14 @@ class TranscriptView(QScrollArea):
         if terms is not None:
             self.reveal(message_id, terms)
         else:
+            self._finish(widget)
             QTimer.singleShot(0, self, lambda: self.show_widget(widget))
+
+    def _finish(self, widget: MessageWidget) -> None:
+        """Make the parts of `widget` still waiting now (it is wanted whole at once)."""
+        widget.finish()
+        if widget is self._partial:
+            self._partial = None
 
     # -- compaction --------------------------------------------------------------------
 
@@ -363,6 +395,7 @@ class TranscriptView(QScrollArea):
         *,
         message_id: str | None = None,
         recall: RecallRecord | None = None,
+        in_parts: bool = False,
     ) -> MessageWidget:
         widget = MessageWidget(
             "user" if role == "user" else "assistant",
@@ -370,6 +403,7 @@ class TranscriptView(QScrollArea):
             created_at,
             message_id=message_id,
             recall=recall,
+            in_parts=in_parts,
             parent=self.column,
         )
         widget.message_copied.connect(self.message_copied)
@@ -709,6 +743,7 @@ class TranscriptView(QScrollArea):
             if any(message.id == message_id for message in self._unbuilt):
                 self._wanted = (message_id, terms)  # revealed as soon as it is built
             return None
+        self._finish(widget)  # every word of it is there to be marked
         if self.hit is not None:
             self.hit.clear()
         self.hit = SearchHighlight(widget, terms)

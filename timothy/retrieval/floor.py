@@ -180,13 +180,19 @@ _embedders: list[threading.Thread] = []
 EXIT_WAIT_SECONDS = 5.0
 
 
-@atexit.register
-def _finish_background_embedding() -> None:
-    deadline = time.monotonic() + EXIT_WAIT_SECONDS
+def wait_for_background(seconds: float) -> None:
+    """Wait up to `seconds` for the background sentences being embedded on threads of their
+    own (`background_for(wait=False)`) to be embedded."""
+    deadline = time.monotonic() + seconds
     with _backgrounds_lock:
         running = [thread for thread in _embedders if thread.is_alive()]
     for thread in running:
         thread.join(max(0.0, deadline - time.monotonic()))
+
+
+@atexit.register
+def _finish_background_embedding() -> None:
+    wait_for_background(EXIT_WAIT_SECONDS)
 
 
 def vector_verdicts(

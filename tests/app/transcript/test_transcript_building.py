@@ -7,10 +7,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.mainwindow.main_window import MainWindow
+from app.transcript import transcript_view
+from app.transcript.code_block import CodeBlock
+from app.transcript.markdown_blocks import split_markdown
 from app.transcript.message_widget import MessageWidget
 from app.transcript.notice import Notice
 from app.transcript.summary_divider import SummaryDivider
@@ -261,3 +267,73 @@ def test_the_first_slice_reaches_the_newest_reply(qtbot: QtBot) -> None:
     with qtbot.waitSignal(view.built, timeout=30_000):
         pass
     assert shown_ids(view) == [m.id for m in messages]
+
+
+def test_a_reply_is_built_a_part_at_a_time_and_ends_whole(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its prose and code blocks each come in a slice of their own when a slice has no time
+    to spare; the built reply holds every part, in order."""
+    monkeypatch.setattr(transcript_view, "BUILD_SLICE_MS", 0)
+    messages = conversation(6)
+    view = make_view(qtbot)
+    view.show_messages(messages)
+    newest = view.messages[-1]
+    assert newest.message_id == "m5"
+    assert len(newest.markdown.parts) == 1 and newest.unfinished
+    assert view.building
+    with qtbot.waitSignal(view.built, timeout=30_000):
+        pass
+    assert shown_ids(view) == [m.id for m in messages]
+    for widget in view.messages:
+        if widget.role != "assistant":
+            continue
+        assert not widget.unfinished
+        made = [
+            (part.code if isinstance(part, CodeBlock) else part.markdown)
+            for part in widget.markdown.parts
+        ]
+        assert made == [segment.text for segment in split_markdown(widget.content)]
+
+
+def test_a_search_hit_in_a_reply_still_being_built_is_marked(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hit's words may be in a part not made yet: the reply is made whole to mark them."""
+    monkeypatch.setattr(transcript_view, "BUILD_SLICE_MS", 0)
+    view = make_view(qtbot)
+    view.show_messages(conversation(6), hit="m5", terms=["prose after"])
+    hit = view.hit
+    assert hit is not None and hit.message.message_id == "m5"
+    assert hit.count == 1
+    assert not hit.message.unfinished
+
+
+def test_a_reply_on_screen_is_never_squeezed_while_older_ones_arrive(qtbot: QtBot) -> None:
+    """Older messages go above the newest reply; it keeps its height all the while (a
+    layout that squeezed it for a moment relaid and repainted the whole column each time)."""
+    view = make_view(qtbot)
+    view.show_messages(conversation(60))
+    newest = view.messages[-1]
+    qtbot.waitUntil(lambda: not newest.unfinished, timeout=10_000)
+    for _ in range(3):
+        QApplication.processEvents()
+    heights: list[int] = []
+
+    class Watch(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Resize:
+                assert isinstance(event, QResizeEvent)
+                heights.append(event.size().height())
+            return False
+
+    watch = Watch()
+    newest.installEventFilter(watch)
+    settled = newest.height()
+    with qtbot.waitSignal(view.built, timeout=30_000):
+        pass
+    for _ in range(3):
+        QApplication.processEvents()
+    newest.removeEventFilter(watch)
+    before = [settled, *heights][: len(heights)]
+    assert all(later >= earlier for earlier, later in zip(before, heights, strict=True)), heights
