@@ -15,18 +15,23 @@ from types import ModuleType
 from typing import Any
 
 
-class LazyModule(ModuleType):
-    """Stands in for the module `name` until an attribute is read from it. Not put in
-    `sys.modules`: `name in sys.modules` stays False until the real import has run."""
+def lazy_module(name: str) -> Any:
+    """A stand-in for the module `name` that imports it on its first attribute read.
 
-    def __getattr__(self, attr: str) -> Any:
-        # Only for names not yet kept here. The import lock makes a second thread wait for
-        # the first one's import to finish rather than see a half-made module.
-        value = getattr(importlib.import_module(self.__name__), attr)
-        setattr(self, attr, value)
+    A plain module whose `__getattr__` (PEP 562: asked only for a name the module lacks)
+    imports the real one and keeps the name read, so every later read of it is an ordinary
+    module lookup (a subclass of ModuleType with a `__getattr__` method would slow every
+    read down, hits too, threefold). Not put in `sys.modules`: `name in sys.modules` stays
+    False until the real import has run.
+    """
+    stand_in = ModuleType(name)
+
+    def load(attr: str) -> Any:
+        # The import lock makes a second thread wait for the first one's import to finish
+        # rather than see a half-made module.
+        value = getattr(importlib.import_module(name), attr)
+        setattr(stand_in, attr, value)
         return value
 
-
-def lazy_module(name: str) -> Any:
-    """A stand-in for the module `name` that imports it on its first attribute read."""
-    return LazyModule(name)
+    stand_in.__getattr__ = load  # type: ignore[method-assign]
+    return stand_in
