@@ -24,7 +24,7 @@ CORE_LAYERS: list[set[str]] = [
     {"providers"},
     {"store"},
     {"tokens", "secrets", "logs"},
-    {"paths", "text", "errors", "heap", "__init__"},
+    {"paths", "text", "errors", "heap", "lazy", "__init__"},
 ]
 
 

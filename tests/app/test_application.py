@@ -1,9 +1,10 @@
 """The window's start imports only what the window needs before it is shown.
 
 Keyring's backends, Pygments' lexer machinery, the `sqlite_vec` package (whose `__init__`
-imports numpy), urllib's HTTP client and package metadata load later, on the worker that
-first needs them, and still work there: the key is read from the keyring, a code block is
-coloured, a vector search answers.
+imports numpy), numpy itself (the store's vector work names it through `timothy.lazy`),
+urllib's HTTP client and package metadata load later, on the worker that first needs them,
+and still work there: the key is read from the keyring, a code block is coloured, a vector
+search answers.
 Each case runs in a fresh interpreter, started the way the launcher starts the window."""
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ window.show()
 # begin only once the window's first reads have come back to this thread).
 LATER = (
     "keyring", "pygments.lexer", "pygments.lexers", "sqlite_vec", "urllib.request",
-    "importlib.metadata",
+    "importlib.metadata", "numpy",
 )
 shown = {name: name in sys.modules for name in LATER}
 
@@ -75,6 +76,7 @@ def test_the_shown_window_has_not_loaded_what_workers_load_later(
         "sqlite_vec": False,
         "urllib.request": False,  # the local servers' probe's, on a worker
         "importlib.metadata": False,  # the About box's
+        "numpy": False,  # the vector work's (search, embedding, migrations), on a worker
     }
     assert found["key"] == "sk-from-the-keyring"
     assert found["lexer"] == "Python"

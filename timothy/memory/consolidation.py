@@ -28,10 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from timothy.errors import (
     IllegalTransitionError,
@@ -40,6 +37,7 @@ from timothy.errors import (
     ProviderError,
     TimothyError,
 )
+from timothy.lazy import lazy_module
 from timothy.memory.figures import describe, figures, figures_differ
 from timothy.memory.near_duplicates import near_duplicate_groups
 from timothy.memory.settings import ConsolidationSettings
@@ -49,6 +47,12 @@ from timothy.store.forget import FORGOTTEN
 from timothy.store.memories import ConfidenceDecay
 from timothy.store.records import MAX_CONTENT_CHARS, Memory, MemoryType, format_time, parse_time
 from timothy.store.vector_index import single_threaded_blas
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = lazy_module("numpy")
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,15 @@ what comparing everything would, plus the projection.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, TypeAlias
 
-import numpy as np
-import numpy.typing as npt
+from timothy.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = lazy_module("numpy")
 
 # One tile of similarities is ROW_BLOCK x COLUMN_BLOCK float32 (32 MB): large enough on both
 # sides for BLAS to run near full speed, small enough to keep memory flat at any store size.
@@ -39,7 +45,7 @@ PROJECTION_SAMPLE = 4_096
 SLACK = 1e-4
 VERIFY_CHUNK = 4_096
 
-IndexArray = npt.NDArray[np.intp]
+IndexArray: TypeAlias = "npt.NDArray[np.intp]"
 
 
 class UnionFind:

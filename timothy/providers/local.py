@@ -25,13 +25,17 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from timothy import heap, paths
 from timothy.errors import ErrorKind, ProviderError
+from timothy.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = lazy_module("numpy")
 
 log = logging.getLogger(__name__)
 

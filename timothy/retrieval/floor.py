@@ -39,12 +39,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from timothy import paths
+from timothy.lazy import lazy_module
 from timothy.providers.base import EmbeddingProvider
 from timothy.retrieval.background import BACKGROUND
 from timothy.retrieval.settings import RecallSettings
@@ -52,6 +50,12 @@ from timothy.store.records import BelowFloorMemory, LegVerdict, Memory
 from timothy.store.search import TextHits, index_forms
 from timothy.store.vectors import Vector
 from timothy.text import normalise_name, words
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = lazy_module("numpy")
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +92,7 @@ class BelowFloor:
 # -- vector --------------------------------------------------------------------------------
 
 
-FloatMatrix = npt.NDArray[np.float64]
+FloatMatrix: TypeAlias = "npt.NDArray[np.float64]"
 
 
 @dataclass(frozen=True)

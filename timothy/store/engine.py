@@ -19,11 +19,9 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-import numpy.typing as npt
-
+from timothy.lazy import lazy_module
 from timothy.store.forget import ForgetReport, Redaction
 from timothy.store.memories import ConfidenceDecay, MemoryListener, Neighbour, StaleMemory
 from timothy.store.records import (
@@ -40,6 +38,12 @@ from timothy.store.records import (
 )
 from timothy.store.search import MemorySearch
 from timothy.store.vectors import EmbeddingModel, Vector
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = lazy_module("numpy")
 
 _heard = threading.local()
 

@@ -15,17 +15,24 @@ At 100k rows of 1,536 numbers the scan reads 150 MB instead of 600 MB.
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, TypeAlias
+
+from timothy.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = lazy_module("numpy")
 
 try:
     import simsimd
 except ImportError:  # pragma: no cover - a platform without a wheel: exact float32 scan only
     simsimd = None  # type: ignore[assignment]
 
-FloatArray = npt.NDArray[np.float32]
-Float64Array = npt.NDArray[np.float64]
-CodeArray = npt.NDArray[np.int8]
+FloatArray: TypeAlias = "npt.NDArray[np.float32]"
+Float64Array: TypeAlias = "npt.NDArray[np.float64]"
+CodeArray: TypeAlias = "npt.NDArray[np.int8]"
 
 # The largest code; -127..127 keeps the codes symmetric (no -128 without a +128).
 CODE_MAX = 127

@@ -15,12 +15,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import IO, TYPE_CHECKING, Any
 
 from timothy.errors import DamagedStoreError, ImportFailedError, InvalidInputError, StoreError
+from timothy.lazy import lazy_module
 from timothy.store import Store
 from timothy.store.db import scalar
 from timothy.store.engine import StoreEngine
@@ -44,6 +42,12 @@ from timothy.store.records import (
     parse_time,
     utc_now,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = lazy_module("numpy")
 
 EXPORT_BATCH = 500
 _FIELDS = {

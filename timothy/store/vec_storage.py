@@ -12,14 +12,20 @@ Beside each vec0 table, a plain table holds the same vectors one row each
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import apsw
-import numpy as np
-import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float32]
-Batch = tuple[npt.NDArray[np.int64], FloatArray]
+from timothy.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = lazy_module("numpy")
+
+FloatArray: TypeAlias = "npt.NDArray[np.float32]"
+Batch: TypeAlias = "tuple[npt.NDArray[np.int64], FloatArray]"
 
 
 class VecTable(Protocol):

@@ -22,13 +22,13 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, TypeAlias
 
 import apsw
-import numpy as np
-import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
 from timothy import heap
+from timothy.lazy import lazy_module
 from timothy.store import quantized
 from timothy.store.db import scalar
 from timothy.store.quantized import QuantizedRows, kth_largest
@@ -41,10 +41,16 @@ from timothy.store.vec_storage import (
 )
 from timothy.store.vectors import EmbeddingModel, Vector
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = lazy_module("numpy")
+
 log = logging.getLogger(__name__)
 
-FloatArray = npt.NDArray[np.float32]
-Float64Array = npt.NDArray[np.float64]
+FloatArray: TypeAlias = "npt.NDArray[np.float32]"
+Float64Array: TypeAlias = "npt.NDArray[np.float64]"
 
 # From this many rows on, search scans int8 codes first (below it, the float32 product is
 # quicker than the scan plus its bookkeeping).

@@ -9,12 +9,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING, TypeAlias
 
 import apsw
-import numpy as np
-import numpy.typing as npt
 
 from timothy.errors import InvalidInputError, NotFoundError, StoreError
+from timothy.lazy import lazy_module
 from timothy.store.db import Database, scalar
 from timothy.store.records import format_time, parse_time, utc_now
 from timothy.store.vec_storage import (
@@ -25,12 +25,18 @@ from timothy.store.vec_storage import (
     read_rows,
 )
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = lazy_module("numpy")
+
 log = logging.getLogger(__name__)
 
 ACTIVE_MODEL_KEY = "embedding.active_model"
 _MODEL_NAME_RE = re.compile(r"^[\w.:/@+-]{1,200}$")
 
-Vector = Sequence[float] | npt.NDArray[np.floating]
+Vector: TypeAlias = "Sequence[float] | npt.NDArray[np.floating]"
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,17 +34,22 @@ import threading
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, TypeAlias
 
 from timothy import heap
+from timothy.lazy import lazy_module
 from timothy.store.postgres.rows import Conn
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = lazy_module("numpy")
 
 log = logging.getLogger(__name__)
 
-Rows = npt.NDArray[np.int64]
-Ids = npt.NDArray[np.int32]  # lexeme ids, and row numbers in the postings
+Rows: TypeAlias = "npt.NDArray[np.int64]"
+Ids: TypeAlias = "npt.NDArray[np.int32]"  # lexeme ids, and row numbers in the postings
 
 # Rows read per batch when loading the whole table.
 _LOAD_BATCH = 4096

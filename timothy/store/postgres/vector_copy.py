@@ -22,15 +22,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-import numpy as np
-import numpy.typing as npt
 import psycopg
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
 from timothy import heap
+from timothy.lazy import lazy_module
 from timothy.store import quantized
 from timothy.store.postgres.rows import Conn
 from timothy.store.quantized import QuantizedRows
@@ -42,11 +41,17 @@ from timothy.store.vector_index import (
 )
 from timothy.store.vectors import EmbeddingModel, Vector
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = lazy_module("numpy")
+
 log = logging.getLogger(__name__)
 
-FloatArray = npt.NDArray[np.float32]
-Float64Array = npt.NDArray[np.float64]
-Places = npt.NDArray[np.intp]
+FloatArray: TypeAlias = "npt.NDArray[np.float32]"
+Float64Array: TypeAlias = "npt.NDArray[np.float64]"
+Places: TypeAlias = "npt.NDArray[np.intp]"
 RawCursor = psycopg.Cursor[tuple[Any, ...]]
 
 # Rows read per batch when loading a whole table.

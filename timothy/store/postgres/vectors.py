@@ -7,16 +7,21 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from timothy.errors import InvalidInputError, NotFoundError, StoreError
+from timothy.lazy import lazy_module
 from timothy.store.postgres.database import PgDatabase
 from timothy.store.postgres.migrations import vector_trigger_sql
 from timothy.store.postgres.rows import Conn
 from timothy.store.records import utc_now
 from timothy.store.vectors import ACTIVE_MODEL_KEY, EmbeddingModel, Vector, to_blob
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = lazy_module("numpy")
 
 _MODEL_NAME_RE = re.compile(r"^[\w.:/@+-]{1,200}$")
 # pgvector stores up to 16,000 dimensions.
