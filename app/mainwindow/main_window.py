@@ -30,6 +30,7 @@ from app.jobs.store_copy import StoreCopy
 from app.jobs.workers import Failure, Workers
 from app.mainwindow.about_dialog import AboutDialog
 from app.mainwindow.banner import Banner
+from app.mainwindow.chat_wanted import ChatWanted
 from app.mainwindow.memory_upkeep import (
     CONSOLIDATION_DELAY_MS,
     RESTORE_LATEST,
@@ -168,6 +169,10 @@ class MainWindow(QMainWindow):
         self.sidebar = ConversationList(self.splitter)
         self.chat = ChatPanel(
             self.conversations, self.workers, self.network, now=now, parent=self.splitter
+        )
+        # The server's model list, at start, once the owner turns to the chat.
+        self._list_when_wanted = ChatWanted(
+            self.chat.composer.input.textChanged, self.chat.model_picker.wanted, parent=self
         )
         self.memory_pane = MemoryPane(
             store,
@@ -1123,6 +1128,7 @@ class MainWindow(QMainWindow):
         asked in `start_loads`' turn (at start)."""
         picker = self.chat.model_picker
         run = self.start_loads.add if later else self._ask_network
+        self._list_when_wanted.clear()
         if settings.chat_provider == "openai":
             current = settings.openai.chat_model
             picker.show_models([], current)
@@ -1131,7 +1137,18 @@ class MainWindow(QMainWindow):
                 if self.settings is settings:  # not replaced meanwhile
                     picker.show_models(models, current)
 
-            run("listing the server's models", lambda: list_chat_models(settings.openai), listed)
+            def ask() -> None:
+                models = settings.openai
+                run("listing the server's models", lambda: list_chat_models(models), listed)
+
+            if later:
+                # At start the list (and with it the openai SDK's import, ~38 MB and a
+                # second of Python) waits until the owner turns to the chat: a window that
+                # is only open does not hold the SDK, and one being typed into has it ready
+                # by the time the message is sent.
+                self._list_when_wanted.arm(ask)
+            else:
+                ask()
         elif settings.chat_provider == "bedrock":
             current = settings.bedrock.chat_model
             picker.show_models(list(BEDROCK_MODELS), current)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import time
 
 import pytest
@@ -171,6 +173,34 @@ def test_openai_itself_without_a_key_is_a_plain_error_before_any_request() -> No
         chat_provider(Settings(chat_provider="openai", openai=OpenAISettings()))
     assert missing.value.kind is ErrorKind.AUTH
     assert "No OpenAI API key is set" in str(missing.value)
+
+
+def test_the_sdk_is_imported_by_the_first_request_not_the_providers_build(
+    openai_server: OpenAIServer,
+) -> None:
+    """Building the providers (as the app's start does) leaves the openai SDK unimported;
+    the first request imports it and goes through the real `openai.OpenAI` client. A fresh
+    interpreter: this one imported the SDK long ago."""
+    script = f"""
+import sys
+from timothy.providers.openai_chat import OpenAIChat
+from timothy.providers.openai_embeddings import OpenAIEmbeddings
+from timothy.providers.settings import OpenAISettings
+settings = OpenAISettings(base_url={openai_server.base_url!r}, chat_model="gpt-4o-mini",
+                          embedding_model="text-embedding-3-small")
+chat = OpenAIChat(settings)
+embeddings = OpenAIEmbeddings(settings)
+assert "openai" not in sys.modules and "pydantic" not in sys.modules, "imported at build"
+print(chat.complete([], []))
+import openai
+assert isinstance(chat._client.get(), openai.OpenAI)
+"""
+    openai_server.reply("Hello from the server.")
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Hello from the server."
 
 
 # -- embeddings -------------------------------------------------------------------------

@@ -11,12 +11,11 @@ import threading
 from collections.abc import Sequence
 from functools import partial
 
-import openai
-
 from timothy import tokens
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.backoff import Backoff
-from timothy.providers.openai_client import make_client, translate
+from timothy.providers.openai_client import LazyClient, translate
+from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
 
 log = logging.getLogger(__name__)
@@ -60,7 +59,7 @@ class OpenAIEmbeddings:
         suffix = f"@{self._shorten}" if self._shorten else ""
         self._model_id = f"openai/{self.model}{suffix}"
         self._key = api_key
-        self._client = make_client(settings, api_key)
+        self._client = LazyClient(settings, api_key)
         self._backoff = backoff or Backoff(total_seconds=settings.retry_seconds)
         self._lock = threading.Lock()
 
@@ -87,13 +86,17 @@ class OpenAIEmbeddings:
         return self.embed([text])[0]
 
     def _request(self, batch: list[str]) -> list[list[float]]:
+        with importing():
+            import openai
+
+        client = self._client.get()
         try:
             if self._shorten:
-                response = self._client.embeddings.create(
+                response = client.embeddings.create(
                     model=self.model, input=batch, encoding_format="float", dimensions=self._shorten
                 )
             else:
-                response = self._client.embeddings.create(
+                response = client.embeddings.create(
                     model=self.model, input=batch, encoding_format="float"
                 )
         except openai.OpenAIError as exc:
