@@ -154,6 +154,18 @@ def test_the_keyring_key_is_sent(openai_server: OpenAIServer) -> None:
     assert provider.complete([], [ChatMessage("user", "hi")]) == "Hello from the fake server."
 
 
+def test_another_servers_key_is_read_from_the_keyring_with_the_first_request(
+    openai_server: OpenAIServer,
+) -> None:
+    openai_server.api_key = "sk-test-later"
+    settings = Settings(chat_provider="openai", openai=openai_server.settings())
+    provider = chat_provider(settings)  # no key stored yet: none read now
+    assert provider is not None
+    set_secret(OPENAI_API_KEY, "sk-test-later")
+    assert provider.complete([], [ChatMessage("user", "hi")]) == "Hello from the fake server."
+    assert openai_server.requests[-1].headers["authorization"] == "Bearer sk-test-later"
+
+
 def test_a_typed_key_overrides_the_keyring_for_a_check(openai_server: OpenAIServer) -> None:
     """The settings page tests a key the owner typed before saving it."""
     from timothy.providers.checks import check_chat
@@ -191,6 +203,10 @@ settings = OpenAISettings(base_url={openai_server.base_url!r}, chat_model="gpt-4
 chat = OpenAIChat(settings)
 embeddings = OpenAIEmbeddings(settings)
 assert "openai" not in sys.modules and "pydantic" not in sys.modules, "imported at build"
+from timothy.providers.factory import chat_provider
+from timothy.settings import Settings
+built = chat_provider(Settings(chat_provider="openai", openai=settings))
+assert built is not None and "keyring" not in sys.modules, "the keyring read at build"
 print(chat.complete([], []))
 import openai
 assert isinstance(chat._client.get(), openai.OpenAI)

@@ -8,7 +8,7 @@ results use the `tool_calls` / role "tool" messages.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -128,12 +128,13 @@ class OpenAIChat:
         settings: OpenAISettings,
         *,
         api_key: str | None = None,
+        read_key: Callable[[], str | None] | None = None,
         backoff: Backoff | None = None,
     ) -> None:
+        """`read_key`: read the key with the first request instead (see `LazyClient`)."""
         self.settings = settings
         self.model = settings.chat_model
-        self._key = api_key
-        self._client = LazyClient(settings, api_key)
+        self._client = LazyClient(settings, api_key, read_key=read_key)
         self._backoff = backoff or Backoff(total_seconds=settings.retry_seconds)
 
     @property
@@ -141,7 +142,9 @@ class OpenAIChat:
         return "OpenAI" if is_official(self.settings) else "The server"
 
     def _fail(self, exc: Exception, timeout: float | None = None) -> ProviderError:
-        return translate(exc, self.settings, self.model, self._key, what="chat", timeout=timeout)
+        return translate(
+            exc, self.settings, self.model, self._client.key, what="chat", timeout=timeout
+        )
 
     def _limits(self, max_tokens: int | None) -> dict[str, Any]:
         if max_tokens is None:

@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -85,25 +86,40 @@ def make_client(settings: OpenAISettings, key: str | None) -> openai.OpenAI:
 class LazyClient:
     """The SDK's client for a provider object, made on its first request rather than with
     the provider: the SDK's import (~1 s, about 38 MB resident: httpx2, pydantic and the
-    500 modules of `openai.types`) is then not paid by a window that is only open. The key
-    is checked at once, so a missing one is still said when the provider is built."""
+    500 modules of `openai.types`) is then not paid by a window that is only open.
 
-    def __init__(self, settings: OpenAISettings, key: str | None) -> None:
-        check_key(settings, key)
+    `key` is checked at once, so a missing one is still said when the provider is built.
+    `read_key` instead: the key is read (from the keyring) with the first request, for a
+    server that may need none (a local one): the keyring's backends (D-Bus, cryptography,
+    ~8 MB) are then not loaded by a window that is only open either."""
+
+    def __init__(
+        self,
+        settings: OpenAISettings,
+        key: str | None,
+        *,
+        read_key: Callable[[], str | None] | None = None,
+    ) -> None:
+        if read_key is None:
+            check_key(settings, key)
         self._settings = settings
         self._key = key
+        self._read_key = read_key
         self._client: openai.OpenAI | None = None
         self._lock = threading.Lock()
 
     @property
-    def made(self) -> bool:
-        return self._client is not None
+    def key(self) -> str | None:
+        """The key the client sends (None before a key read with the first request)."""
+        return self._key
 
     def get(self) -> openai.OpenAI:
         client = self._client
         if client is None:
             with self._lock:
                 if self._client is None:
+                    if self._read_key is not None:
+                        self._key = self._read_key()
                     self._client = make_client(self._settings, self._key)
                 client = self._client
         return client
