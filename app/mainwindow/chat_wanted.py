@@ -1,7 +1,8 @@
 """Work that waits until the owner turns to the chat: types in the composer, or points at,
 focuses or opens the header's model picker. At start the server's model list waits there
-(see `MainWindow._offer_chat_models`): asking for it imports the openai SDK, which a window
-that is only open need not hold."""
+(asking for it imports the openai SDK, ~38 MB), and so does Pygments' warm-up (the common
+lexers compiled, ~10 MB): a window that is only open need not hold them, and one being
+typed into has them ready by the time the message is sent (see `MainWindow`)."""
 
 from __future__ import annotations
 
@@ -14,28 +15,28 @@ class ChatWanted(QObject):
     def __init__(self, *signals: SignalInstance, parent: QObject | None = None) -> None:
         """`signals`: each says the owner turned to the chat."""
         super().__init__(parent)
-        self._action: Callable[[], None] | None = None
+        self._actions: dict[str, Callable[[], None]] = {}
         self._turned = False  # the owner has turned to the chat already
         for signal in signals:
             signal.connect(self._fire)
 
     @property
-    def armed(self) -> bool:
-        return self._action is not None
+    def waiting(self) -> list[str]:
+        return list(self._actions)
 
-    def arm(self, action: Callable[[], None]) -> None:
+    def arm(self, name: str, action: Callable[[], None]) -> None:
         """Run `action` once, the next time the owner turns to the chat (in place of one
-        armed before); at once when the owner has already (typed before the window's start
-        got this far)."""
-        self._action = action
+        of that name armed before); at once when the owner already has (typed before the
+        window's start got this far)."""
+        self._actions[name] = action
         if self._turned:
             self._fire()
 
-    def clear(self) -> None:
-        self._action = None
+    def disarm(self, name: str) -> None:
+        self._actions.pop(name, None)
 
     def _fire(self) -> None:
         self._turned = True
-        action, self._action = self._action, None
-        if action is not None:
+        actions, self._actions = self._actions, {}
+        for action in actions.values():
             action()

@@ -110,7 +110,7 @@ class MainWindow(QMainWindow):
     ) -> None:
         """`consolidation_delay_ms`: when daily consolidation may start after start-up
         (None: not in this window, as in tests that do not exercise it). `warm_up_code`:
-        import and compile Pygments' common lexers once start-up has loaded the rest, so
+        import and compile Pygments' common lexers once the owner turns to the chat, so
         the first reply's code block does not pay for them (the app's window does)."""
         super().__init__()
         self.store = store
@@ -170,8 +170,9 @@ class MainWindow(QMainWindow):
         self.chat = ChatPanel(
             self.conversations, self.workers, self.network, now=now, parent=self.splitter
         )
-        # The server's model list, at start, once the owner turns to the chat.
-        self._list_when_wanted = ChatWanted(
+        # At start: the server's model list and Pygments' warm-up, once the owner turns to
+        # the chat.
+        self._when_chat_wanted = ChatWanted(
             self.chat.composer.input.textChanged, self.chat.model_picker.wanted, parent=self
         )
         self.memory_pane = MemoryPane(
@@ -1101,11 +1102,17 @@ class MainWindow(QMainWindow):
 
     def _start_later_loads(self) -> None:
         """The chat engine and its local model are in (or failed): what start-up loads
-        besides follows, one load at a time (`start_loads`), Pygments' lexers last."""
+        besides follows, one load at a time (`start_loads`); Pygments' lexers once the owner
+        turns to the chat."""
         if self.start_loads.started:
             return
         if self.warm_up_code:
-            self.start_loads.add("preparing code highlighting", warm_up_highlighting)
+            # Not held (~10 MB) by a window that is only open: a conversation opened with
+            # code in it makes its lexer on the lexing worker in any case.
+            self._when_chat_wanted.arm(
+                "code highlighting",
+                lambda: self.start_loads.add("preparing code highlighting", warm_up_highlighting),
+            )
         self.start_loads.start()
 
     def _offer_restart_for_store(self, settings: Settings) -> None:
@@ -1128,7 +1135,7 @@ class MainWindow(QMainWindow):
         asked in `start_loads`' turn (at start)."""
         picker = self.chat.model_picker
         run = self.start_loads.add if later else self._ask_network
-        self._list_when_wanted.clear()
+        self._when_chat_wanted.disarm("model list")
         if settings.chat_provider == "openai":
             current = settings.openai.chat_model
             picker.show_models([], current)
@@ -1146,7 +1153,7 @@ class MainWindow(QMainWindow):
                 # second of Python) waits until the owner turns to the chat: a window that
                 # is only open does not hold the SDK, and one being typed into has it ready
                 # by the time the message is sent.
-                self._list_when_wanted.arm(ask)
+                self._when_chat_wanted.arm("model list", ask)
             else:
                 ask()
         elif settings.chat_provider == "bedrock":

@@ -86,7 +86,8 @@ def test_the_model_list_waits_for_the_owner_to_turn_to_the_chat(
     qtbot: QtBot, store: Store, openai_server: OpenAIServer
 ) -> None:
     """At start the server's model list (and the openai SDK it imports) is asked for only
-    once the owner types or points at the model picker, after the start's own loads."""
+    once the owner types or points at the model picker, after the start's own loads; so
+    are Pygments' lexers warmed up."""
     openai_server.models = ["gpt-4o-mini", "house-model"]
     window = MainWindow(
         store,
@@ -107,9 +108,12 @@ def test_the_model_list_waits_for_the_owner_to_turn_to_the_chat(
     settle(qtbot, window.workers, window.network)
     assert asked() == 0
     assert window.chat.model_picker.models() == ["gpt-4o-mini"]  # the model in use only
-    with qtbot.waitSignal(window.start_loads.finished, timeout=60_000):
-        qtbot.keyClicks(window.chat.composer.input, "Wh")  # two keys: one list
-    assert "house-model" in window.chat.model_picker.models()
+    # Pygments' warm-up waits too.
+    assert sorted(window._when_chat_wanted.waiting) == ["code highlighting", "model list"]
+    qtbot.keyClicks(window.chat.composer.input, "Wh")  # two keys: one list
+    assert window._when_chat_wanted.waiting == []
+    qtbot.waitUntil(lambda: "house-model" in window.chat.model_picker.models(), timeout=60_000)
+    qtbot.waitUntil(lambda: window.start_loads.done, timeout=60_000)
     assert asked() == 1
     window.chat.model_picker.wanted.emit()  # asked for once only
     settle(qtbot, window.workers, window.network)
