@@ -1132,7 +1132,8 @@ class MainWindow(QMainWindow):
         """Fill the header's model picker: an OpenAI-compatible server's own list, Bedrock's
         chat models for the region (both asked on a worker; Bedrock's Nova models until
         then, or when the region's cannot be listed), nothing without a provider. `later`:
-        asked in `start_loads`' turn (at start)."""
+        asked in `start_loads`' turn (at start; a server's list once the owner turns to the
+        chat)."""
         picker = self.chat.model_picker
         run = self.start_loads.add if later else self._ask_network
         self._when_chat_wanted.disarm("model list")
