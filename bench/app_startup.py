@@ -6,7 +6,8 @@ Run: .venv/bin/python bench/app_startup.py [--memories N] [--conversations N] [-
 Fills a throwaway store once (memories with vectors of the local embedder, so nothing is
 re-embedded at start), then starts the real window in a fresh process per run (offscreen),
 in the order the launcher does, with the local embedder chosen and a chat model on a fake
-OpenAI server on 127.0.0.1. Per run and as medians it prints:
+OpenAI server on 127.0.0.1 (in a process of its own: it stands for another program). Per
+run and as medians it prints:
 - window shown: the window is on screen (painted once);
 - usable: the composer accepts text and the conversation list shows the conversations (a
   message sent before the chat engine is built waits for it);
@@ -160,11 +161,45 @@ class StallMeter:
         )
 
 
+class FakeServerProcess:
+    """The fake OpenAI server in a process of its own, answering the turn with REPLY: it
+    stands for OpenAI's or a local model server, so its memory (http.server, email, ssl:
+    ~9 MB) is not the app's. Stopped when its input closes."""
+
+    SCRIPT = (
+        "import sys\n"
+        "from bench.app_startup import REPLY\n"
+        "from tests.fakes.openai_server import OpenAIServer\n"
+        "server = OpenAIServer().start()\n"
+        "server.reply(REPLY, interval=0.002)\n"
+        "print(server.base_url, flush=True)\n"
+        "sys.stdin.read()\n"
+        "server.stop()\n"
+    )
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", self.SCRIPT],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        self.base_url = self.process.stdout.readline().strip()
+        if not self.base_url:
+            raise SystemExit("the fake OpenAI server did not start")
+
+    def stop(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
 def measure(data: Path, code: Path) -> dict[str, float]:
     """One start of the real window on `data`, with the app's code from `code`."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     sys.path.insert(0, str(code))
-    sys.path.append(str(ROOT))  # the fake server (tests/fakes) from this checkout
     # As the launcher does (the real entry point, with the CLI it also is): newer code does
     # some work before Qt is imported (`before_qt`: the token encoding's warm-up among it).
     import app.launcher
@@ -176,7 +211,7 @@ def measure(data: Path, code: Path) -> dict[str, float]:
     from app.application import warm_up
     from app.look import theme
     from app.mainwindow.main_window import MainWindow
-    from timothy.settings import Settings
+    from timothy.settings import OpenAISettings, Settings
     from timothy.store import Store
 
     imported = time.perf_counter() - START
@@ -184,12 +219,12 @@ def measure(data: Path, code: Path) -> dict[str, float]:
     app = QApplication(sys.argv[:1])
     theme.apply(app)
     store = Store.open(data)
-    from tests.fakes.openai_server import OpenAIServer
-
-    server = OpenAIServer().start()
+    server = FakeServerProcess()
     settings = Settings(
         chat_provider="openai",
-        openai=server.settings(chat_model="gpt-4o-mini"),
+        openai=OpenAISettings(
+            base_url=server.base_url, timeout_seconds=5.0, chat_model="gpt-4o-mini"
+        ),
         embedding_provider="local",
     )
     # As run_app: newer windows warm Pygments up themselves, after start-up's other loads.
@@ -258,8 +293,8 @@ def measure(data: Path, code: Path) -> dict[str, float]:
         app.processEvents()
     figures["rss_idle_mb"] = rss_mb()
 
-    # One turn: recall, a streamed Markdown reply with a code block, title and extraction.
-    server.reply(REPLY, interval=0.002)
+    # One turn: recall, a streamed Markdown reply with a code block, title and extraction
+    # (the server was given the reply when it started).
     meter.start()
     finished = [False]
     window.chat.turn_finished.connect(lambda: finished.__setitem__(0, True))

@@ -43,3 +43,31 @@ def test_numpy_loads_on_the_first_vector_read_not_on_import() -> None:
         "vector": [1.0, 2.0],
         "real": True,
     }
+
+
+RACE = """
+import sys, threading
+from timothy.lazy import import_lock, lazy_module
+np = lazy_module("numpy")
+read = threading.Event()
+found = []
+def first_read():
+    read.set()
+    found.append(np.float32)
+with import_lock:  # another thread's first import (onnxruntime's, say) is under way
+    reader = threading.Thread(target=first_read)
+    reader.start()
+    read.wait(10)
+    reader.join(0.3)
+    print("waited" if reader.is_alive() and "numpy" not in sys.modules else "did not wait")
+reader.join(30)
+print("read" if found and found[0].__name__ == "float32" else "not read")
+"""
+
+
+def test_a_first_read_waits_for_another_threads_import() -> None:
+    """Two threads importing numpy's parts at once can see it half made: a lazy first read
+    waits while another import holds the lock."""
+    done = subprocess.run([sys.executable, "-c", RACE], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["waited", "read"]

@@ -11,8 +11,16 @@ and every name read is then kept on the stand-in, so later reads are a plain loo
 from __future__ import annotations
 
 import importlib
+import threading
 from types import ModuleType
 from typing import Any
+
+# One first import at a time. Python's per-module import locks let a second thread see a
+# half-made module when two threads import one package's parts at once (numpy's C core from
+# a lazy read here and from onnxruntime's own `import numpy` on another thread: "cannot
+# import name '__cpu_features__' from partially initialized module"). A module that imports
+# numpy itself imports it through a stand-in first (see `providers/local.py`).
+import_lock = threading.RLock()
 
 
 def lazy_module(name: str) -> Any:
@@ -27,9 +35,10 @@ def lazy_module(name: str) -> Any:
     stand_in = ModuleType(name)
 
     def load(attr: str) -> Any:
-        # The import lock makes a second thread wait for the first one's import to finish
-        # rather than see a half-made module.
-        value = getattr(importlib.import_module(name), attr)
+        # A second thread waits for the first one's import to finish rather than see a
+        # half-made module.
+        with import_lock:
+            value = getattr(importlib.import_module(name), attr)
         setattr(stand_in, attr, value)
         return value
 

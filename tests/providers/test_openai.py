@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import time
 
 import pytest
@@ -152,6 +154,18 @@ def test_the_keyring_key_is_sent(openai_server: OpenAIServer) -> None:
     assert provider.complete([], [ChatMessage("user", "hi")]) == "Hello from the fake server."
 
 
+def test_another_servers_key_is_read_from_the_keyring_with_the_first_request(
+    openai_server: OpenAIServer,
+) -> None:
+    openai_server.api_key = "sk-test-later"
+    settings = Settings(chat_provider="openai", openai=openai_server.settings())
+    provider = chat_provider(settings)  # no key stored yet: none read now
+    assert provider is not None
+    set_secret(OPENAI_API_KEY, "sk-test-later")
+    assert provider.complete([], [ChatMessage("user", "hi")]) == "Hello from the fake server."
+    assert openai_server.requests[-1].headers["authorization"] == "Bearer sk-test-later"
+
+
 def test_a_typed_key_overrides_the_keyring_for_a_check(openai_server: OpenAIServer) -> None:
     """The settings page tests a key the owner typed before saving it."""
     from timothy.providers.checks import check_chat
@@ -171,6 +185,38 @@ def test_openai_itself_without_a_key_is_a_plain_error_before_any_request() -> No
         chat_provider(Settings(chat_provider="openai", openai=OpenAISettings()))
     assert missing.value.kind is ErrorKind.AUTH
     assert "No OpenAI API key is set" in str(missing.value)
+
+
+def test_the_sdk_is_imported_by_the_first_request_not_the_providers_build(
+    openai_server: OpenAIServer,
+) -> None:
+    """Building the providers (as the app's start does) leaves the openai SDK unimported;
+    the first request imports it and goes through the real `openai.OpenAI` client. A fresh
+    interpreter: this one imported the SDK long ago."""
+    script = f"""
+import sys
+from timothy.providers.openai_chat import OpenAIChat
+from timothy.providers.openai_embeddings import OpenAIEmbeddings
+from timothy.providers.settings import OpenAISettings
+settings = OpenAISettings(base_url={openai_server.base_url!r}, chat_model="gpt-4o-mini",
+                          embedding_model="text-embedding-3-small")
+chat = OpenAIChat(settings)
+embeddings = OpenAIEmbeddings(settings)
+assert "openai" not in sys.modules and "pydantic" not in sys.modules, "imported at build"
+from timothy.providers.factory import chat_provider
+from timothy.settings import Settings
+built = chat_provider(Settings(chat_provider="openai", openai=settings))
+assert built is not None and "keyring" not in sys.modules, "the keyring read at build"
+print(chat.complete([], []))
+import openai
+assert isinstance(chat._client.get(), openai.OpenAI)
+"""
+    openai_server.reply("Hello from the server.")
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Hello from the server."
 
 
 # -- embeddings -------------------------------------------------------------------------

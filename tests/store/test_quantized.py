@@ -378,11 +378,20 @@ def test_a_copy_keeps_its_float_rows_until_they_would_take_much_room(store: Stor
     rng = np.random.default_rng(33)
     model, _ = populate(store, random_rows(rng, 1100))
     query = random_rows(rng, 1)[0]
-    small = VectorIndex(model, quantized_from=0, lean_from_bytes=1200 * DIM * 4)
-    large = VectorIndex(model, quantized_from=0, lean_from_bytes=1100 * DIM * 4)
-    for index in (small, large):
+    small = VectorIndex(
+        model, quantized_from=0, lean_from_bytes=1200 * DIM * 4, short_row_bytes=DIM * 4 - 1
+    )
+    large = VectorIndex(
+        model, quantized_from=0, lean_from_bytes=1100 * DIM * 4, short_row_bytes=DIM * 4 - 1
+    )
+    short_rows = VectorIndex(
+        model, quantized_from=0, lean_from_bytes=1200 * DIM * 4, short_row_bytes=DIM * 4
+    )
+    for index in (small, large, short_rows):
         assert_exact(store, index, model, query)
     assert small.coded and not small.lean and large.coded and large.lean
+    # Rows short enough to read back cheaply: lean however few.
+    assert short_rows.coded and short_rows.lean
 
 
 @pytest.mark.parametrize("kind", ["random", "clustered"])

@@ -51,11 +51,14 @@ def chat_provider(
     if not name:
         return None
     if name == "openai":
-        with importing():  # these import their SDK at the top
-            from timothy.providers.openai_chat import OpenAIChat
-            from timothy.providers.openai_client import api_key
+        from timothy.providers.openai_chat import OpenAIChat
+        from timothy.providers.openai_client import api_key, is_official
 
-        return OpenAIChat(settings.openai, api_key=openai_key or api_key(settings.openai))
+        server = settings.openai
+        if openai_key or is_official(server):
+            return OpenAIChat(server, api_key=openai_key or api_key(server))
+        # Another server's key (a local one needs none) is read with the first request.
+        return OpenAIChat(server, read_key=lambda: api_key(server))
     if name == "bedrock":
         with importing():  # these import their SDK at the top
             from timothy.providers.bedrock_chat import BedrockChat
@@ -78,11 +81,13 @@ def embedding_provider(
     if name == "local":
         return local_embedder()
     if name == "openai":
-        with importing():  # these import their SDK at the top
-            from timothy.providers.openai_client import api_key
-            from timothy.providers.openai_embeddings import OpenAIEmbeddings
+        from timothy.providers.openai_client import api_key, is_official
+        from timothy.providers.openai_embeddings import OpenAIEmbeddings
 
-        return OpenAIEmbeddings(settings.openai, api_key=openai_key or api_key(settings.openai))
+        server = settings.openai
+        if openai_key or is_official(server):
+            return OpenAIEmbeddings(server, api_key=openai_key or api_key(server))
+        return OpenAIEmbeddings(server, read_key=lambda: api_key(server))
     if name == "bedrock":
         with importing():  # these import their SDK at the top
             from timothy.providers.titan import TitanEmbeddings

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from timothy import heap, paths
 from timothy.errors import ErrorKind, ProviderError
-from timothy.lazy import lazy_module
+from timothy.lazy import import_lock, lazy_module
 
 if TYPE_CHECKING:
     import numpy as np
@@ -293,8 +293,9 @@ class LocalEmbedder:
             return self._loaded
 
     def _read(self) -> _Loaded:
-        import onnxruntime
-        from tokenizers import Tokenizer
+        with import_lock:  # onnxruntime imports numpy: not beside a lazy read of it
+            import onnxruntime
+            from tokenizers import Tokenizer
 
         model = verified(self._model_path or model_file(), MODEL_SHA256, "model")
         lean = lean_model(model) if self._lean else None

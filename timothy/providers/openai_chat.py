@@ -8,11 +8,9 @@ results use the `tool_calls` / role "tool" messages.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.backoff import Backoff
@@ -30,8 +28,12 @@ from timothy.providers.base import (
 )
 from timothy.providers.broken import broke_off, cut_off, damaged
 from timothy.providers.hangup import hang_up, socket_of_httpx, start_or_abandon
-from timothy.providers.openai_client import is_official, make_client, make_timeout, translate
+from timothy.providers.openai_client import LazyClient, is_official, make_timeout, translate
+from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
+
+if TYPE_CHECKING:  # imported by the first request (see LazyClient)
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -126,12 +128,13 @@ class OpenAIChat:
         settings: OpenAISettings,
         *,
         api_key: str | None = None,
+        read_key: Callable[[], str | None] | None = None,
         backoff: Backoff | None = None,
     ) -> None:
+        """`read_key`: read the key with the first request instead (see `LazyClient`)."""
         self.settings = settings
         self.model = settings.chat_model
-        self._key = api_key
-        self._client = make_client(settings, api_key)
+        self._client = LazyClient(settings, api_key, read_key=read_key)
         self._backoff = backoff or Backoff(total_seconds=settings.retry_seconds)
 
     @property
@@ -139,7 +142,9 @@ class OpenAIChat:
         return "OpenAI" if is_official(self.settings) else "The server"
 
     def _fail(self, exc: Exception, timeout: float | None = None) -> ProviderError:
-        return translate(exc, self.settings, self.model, self._key, what="chat", timeout=timeout)
+        return translate(
+            exc, self.settings, self.model, self._client.key, what="chat", timeout=timeout
+        )
 
     def _limits(self, max_tokens: int | None) -> dict[str, Any]:
         if max_tokens is None:
@@ -161,10 +166,12 @@ class OpenAIChat:
         extra: dict[str, Any] = self._limits(max_tokens)
         if tools:
             extra["tools"] = to_tools(tools)
+        with importing():
+            import openai
 
         def start() -> openai.Stream[Any]:
             try:
-                return self._client.chat.completions.create(  # type: ignore[no-any-return]
+                return self._client.get().chat.completions.create(  # type: ignore[no-any-return]
                     model=self.model,
                     messages=to_messages(system, messages),
                     stream=True,
@@ -197,6 +204,9 @@ class OpenAIChat:
     def _events(
         self, stream: openai.Stream[Any], cancel: CancelToken | None
     ) -> Iterator[ChatEvent]:
+        with importing():
+            import openai
+
         calls: dict[int, _PartialCall] = {}
         usage: Usage | None = None
         finish: str | None = None
@@ -279,7 +289,10 @@ class OpenAIChat:
         max_tokens: int | None = None,
         timeout: float | None = None,
     ) -> str:
-        client = self._client
+        with importing():
+            import openai
+
+        client = self._client.get()
         if timeout is not None:
             client = client.with_options(timeout=make_timeout(timeout))
         extra = self._limits(max_tokens)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -57,14 +59,19 @@ def make_timeout(seconds: float) -> openai.Timeout:
     return openai.Timeout(seconds, connect=min(CONNECT_TIMEOUT, seconds))
 
 
-def make_client(settings: OpenAISettings, key: str | None) -> openai.OpenAI:
-    """A client for the configured server. Raises ProviderError when OpenAI needs a key."""
+def check_key(settings: OpenAISettings, key: str | None) -> None:
+    """Raises ProviderError when OpenAI's own API is asked without a key."""
     if not key and is_official(settings):
         raise ProviderError(
             ErrorKind.AUTH,
             "No OpenAI API key is set. Add one in Settings (it is kept in the system "
             "keyring), or set OPENAI_API_KEY.",
         )
+
+
+def make_client(settings: OpenAISettings, key: str | None) -> openai.OpenAI:
+    """A client for the configured server. Raises ProviderError when OpenAI needs a key."""
+    check_key(settings, key)
     with importing():
         import openai
 
@@ -74,6 +81,48 @@ def make_client(settings: OpenAISettings, key: str | None) -> openai.OpenAI:
         timeout=make_timeout(settings.timeout_seconds),
         max_retries=0,
     )
+
+
+class LazyClient:
+    """The SDK's client for a provider object, made on its first request rather than with
+    the provider: the SDK's import (~1 s, about 38 MB resident: httpx2, pydantic and the
+    500 modules of `openai.types`) is then not paid by a window that is only open.
+
+    `key` is checked at once, so a missing one is still said when the provider is built.
+    `read_key` instead: the key is read (from the keyring) with the first request, for a
+    server that may need none (a local one): the keyring's backends (D-Bus, cryptography,
+    ~8 MB) are then not loaded by a window that is only open either."""
+
+    def __init__(
+        self,
+        settings: OpenAISettings,
+        key: str | None,
+        *,
+        read_key: Callable[[], str | None] | None = None,
+    ) -> None:
+        if read_key is None:
+            check_key(settings, key)
+        self._settings = settings
+        self._key = key
+        self._read_key = read_key
+        self._client: openai.OpenAI | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def key(self) -> str | None:
+        """The key the client sends (None before a key read with the first request)."""
+        return self._key
+
+    def get(self) -> openai.OpenAI:
+        client = self._client
+        if client is None:
+            with self._lock:
+                if self._client is None:
+                    if self._read_key is not None:
+                        self._key = self._read_key()
+                    self._client = make_client(self._settings, self._key)
+                client = self._client
+        return client
 
 
 _KEYISH = re.compile(r"\b(sk-[A-Za-z0-9_*.\-]{2,}|Bearer\s+\S+)")

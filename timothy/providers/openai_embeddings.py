@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
-
-import openai
 
 from timothy import tokens
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.backoff import Backoff
-from timothy.providers.openai_client import make_client, translate
+from timothy.providers.openai_client import LazyClient, translate
+from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
 
 log = logging.getLogger(__name__)
@@ -47,8 +46,10 @@ class OpenAIEmbeddings:
         settings: OpenAISettings,
         *,
         api_key: str | None = None,
+        read_key: Callable[[], str | None] | None = None,
         backoff: Backoff | None = None,
     ) -> None:
+        """`read_key`: read the key with the first request instead (see `LazyClient`)."""
         self.settings = settings
         self.model = settings.embedding_model
         requested = settings.embedding_dimension
@@ -59,8 +60,7 @@ class OpenAIEmbeddings:
         self._dimension = self._shorten or KNOWN_DIMENSIONS.get(self.model)
         suffix = f"@{self._shorten}" if self._shorten else ""
         self._model_id = f"openai/{self.model}{suffix}"
-        self._key = api_key
-        self._client = make_client(settings, api_key)
+        self._client = LazyClient(settings, api_key, read_key=read_key)
         self._backoff = backoff or Backoff(total_seconds=settings.retry_seconds)
         self._lock = threading.Lock()
 
@@ -87,17 +87,23 @@ class OpenAIEmbeddings:
         return self.embed([text])[0]
 
     def _request(self, batch: list[str]) -> list[list[float]]:
+        with importing():
+            import openai
+
+        client = self._client.get()
         try:
             if self._shorten:
-                response = self._client.embeddings.create(
+                response = client.embeddings.create(
                     model=self.model, input=batch, encoding_format="float", dimensions=self._shorten
                 )
             else:
-                response = self._client.embeddings.create(
+                response = client.embeddings.create(
                     model=self.model, input=batch, encoding_format="float"
                 )
         except openai.OpenAIError as exc:
-            raise translate(exc, self.settings, self.model, self._key, what="embeddings") from exc
+            raise translate(
+                exc, self.settings, self.model, self._client.key, what="embeddings"
+            ) from exc
         data = sorted(response.data, key=lambda item: item.index)
         vectors = [list(map(float, item.embedding)) for item in data]
         sizes = {len(vector) for vector in vectors}

@@ -6,7 +6,8 @@ of magnitude faster. From QUANTIZED_FROM_ROWS rows on, that product is itself bo
 speed (600 MB per query at 100k rows), so a first pass over int8 codes of the rows (a quarter
 of the bytes) bounds every row's cosine, and only the few rows that can still be in the top k
 are re-scored exactly (see quantized.py): the answer is the same, to the last place.
-From LEAN_FROM_BYTES of float rows on, such a copy is lean: it keeps only the codes (150 MiB
+From LEAN_FROM_BYTES of float rows on (or at any size, for rows of at most SHORT_ROW_BYTES,
+such as the local model's), such a copy is lean: it keeps only the codes (150 MiB
 at 100k x 1,536 instead of 750 MiB with the float rows) and reads the few float rows it
 re-scores (the likeliest first, which raises the bar for the rest) from the store's table of
 one row per vector (`vector_rows_<id>`, migration 7), by memory seq, inside the same read
@@ -62,6 +63,12 @@ QUANTIZED_FROM_ROWS = 8_192
 # and bench/recall.py's vector leg 2.2x its time under load (62 MiB less); at 10k x 384,
 # 0.4-0.5 ms more (16 MiB less).
 LEAN_FROM_BYTES = 128 * 2**20
+# A coded copy of rows this short (the local model's 384 numbers: 1.5 KB, one page of the
+# store's table each, where a 1,536-number row spills onto overflow pages) is lean at any
+# size: at 10k x 384 the vector search took 0.1-0.5 ms more (p50 1.5-2.0 against 1.3-1.5
+# ms, load 4.5; the text leg, the slowest, takes ~5 ms there) and the idle app holds 16 MiB
+# less.
+SHORT_ROW_BYTES = 2048
 
 
 @functools.cache
@@ -104,6 +111,7 @@ class VectorIndex:
         quantized_from: int | None = QUANTIZED_FROM_ROWS,
         float_rows_from_store: bool = True,
         lean_from_bytes: int = LEAN_FROM_BYTES,
+        short_row_bytes: int = SHORT_ROW_BYTES,
     ) -> None:
         self.model = model
         # Read vec0's storage directly (fast); False goes through the vec0 table (slow).
@@ -114,6 +122,7 @@ class VectorIndex:
         # Whether a coded copy is lean (see `_lean_at`); False keeps the float rows too.
         self.float_rows_from_store = float_rows_from_store
         self.lean_from_bytes = lean_from_bytes
+        self.short_row_bytes = short_row_bytes
         # Lean: only the codes are kept; re-scoring reads its few float rows from the store.
         self._lean = False
         self._lock = threading.Lock()
@@ -241,12 +250,14 @@ class VectorIndex:
 
     def _lean_at(self, count: int) -> bool:
         """Whether a copy of `count` rows keeps only int8 codes, reading the few float rows
-        the int8 pass leaves for exact re-scoring from the store (a large copy)."""
+        the int8 pass leaves for exact re-scoring from the store (a large copy, or one of
+        short rows)."""
+        row_bytes = self.model.dimension * 4
         return (
             self.float_rows_from_store
             and self.quantized_from is not None
             and count >= self.quantized_from
-            and count * self.model.dimension * 4 >= self.lean_from_bytes
+            and (count * row_bytes >= self.lean_from_bytes or row_bytes <= self.short_row_bytes)
         )
 
     def _load_changed(self, conn: apsw.Connection) -> None:
