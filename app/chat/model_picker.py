@@ -5,13 +5,11 @@ model from the next message on."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QEnterEvent, QFocusEvent
 from PySide6.QtWidgets import QComboBox, QWidget
 
 
 class ModelPicker(QComboBox):
     model_chosen = Signal(str)  # the owner chose another model
-    wanted = Signal()  # the owner points at it, focuses or opens it: its list is worth having
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -34,18 +32,6 @@ class ModelPicker(QComboBox):
         self.blockSignals(False)
         self.setToolTip(f"The model Timothy chats with: {current}" if current else "")
         self.setVisible(self.count() > 0)
-
-    def enterEvent(self, event: QEnterEvent) -> None:
-        self.wanted.emit()
-        super().enterEvent(event)
-
-    def focusInEvent(self, event: QFocusEvent) -> None:
-        self.wanted.emit()
-        super().focusInEvent(event)
-
-    def showPopup(self) -> None:
-        self.wanted.emit()
-        super().showPopup()
 
     def models(self) -> list[str]:
         return [self.itemText(i) for i in range(self.count())]

@@ -30,7 +30,6 @@ from app.jobs.store_copy import StoreCopy
 from app.jobs.workers import Failure, Workers
 from app.mainwindow.about_dialog import AboutDialog
 from app.mainwindow.banner import Banner
-from app.mainwindow.chat_wanted import ChatWanted
 from app.mainwindow.memory_upkeep import (
     CONSOLIDATION_DELAY_MS,
     RESTORE_LATEST,
@@ -110,7 +109,7 @@ class MainWindow(QMainWindow):
     ) -> None:
         """`consolidation_delay_ms`: when daily consolidation may start after start-up
         (None: not in this window, as in tests that do not exercise it). `warm_up_code`:
-        import and compile Pygments' common lexers once the owner turns to the chat, so
+        import and compile Pygments' common lexers once start-up has loaded the rest, so
         the first reply's code block does not pay for them (the app's window does)."""
         super().__init__()
         self.store = store
@@ -169,11 +168,6 @@ class MainWindow(QMainWindow):
         self.sidebar = ConversationList(self.splitter)
         self.chat = ChatPanel(
             self.conversations, self.workers, self.network, now=now, parent=self.splitter
-        )
-        # At start: the server's model list and Pygments' warm-up, once the owner turns to
-        # the chat.
-        self._when_chat_wanted = ChatWanted(
-            self.chat.composer.input.textChanged, self.chat.model_picker.wanted, parent=self
         )
         self.memory_pane = MemoryPane(
             store,
@@ -1102,17 +1096,11 @@ class MainWindow(QMainWindow):
 
     def _start_later_loads(self) -> None:
         """The chat engine and its local model are in (or failed): what start-up loads
-        besides follows, one load at a time (`start_loads`); Pygments' lexers once the owner
-        turns to the chat."""
+        besides follows, one load at a time (`start_loads`), Pygments' lexers last."""
         if self.start_loads.started:
             return
         if self.warm_up_code:
-            # Not held (~10 MB) by a window that is only open: a conversation opened with
-            # code in it makes its lexer on the lexing worker in any case.
-            self._when_chat_wanted.arm(
-                "code highlighting",
-                lambda: self.start_loads.add("preparing code highlighting", warm_up_highlighting),
-            )
+            self.start_loads.add("preparing code highlighting", warm_up_highlighting)
         self.start_loads.start()
 
     def _offer_restart_for_store(self, settings: Settings) -> None:
@@ -1132,11 +1120,9 @@ class MainWindow(QMainWindow):
         """Fill the header's model picker: an OpenAI-compatible server's own list, Bedrock's
         chat models for the region (both asked on a worker; Bedrock's Nova models until
         then, or when the region's cannot be listed), nothing without a provider. `later`:
-        asked in `start_loads`' turn (at start; a server's list once the owner turns to the
-        chat)."""
+        asked in `start_loads`' turn (at start)."""
         picker = self.chat.model_picker
         run = self.start_loads.add if later else self._ask_network
-        self._when_chat_wanted.disarm("model list")
         if settings.chat_provider == "openai":
             current = settings.openai.chat_model
             picker.show_models([], current)
@@ -1145,18 +1131,7 @@ class MainWindow(QMainWindow):
                 if self.settings is settings:  # not replaced meanwhile
                     picker.show_models(models, current)
 
-            def ask() -> None:
-                models = settings.openai
-                run("listing the server's models", lambda: list_chat_models(models), listed)
-
-            if later:
-                # At start the list (and with it the openai SDK's import, ~38 MB and a
-                # second of Python) waits until the owner turns to the chat: a window that
-                # is only open does not hold the SDK, and one being typed into has it ready
-                # by the time the message is sent.
-                self._when_chat_wanted.arm("model list", ask)
-            else:
-                ask()
+            run("listing the server's models", lambda: list_chat_models(settings.openai), listed)
         elif settings.chat_provider == "bedrock":
             current = settings.bedrock.chat_model
             picker.show_models(list(BEDROCK_MODELS), current)

@@ -82,12 +82,9 @@ def test_loads_run_one_at_a_time_in_order_each_once_past_a_failure(
     assert line.ran[-1] == "late" and line.most_at_once == 1
 
 
-def test_the_model_list_waits_for_the_owner_to_turn_to_the_chat(
+def test_the_model_list_is_asked_for_after_the_local_model_has_loaded(
     qtbot: QtBot, store: Store, openai_server: OpenAIServer
 ) -> None:
-    """At start the server's model list (and the openai SDK it imports) is asked for only
-    once the owner types or points at the model picker, after the start's own loads; so
-    are Pygments' lexers warmed up."""
     openai_server.models = ["gpt-4o-mini", "house-model"]
     window = MainWindow(
         store,
@@ -98,26 +95,21 @@ def test_the_model_list_waits_for_the_owner_to_turn_to_the_chat(
         warm_up_code=True,
     )
     qtbot.addWidget(window)
-
-    def asked() -> int:
-        return sum(1 for r in openai_server.requests if r.operation == "models")
-
+    assistant = window.assistant
+    assert assistant is not None
+    asked_when_loaded: list[int] = []
+    assistant.embedder_loaded.connect(
+        lambda: asked_when_loaded.append(
+            sum(1 for r in openai_server.requests if r.operation == "models")
+        )
+    )
     window.show()
     with qtbot.waitSignal(window.start_loads.finished, timeout=60_000):
         pass
+    assert asked_when_loaded == [0]
+    assert "house-model" in window.chat.model_picker.models()
+    assert sum(1 for r in openai_server.requests if r.operation == "models") == 1
     settle(qtbot, window.workers, window.network)
-    assert asked() == 0
-    assert window.chat.model_picker.models() == ["gpt-4o-mini"]  # the model in use only
-    # Pygments' warm-up waits too.
-    assert sorted(window._when_chat_wanted.waiting) == ["code highlighting", "model list"]
-    qtbot.keyClicks(window.chat.composer.input, "Wh")  # two keys: one list
-    assert window._when_chat_wanted.waiting == []
-    qtbot.waitUntil(lambda: "house-model" in window.chat.model_picker.models(), timeout=60_000)
-    qtbot.waitUntil(lambda: window.start_loads.done, timeout=60_000)
-    assert asked() == 1
-    window.chat.model_picker.wanted.emit()  # asked for once only
-    settle(qtbot, window.workers, window.network)
-    assert asked() == 1
     window.close()
 
 
@@ -146,8 +138,7 @@ def test_a_message_sent_as_the_window_opens_is_answered_and_the_loads_still_foll
     qtbot.waitUntil(lambda: not window.chat.streaming, timeout=60_000)
     said = [(m.role, m.content) for m in store.sessions.branch(store.sessions.list()[0].id)]
     assert ("assistant", "Right away.") in said
-    # The local model and the model list (asked for: the owner has typed) still load
-    # afterwards, one after the other.
+    # The local model and the model list still load afterwards, one after the other.
     qtbot.waitUntil(lambda: window.start_loads.done, timeout=60_000)
     setup = assistant.setup
     assert setup is not None and setup.embedder is not None
