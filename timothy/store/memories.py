@@ -214,6 +214,13 @@ def parse_source(value: str | MemorySource) -> MemorySource:
         raise InvalidInputError(f"Unknown source {value!r}; use one of: {names}.") from None
 
 
+# A column's text -> its member, looked up without the enum's call (a recall builds ~100
+# memories a turn when they are not kept).
+_TYPES: dict[Any, MemoryType] = {member.value: member for member in MemoryType}
+_STATUSES: dict[Any, MemoryStatus] = {member.value: member for member in MemoryStatus}
+_SOURCES: dict[Any, MemorySource] = {member.value: member for member in MemorySource}
+
+
 def row_to_memory(
     row: Sequence[Any],
     entities: tuple[str, ...],
@@ -223,11 +230,11 @@ def row_to_memory(
     assert created is not None
     return Memory(
         id=str(row[1]),
-        type=MemoryType(str(row[2])),
+        type=_TYPES.get(row[2]) or MemoryType(str(row[2])),
         content=str(row[3]),
-        status=MemoryStatus(str(row[4])),
+        status=_STATUSES.get(row[4]) or MemoryStatus(str(row[4])),
         confidence=float(row[5]),
-        source=MemorySource(str(row[6])),
+        source=_SOURCES.get(row[6]) or MemorySource(str(row[6])),
         session_id=None if row[7] is None else str(row[7]),
         supersedes=None if row[8] is None else str(row[8]),
         superseded_by=None if row[9] is None else str(row[9]),
@@ -274,9 +281,15 @@ class KnownRows:
 
     Bounded: the oldest kept row goes first once `size` are kept. A read of more than
     `largest_read` rows (a listing, an export) is looked up but not kept, so it does not push
-    out the memories that turn after turn of recall read again. Shared by threads."""
+    out the memories that turn after turn of recall read again. Shared by threads.
 
-    def __init__(self, size: int = 2_048, largest_read: int = 256) -> None:
+    A kept memory costs ~1.3 KB (its row as the key, the memory, its entities: measured on
+    bench/recall.py's store), so the 16,384 of the default hold ~20 MiB once full. A turn of
+    recall reads ~100 memories (its legs' hits and their neighbourhoods); on a store of 10k
+    memories 2,048 kept rows missed most of them (building one costs ~30 us: its times,
+    its entities' query), on one of 16k or fewer every memory a turn reads is kept."""
+
+    def __init__(self, size: int = 16_384, largest_read: int = 256) -> None:
         self.size = size
         self.largest_read = largest_read
         self._kept: dict[tuple[Any, ...], Memory] = {}
