@@ -141,9 +141,9 @@ def vector_text(query: str, names: Sequence[str]) -> str:
 class _Turn:
     """What the parts of one recall share across its threads, each read once: the entity
     names the query names (the vector leg cuts them from what it embeds, the floor vouches
-    for them), the memories the legs found (a memory two legs found is read once) and the
-    conversational neighbourhoods of their top episodic hits (read on the legs' threads, so
-    the stage after fusion rarely reads anything)."""
+    for them), the memories the legs found (a memory two legs found is read once) and, with
+    `early_neighbours`, the conversational neighbourhoods of each leg's top episodic hits
+    (read on the legs' threads; by default they are read once, after fusion)."""
 
     def __init__(
         self,
@@ -372,9 +372,10 @@ class Recaller:
     ) -> LegHits | None:
         """A leg's hits and their memories, both read on the leg's own thread: everything
         that can block (the store, the embedding provider) stays off the caller's thread,
-        so recall as a whole keeps its one deadline. Then the neighbourhoods of its first
-        episodic hits (context.py) are read: on this thread, or, for the leg on the
-        caller's thread (`inline`), on a pool thread while the caller fuses."""
+        so recall as a whole keeps its one deadline. With `early_neighbours`, the
+        neighbourhoods of its first episodic hits (context.py) are read then: on this
+        thread, or, for the leg on the caller's thread (`inline`), on a pool thread while
+        the caller fuses."""
         verdicts = leg()
         if verdicts is None:
             return None
