@@ -15,6 +15,7 @@ import contextlib
 import logging
 import math
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -259,7 +260,9 @@ def load_entities(
         ),
         (dialect.items(seqs),),
     ):
-        found.setdefault(int(seq), []).append(str(name))
+        # Interned: an owner's memories name the same few people and places, and kept
+        # memories (KnownRows) then share one copy of each name.
+        found.setdefault(int(seq), []).append(sys.intern(str(name)))
     return {seq: tuple(names) for seq, names in found.items()}
 
 
@@ -270,6 +273,20 @@ def rows_to_memories(
     entities = load_entities(conn, [int(row[0]) for row in rows], dialect)
     time_in = dialect.time_in
     return [row_to_memory(row, entities.get(int(row[0]), ()), time_in) for row in rows]
+
+
+def _shared(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A kept row's key with its short words (type, status, source) interned: equal to the
+    row as read, column for column, and one copy of each word for every kept row."""
+    return tuple(
+        sys.intern(value) if type(value) is str and len(value) <= _SHORT_WORD else value
+        for value in key
+    )
+
+
+# Columns of at most this many characters are interned in a kept row's key (the enums' words;
+# ids and times are longer, and differ from row to row).
+_SHORT_WORD = 16
 
 
 class KnownRows:
@@ -283,8 +300,9 @@ class KnownRows:
     `largest_read` rows (a listing, an export) is looked up but not kept, so it does not push
     out the memories that turn after turn of recall read again. Shared by threads.
 
-    A kept memory costs ~1.3 KB (its row as the key, the memory, its entities: measured on
-    bench/recall.py's store), so the 16,384 of the default hold ~20 MiB once full. A turn of
+    A kept memory costs ~0.95 KB (its row as the key, the memory, its entities, with the
+    short words and entity names shared: measured on bench/recall.py's store; 1.3 KB
+    unshared), so the 16,384 of the default hold ~15 MiB once full. A turn of
     recall reads ~100 memories (its legs' hits and their neighbourhoods); on a store of 10k
     memories 2,048 kept rows missed most of them (building one costs ~30 us: its times,
     its entities' query), on one of 16k or fewer every memory a turn reads is kept."""
@@ -326,7 +344,7 @@ class KnownRows:
                     if memory.id in gone:
                         continue
                     kept.pop(key, None)
-                    kept[key] = memory
+                    kept[_shared(key)] = memory
                 while len(kept) > self.size:
                     del kept[next(iter(kept))]
         return [
