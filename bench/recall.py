@@ -391,10 +391,10 @@ def report(
     print(
         "\nend to end is what a chat turn runs: the query's entity names looked up, the rest"
         f" embedded (a ready vector), the entity and vector legs on {threads} and"
-        " the text leg on the caller's, each leg reading its hits' memories and the"
-        " neighbourhoods of its first episodic hits, the relevance floor, fusion, the"
-        " neighbourhood shares, the days the query names, packing; 'cpu per turn' is its CPU"
-        " time on every thread"
+        " the text leg on the caller's, each leg reading its hits' memories, the relevance"
+        " floor, fusion, the neighbourhoods of the fused list's first episodic hits (one"
+        " read) and their shares, the days the query names, packing; 'cpu per turn' is its"
+        " CPU time on every thread"
     )
     print()
     print(f"{'':<20}" + "".join(f"{f'{s:,}':>{cell}}" for s in sizes))

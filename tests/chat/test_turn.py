@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 import pytest
 
 from tests.chat.conftest import MakeEngine, run
@@ -12,6 +15,7 @@ from timothy.chat.events import (
     MemorySaved,
     RecallFinished,
     ReplyDelta,
+    TurnEvent,
     TurnFailed,
     TurnFinished,
     TurnStarted,
@@ -20,7 +24,7 @@ from timothy.chat.prompt import STABLE_PREFIX
 from timothy.providers.base import CancelToken
 from timothy.retrieval.render import BLOCK_CLOSE, BLOCK_OPEN
 from timothy.store import Store
-from timothy.store.records import MemorySource, MemoryStatus, MessageRole, MessageStatus
+from timothy.store.records import MemorySource, MemoryStatus, Message, MessageRole, MessageStatus
 
 
 def system_of(request: dict[str, object]) -> str:
@@ -285,3 +289,54 @@ def test_messages_too_long_or_empty_are_refused_before_anything_is_saved(
             run(engine.send(refused, session_id=session_id))
     assert store.sessions.messages(session_id) == before
     assert len(openai_server.requests) == asked
+
+
+def test_the_reply_streams_while_the_recall_record_is_written(
+    store: Store,
+    openai_server: OpenAIServer,
+    make_engine: MakeEngine,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The recall record (its JSON and the write's sync) is not on the way to the provider:
+    the reply's first words arrive while it is still being written, and the turn's message
+    holds it when the turn ends."""
+    memory = store.memories.add("My sister Zoë lives in Lyon", entities=["Zoë"])
+    engine = make_engine(openai_server)
+    openai_server.reply("She lives in Lyon.", chunks=["She lives", " in Lyon."])
+    streaming = threading.Event()
+    released: list[bool] = []
+    real_update = store.sessions.update_message
+
+    def record_when_streaming(message_id: str, **changes: Any) -> Message:
+        if "recall" in changes:
+            released.append(streaming.wait(timeout=5))
+        return real_update(message_id, **changes)
+
+    monkeypatch.setattr(store.sessions, "update_message", record_when_streaming)
+    events: list[TurnEvent] = []
+    for event in engine.send("Where does Zoë live?"):
+        if isinstance(event, ReplyDelta):
+            streaming.set()
+        events.append(event)
+    assert released == [True]
+    finished = next(e for e in events if isinstance(e, TurnFinished)).message
+    assert finished.recall is not None
+    assert [item.id for item in finished.recall.items] == [memory.id]
+    stored = store.sessions.message(finished.id)
+    assert stored.recall == finished.recall
+    assert stored.memory_block == finished.memory_block and "Lyon" in (stored.memory_block or "")
+
+
+def test_a_reply_that_fails_at_once_waits_for_the_recall_record_before_it_goes(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine
+) -> None:
+    """Nothing arrived: the reply's message is removed, after its record was written (the
+    write does not land on a removed message, and the turn fails as before)."""
+    store.memories.add("My sister Zoë lives in Lyon", entities=["Zoë"])
+    engine = make_engine(openai_server)
+    openai_server.fail(400, message="bad request")
+    events = run(engine.send("Where does Zoë live?"))
+    failed = [e for e in events if isinstance(e, TurnFailed)]
+    assert len(failed) == 1 and failed[0].message is None
+    session = events[0].session  # type: ignore[attr-defined]
+    assert [m.role for m in store.sessions.branch(session.id)] == [MessageRole.USER]

@@ -365,8 +365,8 @@ def test_neighbours_read_on_the_legs_threads_rank_as_read_after_fusion(
 
     monkeypatch.setattr(store.memories, "around", spy)
     with (
-        Recaller(store) as early,
-        Recaller(store, early_neighbours=False) as late,
+        Recaller(store, early_neighbours=True) as early,
+        Recaller(store) as late,
     ):
         lent = 0
         for question in questions:
@@ -380,6 +380,35 @@ def test_neighbours_read_on_the_legs_threads_rank_as_read_after_fusion(
             assert ours.block == theirs.block
             lent += sum(1 for c in ours.ranked if c.explanation.beside)
         assert lent > 10  # the neighbourhood did change these rankings
+
+
+def test_a_recall_reads_its_neighbourhoods_once_for_the_fused_lenders(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """By default the neighbourhoods are read in one go after fusion, on the caller's
+    thread, and only those of the fused list's lenders (not each leg's own first hits)."""
+    people, things = fill_sessions(store, sessions=6, turns=9, semantic_every=4)
+    asked: list[tuple[str, list[str]]] = []
+    real_around = store.memories.around
+
+    def spy(memory_ids: list[str], *args: object, **kwargs: object) -> object:
+        asked.append((threading.current_thread().name, list(memory_ids)))
+        return real_around(memory_ids, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store.memories, "around", spy)
+    with Recaller(store) as recaller:
+        lent = 0
+        for question in [f"What did {who} say about {things[0]}?" for who in people]:
+            asked.clear()
+            found = recaller.recall(question, now=NOW, mark=False)
+            assert len(asked) == 1
+            thread, ids = asked[0]
+            assert thread == threading.current_thread().name
+            assert 0 < len(ids) <= recaller.settings.neighbour_seeds
+            by_id = {c.memory.id: c.memory for c in found.ranked}
+            assert all(by_id[i].type is MemoryType.EPISODIC and by_id[i].session_id for i in ids)
+            lent += sum(1 for c in found.ranked if c.explanation.beside)
+        assert lent > 0
 
 
 def test_one_lane_and_two_lanes_give_the_identical_recall(store: Store) -> None:

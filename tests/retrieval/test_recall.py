@@ -15,8 +15,11 @@ import pytest
 from tests.fakes.embedder import HashingEmbedder
 from timothy.errors import ProviderError, RecallError, StoreError
 from timothy.retrieval import Recaller, RecallSettings, render_block
+from timothy.retrieval.pack import line_tokens, rendered
 from timothy.retrieval.recall import leg_lanes
 from timothy.store import Store
+from timothy.store.engine import StoreEngine
+from timothy.store.postgres import PostgresStore
 from timothy.store.search import MemorySearch, TextHits
 from timothy.store.vectors import EmbeddingModel, Vector
 from timothy.tokens import count_tokens
@@ -589,3 +592,55 @@ def test_lanes_follow_the_cores(store: Store) -> None:
     assert leg_lanes(16) == 2  # at most one a leg
     with pytest.raises(ValueError, match="at least one"):
         Recaller(store, lanes=0)
+
+
+# -- what recall keeps between turns (memories' rows, rendered lines) ----------------------
+
+
+def _other_handle(store: StoreEngine, data_dir: Path) -> StoreEngine:
+    """The same store opened a second time: its own connections, its own kept memories."""
+    if isinstance(store, PostgresStore):
+        return PostgresStore(store.db.conninfo, follow_changes=False)
+    return Store.open(data_dir)
+
+
+def test_changes_written_on_another_connection_are_seen_by_the_next_recall(
+    store: StoreEngine, data_dir: Path
+) -> None:
+    """Recall keeps what it built from rows it read (memories, their lines): an edit, an
+    archive or a forget made elsewhere between two turns is what the next turn sees."""
+    first = store.memories.add("Zoë lives in Lisbon", entities=["Zoë"], now=NOW)
+    other_fact = store.memories.add("Zoë plays the cello", entities=["Zoë"], now=NOW)
+    with Recaller(store) as recaller:
+        before = recaller.recall("Where does Zoë live?", now=NOW, mark=False)
+        assert "Zoë lives in Lisbon" in before.block
+        with _other_handle(store, data_dir) as other:
+            edited = other.memories.supersede(first.id, "Zoë lives in Porto", now=NOW)
+        after = recaller.recall("Where does Zoë live?", now=NOW, mark=False)
+        assert "Zoë lives in Porto" in after.block
+        assert "Lisbon" not in after.block
+        assert first.id not in {c.memory.id for c in after.ranked}
+        with _other_handle(store, data_dir) as other:
+            other.memories.archive(edited.id)
+        archived = recaller.recall("Where does Zoë live?", now=NOW, mark=False)
+        assert "Porto" not in archived.block and "cello" in archived.block
+        with _other_handle(store, data_dir) as other:
+            other.memories.forget([other_fact.id])
+        forgotten = recaller.recall("Where does Zoë live?", now=NOW, mark=False)
+        assert "cello" not in forgotten.block
+        assert other_fact.id not in {c.memory.id for c in forgotten.ranked}
+
+
+def test_forgetting_a_memory_lets_go_of_the_kept_lines(store: StoreEngine) -> None:
+    memory = store.memories.add("My locker code is 4411", entities=["locker"], now=NOW)
+    with Recaller(store) as recaller:
+        found = recaller.recall("What is my locker code?", now=NOW, mark=False)
+        assert found.packed_ids == [memory.id]
+        assert rendered.cache_info().currsize > 0 and line_tokens.cache_info().currsize > 0
+        store.memories.forget([memory.id])
+        assert rendered.cache_info().currsize == 0 and line_tokens.cache_info().currsize == 0
+        assert recaller.recall("What is my locker code?", now=NOW, mark=False).block == ""
+    # A closed recaller no longer listens to the store.
+    assert all(
+        getattr(listener, "__self__", None) is not recaller for listener in store.memories.listeners
+    )

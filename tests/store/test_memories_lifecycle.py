@@ -309,3 +309,22 @@ def test_kept_memories_are_bounded_and_a_listing_is_not_kept(store: StoreEngine)
     store.memories.get_many(m.id for m in made[2:6])
     assert len(store.memories.known) == 3  # the oldest went first
     assert {m.id for m in store.memories.known._kept.values()} <= {m.id for m in made[2:6]}
+
+
+def test_kept_memories_share_their_entity_names_and_short_words(store: StoreEngine) -> None:
+    """Kept memories share one copy of each entity name and of their rows' short words (the
+    kept rows' memory at 16,384 rows); what is read is equal to what was stored."""
+    first = store.memories.add("Zoë teaches the violin", entities=["Zoë Berg"], now=T0)
+    second = store.memories.add("Zoë lives in Lyon", entities=["Zoë Berg", "Lyon"], now=T0)
+    store.memories.known.clear()
+    read = store.memories.get_many([first.id, second.id])
+    assert read[first.id] == store.memories.get(first.id)
+    assert read[first.id].entities == ("Zoë Berg",)
+    assert read[second.id].entities == ("Zoë Berg", "Lyon")
+    assert read[first.id].entities[0] is read[second.id].entities[0]
+    keys = list(store.memories.known._kept)
+    assert len(keys) == 2
+    for column in range(len(keys[0])):
+        value = keys[0][column]
+        if isinstance(value, str) and len(value) <= 16 and value == keys[1][column]:
+            assert value is keys[1][column]

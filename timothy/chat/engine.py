@@ -8,6 +8,7 @@ the owner's message is still kept and a retry (`regenerate`) works.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -160,6 +161,8 @@ class ChatEngine:
         # One background thread: extraction and titles run in order. A daemon thread, so
         # quitting never waits for a slow provider call to time out.
         self._background = DaemonPool("chat-background", 1)
+        # Writes a turn's recall record while the provider starts on the reply.
+        self._records = DaemonPool("chat-record", 1)
         self._pending: set[Future[None]] = set()
         self._pending_lock = threading.Lock()
 
@@ -303,10 +306,21 @@ class ChatEngine:
                 model=chat.model,
                 now=now,
             )
-            sessions.update_message(assistant.id, memory_block=recall.block, recall=recall.recall)
-            outcome = yield from self._stream_round(
-                chat, system, history, assistant, cancel, tools, sessions
+            # The recall record is written while the provider starts on the reply: its JSON
+            # and the write's sync took 15-20 ms a turn before the request went out. It is
+            # stored before anything else is written on this message (or it is removed).
+            record = self._records.submit(
+                functools.partial(
+                    sessions.update_message,
+                    assistant.id,
+                    memory_block=recall.block,
+                    recall=recall.recall,
+                )
             )
+            outcome = yield from self._stream_round(
+                chat, system, history, assistant, cancel, tools, sessions, record
+            )
+            record.result()
             if isinstance(outcome, TurnFailed):
                 yield outcome
                 return
@@ -374,9 +388,11 @@ class ChatEngine:
         cancel: CancelToken | None,
         tools: Sequence[ToolSpec],
         sessions: SessionRepo,
+        record: Future[Any] | None = None,
     ) -> Generator[TurnEvent, None, RoundResult | TurnFailed]:
         """Stream one model reply; returns (text, tool calls, usage, cancelled, ms the text
-        took) or TurnFailed."""
+        took) or TurnFailed. `record`: the write of the recall record on `assistant`, which
+        a failure waits for before it writes."""
         parts: list[str] = []
         calls: list[ToolCall] = []
         usage: Usage | None = None
@@ -405,7 +421,9 @@ class ChatEngine:
                 elif isinstance(event, Stop):
                     stop = event.reason
         except ProviderError as exc:
-            return self._failed(sessions, assistant, "".join(parts), str(exc), exc.kind)
+            return self._failed(
+                sessions, assistant, "".join(parts), str(exc), exc.kind, record=record
+            )
         except Exception:  # a provider bug must not lose the turn's record
             log.exception("chat stream failed unexpectedly")
             return self._failed(
@@ -414,6 +432,7 @@ class ChatEngine:
                 "".join(parts),
                 "The reply broke off unexpectedly (details are in the log); try again.",
                 ErrorKind.UNKNOWN,
+                record=record,
             )
         cancelled = stop == "cancelled" or (cancel is not None and cancel.cancelled)
         took = None if first_text is None else round((time.monotonic() - first_text) * 1000)
@@ -426,7 +445,11 @@ class ChatEngine:
         partial: str,
         error: str,
         kind: str,
+        *,
+        record: Future[Any] | None = None,
     ) -> TurnFailed:
+        if record is not None:
+            record.result()  # the recall record first: this write reads or removes its row
         if partial:
             kept: Message | None = sessions.update_message(
                 assistant.id, content=partial, status=MessageStatus.FAILED, error=error
@@ -694,6 +717,7 @@ class ChatEngine:
         for future in pending:
             future.cancel()  # not started yet: dropped; running: it finishes on its own
         self._background.close()
+        self._records.close()
         if self._owns_recaller:
             self.recaller.close()
 

@@ -176,12 +176,22 @@ def fuse(
         )
         scored.append(((-score, -rrf, -confirmed.timestamp(), memory_id), memory, why))
     scored.sort(key=lambda entry: entry[0])
+    if not floors:
+        return [
+            Candidate(memory, why, rank=place, floors=_NO_FLOORS)
+            for place, (_, memory, why) in enumerate(scored, start=1)
+        ]
     return [
-        Candidate(
-            memory,
-            why,
-            rank=place,
-            floors=MappingProxyType(dict(floors.get(memory.id, {}))) if floors else _NO_FLOORS,
-        )
+        Candidate(memory, why, rank=place, floors=_read_only(floors.get(memory.id)))
         for place, (_, memory, why) in enumerate(scored, start=1)
     ]
+
+
+def _read_only(verdicts: Mapping[str, LegVerdict] | None) -> Mapping[str, LegVerdict]:
+    """A candidate's verdicts as a read-only mapping: a read-only view as it is (recall
+    hands over its own, which nothing changes after), anything else copied first."""
+    if verdicts is None:
+        return _NO_FLOORS
+    if type(verdicts) is MappingProxyType:
+        return verdicts
+    return MappingProxyType(dict(verdicts))

@@ -48,15 +48,26 @@ class Packed:
     items: tuple[PackedItem, ...]  # in block order: best, 3rd, 4th, ..., 2nd
 
 
-@functools.lru_cache(maxsize=8192)
+# Kept per memory text (what never changes for a memory: its line, and that line's cost),
+# as many as the memories' rows kept (KnownRows): ~0.3 KB each, ~5 MiB once full.
+KEPT_LINES = 16_384
+
+
+@functools.lru_cache(maxsize=KEPT_LINES)
 def line_tokens(line: str) -> int:
     return count_tokens(line)
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=KEPT_LINES)
 def rendered(memory_type: MemoryType, content: str) -> str:
     """render_item, kept: the same memories come back turn after turn."""
     return render_item(memory_type, content)
+
+
+def forget_lines() -> None:
+    """Let go of every kept line (a memory was forgotten: no copy of its text stays)."""
+    rendered.cache_clear()
+    line_tokens.cache_clear()
 
 
 @functools.cache

@@ -10,6 +10,7 @@ Stamping `last_retrieved_at` of the packed memories happens afterwards, off the 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
@@ -38,7 +39,7 @@ from timothy.retrieval.floor import (
     word_ranks,
 )
 from timothy.retrieval.fusion import LEGS, Candidate, fuse
-from timothy.retrieval.pack import PackedItem, pack
+from timothy.retrieval.pack import PackedItem, forget_lines, pack
 from timothy.retrieval.settings import RecallSettings
 from timothy.retrieval.when import at_time
 from timothy.retrieval.workers import DaemonPool
@@ -140,9 +141,9 @@ def vector_text(query: str, names: Sequence[str]) -> str:
 class _Turn:
     """What the parts of one recall share across its threads, each read once: the entity
     names the query names (the vector leg cuts them from what it embeds, the floor vouches
-    for them), the memories the legs found (a memory two legs found is read once) and the
-    conversational neighbourhoods of their top episodic hits (read on the legs' threads, so
-    the stage after fusion rarely reads anything)."""
+    for them), the memories the legs found (a memory two legs found is read once) and, with
+    `early_neighbours`, the conversational neighbourhoods of each leg's top episodic hits
+    (read on the legs' threads; by default they are read once, after fusion)."""
 
     def __init__(
         self,
@@ -237,7 +238,7 @@ class Recaller:
         *,
         search: MemorySearch | None = None,
         wait_for_background: bool = True,
-        early_neighbours: bool = True,
+        early_neighbours: bool = False,
         lanes: int | None = None,
     ) -> None:
         self.store = store
@@ -245,9 +246,12 @@ class Recaller:
         # embedded (the first time per model and process); its vector matches count from
         # the recall after (a chat turn, whose time bound is tight).
         self.wait_for_background = wait_for_background
-        # True: the legs' threads read the neighbourhoods of their first episodic hits while
-        # the others still run; False: only after fusion, on the caller's thread (the same
-        # ranking, slower; kept for comparing the two).
+        # False: the neighbourhoods of the fused list's lenders are read once, after fusion,
+        # on the caller's thread: one read of the few it needs. True: each leg's thread reads
+        # those of its own first episodic hits while the others still run (the same
+        # ranking, ~2.8 reads a turn instead of one; on two cores the threads mostly took
+        # turns at the GIL, and it cost 9-16% more wall time and CPU per turn at 1k and 10k
+        # memories, bench/recall.py's stores; kept for comparing the two).
         self.early_neighbours = early_neighbours
         self.settings = settings or RecallSettings()
         self.embedder = embedder
@@ -260,6 +264,8 @@ class Recaller:
         self._marks = DaemonPool("recall-mark", 1)
         self._pending: set[Future[None]] = set()
         self._pending_lock = threading.Lock()
+        # The packer keeps the lines of recent memories: a forgotten one's goes with it.
+        store.memories.listeners.append(self._heard)
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -284,9 +290,15 @@ class Recaller:
 
     def close(self) -> None:
         """Let pending stamps finish, then stop the threads (a hung leg is left behind)."""
+        with contextlib.suppress(ValueError):
+            self.store.memories.listeners.remove(self._heard)
         self.flush()
         self._legs.close()
         self._marks.close()
+
+    def _heard(self, event: str, memory: Memory) -> None:
+        if event == "forgotten":
+            forget_lines()
 
     def __enter__(self) -> Recaller:
         return self
@@ -360,9 +372,10 @@ class Recaller:
     ) -> LegHits | None:
         """A leg's hits and their memories, both read on the leg's own thread: everything
         that can block (the store, the embedding provider) stays off the caller's thread,
-        so recall as a whole keeps its one deadline. Then the neighbourhoods of its first
-        episodic hits (context.py) are read: on this thread, or, for the leg on the
-        caller's thread (`inline`), on a pool thread while the caller fuses."""
+        so recall as a whole keeps its one deadline. With `early_neighbours`, the
+        neighbourhoods of its first episodic hits (context.py) are read then: on this
+        thread, or, for the leg on the caller's thread (`inline`), on a pool thread while
+        the caller fuses."""
         verdicts = leg()
         if verdicts is None:
             return None
@@ -534,18 +547,21 @@ class Recaller:
             leg: [i for i, verdict in verdicts.items() if verdict.cleared]
             for leg, verdicts in found.items()
         }
-        floors: dict[str, dict[str, LegVerdict]] = {}
+        by_id: dict[str, dict[str, LegVerdict]] = {}
         for leg in LEGS:
             for memory_id, verdict in found.get(leg, {}).items():
-                floors.setdefault(memory_id, {})[leg] = verdict
+                by_id.setdefault(memory_id, {})[leg] = verdict
+        # Each memory's verdicts, read-only once: its candidate and its place below the
+        # floor share them (fusion takes a read-only view as it is).
+        floors = {memory_id: MappingProxyType(legs) for memory_id, legs in by_id.items()}
         ranked = fuse(admitted, active, self.settings, moment, decay=decay, floors=floors)
         # After fusion: the conversational neighbourhood, then the days the query names.
         ranked = self._in_context(ranked, moment, decay, active, turn, deadline)
         ranked = at_time(ranked, text, self.settings, moment)
         below = tuple(
-            BelowFloor(active[i], MappingProxyType(floors[i]))
+            BelowFloor(active[i], floors[i])
             for i in ids
-            if i in active and not any(v.cleared for v in floors[i].values())
+            if i in active and not any(v.cleared for v in by_id[i].values())
         )
         packed = pack(ranked, budget)
         result = RecallResult(

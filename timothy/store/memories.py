@@ -15,6 +15,7 @@ import contextlib
 import logging
 import math
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -214,6 +215,13 @@ def parse_source(value: str | MemorySource) -> MemorySource:
         raise InvalidInputError(f"Unknown source {value!r}; use one of: {names}.") from None
 
 
+# A column's text -> its member, looked up without the enum's call (a recall builds ~100
+# memories a turn when they are not kept).
+_TYPES: dict[Any, MemoryType] = {member.value: member for member in MemoryType}
+_STATUSES: dict[Any, MemoryStatus] = {member.value: member for member in MemoryStatus}
+_SOURCES: dict[Any, MemorySource] = {member.value: member for member in MemorySource}
+
+
 def row_to_memory(
     row: Sequence[Any],
     entities: tuple[str, ...],
@@ -223,11 +231,11 @@ def row_to_memory(
     assert created is not None
     return Memory(
         id=str(row[1]),
-        type=MemoryType(str(row[2])),
+        type=_TYPES.get(row[2]) or MemoryType(str(row[2])),
         content=str(row[3]),
-        status=MemoryStatus(str(row[4])),
+        status=_STATUSES.get(row[4]) or MemoryStatus(str(row[4])),
         confidence=float(row[5]),
-        source=MemorySource(str(row[6])),
+        source=_SOURCES.get(row[6]) or MemorySource(str(row[6])),
         session_id=None if row[7] is None else str(row[7]),
         supersedes=None if row[8] is None else str(row[8]),
         superseded_by=None if row[9] is None else str(row[9]),
@@ -252,7 +260,9 @@ def load_entities(
         ),
         (dialect.items(seqs),),
     ):
-        found.setdefault(int(seq), []).append(str(name))
+        # Interned: an owner's memories name the same few people and places, and kept
+        # memories (KnownRows) then share one copy of each name.
+        found.setdefault(int(seq), []).append(sys.intern(str(name)))
     return {seq: tuple(names) for seq, names in found.items()}
 
 
@@ -265,6 +275,20 @@ def rows_to_memories(
     return [row_to_memory(row, entities.get(int(row[0]), ()), time_in) for row in rows]
 
 
+def _shared(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A kept row's key with its short words (type, status, source) interned: equal to the
+    row as read, column for column, and one copy of each word for every kept row."""
+    return tuple(
+        sys.intern(value) if type(value) is str and len(value) <= _SHORT_WORD else value
+        for value in key
+    )
+
+
+# Columns of at most this many characters are interned in a kept row's key (the enums' words;
+# ids and times are longer, and differ from row to row).
+_SHORT_WORD = 16
+
+
 class KnownRows:
     """Memories already built from their rows, by the whole row: a row read again, column
     for column the same (seq, id, content, status, every time stamp...), is the same memory,
@@ -274,9 +298,16 @@ class KnownRows:
 
     Bounded: the oldest kept row goes first once `size` are kept. A read of more than
     `largest_read` rows (a listing, an export) is looked up but not kept, so it does not push
-    out the memories that turn after turn of recall read again. Shared by threads."""
+    out the memories that turn after turn of recall read again. Shared by threads.
 
-    def __init__(self, size: int = 2_048, largest_read: int = 256) -> None:
+    A kept memory costs ~0.95 KB (its row as the key, the memory, its entities, with the
+    short words and entity names shared: measured on bench/recall.py's store; 1.3 KB
+    unshared), so the 16,384 of the default hold ~15 MiB once full. A turn of
+    recall reads ~100 memories (its legs' hits and their neighbourhoods); on a store of 10k
+    memories 2,048 kept rows missed most of them (building one costs ~30 us: its times,
+    its entities' query), on one of 16k or fewer every memory a turn reads is kept."""
+
+    def __init__(self, size: int = 16_384, largest_read: int = 256) -> None:
         self.size = size
         self.largest_read = largest_read
         self._kept: dict[tuple[Any, ...], Memory] = {}
@@ -313,7 +344,7 @@ class KnownRows:
                     if memory.id in gone:
                         continue
                     kept.pop(key, None)
-                    kept[key] = memory
+                    kept[_shared(key)] = memory
                 while len(kept) > self.size:
                     del kept[next(iter(kept))]
         return [

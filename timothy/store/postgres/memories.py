@@ -9,6 +9,7 @@ ChangedElsewhereError with both versions, and changes nothing.
 from __future__ import annotations
 
 import builtins
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -82,7 +83,10 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
             rows = conn.execute(_WITH_ENTITIES, (ids,)).fetchall()
         # Kept by the memory's own columns, as every other read keeps them (a row's entities
         # never change); here they come in the row's last column.
-        entities = {tuple(row[:-1]): tuple(row[-1]) for row in rows}
+        # Names interned, as rows_to_memories does: kept memories share one copy of each.
+        entities = {
+            tuple(row[:-1]): tuple(sys.intern(str(name)) for name in row[-1]) for row in rows
+        }
         memories = self.known.lookup(
             list(entities),
             lambda missing: [row_to_memory(key, entities[key], time_in) for key in missing],
