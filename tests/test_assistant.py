@@ -10,6 +10,7 @@ from timothy.assistant import build, warm_embedder
 from timothy.chat.settings import ChatSettings
 from timothy.memory.settings import MemoryPolicySettings
 from timothy.providers.local import LocalEmbedder
+from timothy.providers.openai_chat import OpenAIChat
 from timothy.providers.settings import OpenAISettings
 from timothy.retrieval.floor import background_for
 from timothy.retrieval.settings import RecallSettings
@@ -94,3 +95,21 @@ def test_warming_the_local_model_embeds_the_floors_background_before_it_returns(
     warm_embedder(embedder)
     assert embedder.loaded
     assert background_for(embedder, wait=False) is not None
+
+
+def test_a_warm_build_makes_the_servers_client_before_the_first_turn(store: Store) -> None:
+    """The SDK's client (key, HTTP client, TLS context: tens of milliseconds holding the
+    GIL) is made by the build's worker, so the first turn's request does not stall the
+    window making it; a cold build leaves it to the first request."""
+    settings = Settings(
+        chat_provider="openai",
+        openai=OpenAISettings(base_url="http://127.0.0.1:9/v1"),
+    )
+    for warm in (False, True):
+        engine, setup = build(store, settings, warm=warm, load_embedder=False)
+        try:
+            chat = setup.chat
+            assert isinstance(chat, OpenAIChat)
+            assert (chat._client._client is not None) is warm
+        finally:
+            engine.close()

@@ -16,6 +16,8 @@ from timothy.memory.embedding import model_for
 from timothy.providers.base import ChatProvider, EmbeddingProvider
 from timothy.providers.factory import chat_provider, embedding_provider, query_embedder
 from timothy.providers.local import LocalEmbedder
+from timothy.providers.openai_chat import OpenAIChat
+from timothy.providers.openai_embeddings import OpenAIEmbeddings
 from timothy.retrieval.floor import background_for, wait_for_background
 from timothy.settings import Settings
 from timothy.store.engine import StoreEngine
@@ -160,6 +162,12 @@ def build(
         # builds its tables): do it now, not during the first turn.
         encoding()
         engine.recaller.prepare()
+        for provider in (chat, query):
+            if isinstance(provider, OpenAIChat | OpenAIEmbeddings):
+                try:
+                    provider.prepare()  # the SDK's client: not made in the first turn
+                except ProviderError as exc:
+                    log.warning("the provider's client was not made: %s", exc.message)
         if load_embedder:
             warm_embedder(query)
     return engine, Setup(settings, chat, chat_problem, embedder, state)

@@ -137,6 +137,12 @@ class OpenAIChat:
         self._client = LazyClient(settings, api_key, read_key=read_key)
         self._backoff = backoff or Backoff(total_seconds=settings.retry_seconds)
 
+    def prepare(self) -> None:
+        """Make the SDK's client now (its key read, its HTTP client and TLS context built:
+        tens of milliseconds holding the GIL) on the caller's worker, not in a turn's first
+        request, where it would stall the window."""
+        self._client.get()
+
     @property
     def server_name(self) -> str:
         return "OpenAI" if is_official(self.settings) else "The server"

@@ -64,6 +64,12 @@ class OpenAIEmbeddings:
         self._backoff = backoff or Backoff(total_seconds=settings.retry_seconds)
         self._lock = threading.Lock()
 
+    def prepare(self) -> None:
+        """Make the SDK's client now (its key read, its HTTP client and TLS context built:
+        tens of milliseconds holding the GIL) on the caller's worker, not in a turn's first
+        request, where it would stall the window."""
+        self._client.get()
+
     @property
     def model_id(self) -> str:
         return self._model_id
