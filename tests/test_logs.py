@@ -69,3 +69,22 @@ for attempt in range(3):
     assert "connection given" not in log  # the pool's INFO lines are not even built
     assert "a warning of psycopg itself" in log
     assert log.count("the memory server is out of reach") == 3  # our own: never held
+
+
+def test_a_handler_added_to_a_library_logger_stays_off_timothys_own(tmp_path: Path) -> None:
+    # pytest's log capture adds its handler to every logger that does not propagate; with
+    # one shared handler list, Timothy's own records reached that handler twice.
+    script = """
+import logging
+from timothy.logs import configure_logging
+configure_logging()
+before = list(logging.getLogger("timothy").handlers)
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
+assert logging.getLogger("timothy").handlers == before, logging.getLogger("timothy").handlers
+assert logging.getLogger("app").handlers == before
+"""
+    env = {**os.environ, "TIMOTHY_LOG_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr

@@ -32,8 +32,6 @@ class QuietRepeats(logging.Filter):
         super().__init__()
         self.window = window
         self.clock = clock
-        self.window = window
-        self.clock = clock
         self._lock = threading.Lock()
         self._last: dict[tuple[str, object], float] = {}
         self._held: dict[tuple[str, object], int] = {}
@@ -82,7 +80,9 @@ def configure_logging(*, verbose: bool = False) -> None:
     quiet = QuietRepeats()
     for name in LIBRARY_LOGGERS:
         library = logging.getLogger(name)
-        library.handlers = root.handlers
+        # A list of its own: a logger that does not propagate gets other handlers added to
+        # it (pytest's capture does this), and a shared list would hand them to "timothy" too.
+        library.handlers = list(root.handlers)
         library.setLevel(logging.WARNING)  # their INFO lines come at every borrow: not built
         library.propagate = False
         library.addFilter(quiet)
