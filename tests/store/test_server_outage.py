@@ -3,6 +3,9 @@ machine and reach the server when it answers again, and the store recovers by it
 
 from __future__ import annotations
 
+import socket
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -183,3 +186,43 @@ def test_a_reply_taken_back_while_the_server_is_away_is_gone_there_too(
     with PostgresStore(pg_url, follow_changes=False, outbox_dir=tmp_path / "desktop") as desktop:
         assert [m.id for m in desktop.sessions.messages(talk.id)] == [asked.id, again.id]
         assert desktop.sessions.get(talk.id).active_leaf == again.id
+
+
+@pytest.fixture
+def silent_url() -> Iterator[str]:
+    """A server host that takes no connection and refuses none, as one behind a firewall
+    that drops packets: a listening socket whose queue of waiting connections is full, so
+    the kernel drops every further attempt and a client waits out its connect timeout."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(("127.0.0.1", port))
+        fillers.append(filler)
+    yield f"postgresql://timothy@127.0.0.1:{port}/timothy"
+    for sock in (*fillers, listener):
+        sock.close()
+
+
+def test_a_server_host_that_never_answers_does_not_hold_the_app_s_opening(
+    silent_url: str, tmp_path: Path
+) -> None:
+    """The app opens its store before the window shows: a host that never answers must not
+    hold it for the whole connect timeout (5 s); the store opens from this machine."""
+    began = time.monotonic()
+    with PostgresStore(
+        silent_url, connect_timeout=5, outbox_dir=tmp_path, start_offline=True
+    ) as laptop:
+        assert time.monotonic() - began < 2.5
+        assert not laptop.reachable
+        assert laptop.sessions.list() == []
+        talk = laptop.sessions.create(title="While the server is away")
+        assert [s.id for s in laptop.sessions.list()] == [talk.id]
+        laptop.memories.add("I am allergic to cats", source="remember")  # kept for later
+    # A short command (no change feed, no mirror to work from) is still told plainly.
+    with pytest.raises(StoreUnreachableError):
+        PostgresStore(silent_url, connect_timeout=1, follow_changes=False, outbox_dir=tmp_path)

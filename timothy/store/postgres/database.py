@@ -35,6 +35,11 @@ log = logging.getLogger(__name__)
 MIGRATION_LOCK = 0x74696D6F74687931
 DEFAULT_CONNECT_TIMEOUT_S = 5
 POOL_SIZE = 8
+# A store that may start without its server (the app's) waits this long for the first
+# connection before it opens from this machine: a host that does not answer at all (no
+# refusal) would otherwise hold the caller for the whole connect timeout, and the app's
+# window with it. A server that answers later is reached by the change feed.
+FIRST_ANSWER_WAIT_S = 0.5
 
 
 def safe_location(conninfo: str) -> str:
@@ -91,7 +96,10 @@ class PgDatabase:
         self.ready = False  # migrated: the server's schema is known to suit this app
         try:
             with self.errors():
-                self._migrate()
+                if start_offline:
+                    self._migrate_in_time(FIRST_ANSWER_WAIT_S)
+                else:
+                    self._migrate()
             self.ready = True
         except StoreUnreachableError:
             if not start_offline:
@@ -270,6 +278,28 @@ class PgDatabase:
     def schema_version(self) -> int:
         with self.read() as conn:
             return _version(conn)
+
+    def _migrate_in_time(self, seconds: float) -> None:
+        """`_migrate` on a thread, waited for at most `seconds`. Past that the server counts
+        as not answering; the attempt finishes on its own and its outcome is dropped (the
+        change feed finds the server, and `reconnected()` migrates then)."""
+        outcome: list[BaseException | None] = []
+        done = threading.Event()
+
+        def attempt() -> None:
+            try:
+                self._migrate()
+                outcome.append(None)
+            except BaseException as exc:  # handed to the caller below, if it still waits
+                outcome.append(exc)
+            finally:
+                done.set()
+
+        threading.Thread(target=attempt, name="timothy-store-first-answer", daemon=True).start()
+        if not done.wait(seconds):
+            raise psycopg.OperationalError(f"no answer within {seconds:g} s")
+        if outcome[0] is not None:
+            raise outcome[0]
 
     def _migrate(self) -> None:
         latest = len(self.migrations)
