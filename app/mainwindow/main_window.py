@@ -212,7 +212,9 @@ class MainWindow(QMainWindow):
         )
         # Restoring a backup into the open store is the file's (a server's are its own).
         self.store_restore = (
-            StoreRestore(store, now=now, busy=self._restore_blocker, parent=self)
+            StoreRestore(
+                store, now=now, busy=self._restore_blocker, reads=self.workers, parent=self
+            )
             if isinstance(store, Store)
             else None
         )

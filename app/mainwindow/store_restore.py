@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
 from app.jobs.workers import Failure, Workers
@@ -25,6 +25,12 @@ from timothy.store import Store
 from timothy.store.backups import Backup, RestoreResult, aside_path, restore_open
 
 log = logging.getLogger(__name__)
+
+# Reads already under way on the store's workers (the window's first reads, a tab's first
+# page) finish before the file is swapped: a connection in use makes the swap refuse. They
+# are checked for this often, for at most this long.
+READS_CHECK_MS = 10
+READS_WAIT_MS = 3000
 
 
 class StoreRestore(QObject):
@@ -39,13 +45,16 @@ class StoreRestore(QObject):
         *,
         now: Callable[[], datetime],
         busy: Callable[[], str | None],
+        reads: Workers | None = None,
         parent: QObject | None = None,
     ) -> None:
-        """`busy`: why a restore cannot start now, or None."""
+        """`busy`: why a restore cannot start now, or None. `reads`: the workers reading
+        the store, whose reads under way the restore lets finish first."""
         super().__init__(parent)
         self.store = store
         self.now = now
         self.busy = busy
+        self.reads = reads
         self.pool = Workers(self, threads=1)
         self.running = False
         self.confirmation: RestoreConfirmation | None = None
@@ -86,7 +95,17 @@ class StoreRestore(QObject):
             return
         self.running = True
         self.started.emit(backup)
-        store, path = self.store, Path(backup.path)
+        self._swap_when_read(Path(backup.path), when, 0)
+
+    def _swap_when_read(self, path: Path, when: datetime, waited_ms: int) -> None:
+        if self.reads is not None and self.reads.busy and waited_ms < READS_WAIT_MS:
+            QTimer.singleShot(
+                READS_CHECK_MS,
+                self,
+                lambda: self._swap_when_read(path, when, waited_ms + READS_CHECK_MS),
+            )
+            return
+        store = self.store
         self.pool.run(
             self,
             lambda: restore_open(store, path, now=when),

@@ -5,6 +5,7 @@ damage banner's "Restore latest good backup" does the same with the newest sound
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -121,6 +122,50 @@ def test_restore_after_the_confirmation_brings_back_what_the_backup_held(
     assert digest(backup) == backup_digest  # only read
     settle(qtbot, window.workers, window.network)
     store.memories.add("written after the restore")  # the store writes again
+
+
+def test_a_restore_lets_a_read_under_way_finish_before_it_swaps_the_file(
+    qtbot: QtBot, make_window: WindowFactory, store: Store, data_dir: Path
+) -> None:
+    """The window's first reads (or a tab's first page) may still be on a store worker when
+    the owner confirms a restore, as with the damage banner's offer at start: the swap
+    waits for them instead of refusing with "still in use"."""
+    kept = store.memories.add("The owner's passport expires in May 2031")
+    make_backup(store, now=BEFORE, reason=BackupReason.DAILY)
+    later = store.memories.add("The owner's bike is blue")
+    window = make_window()
+    settle(qtbot, window.workers, window.network)
+    page = open_backups(qtbot, window, 1)
+    holding, release = threading.Event(), threading.Event()
+
+    def held(_: object) -> int:
+        holding.set()
+        release.wait(30)
+        return 1
+
+    def read_slowly() -> None:
+        # A statement still running (here in a function it calls) keeps its connection in
+        # use, so closing it for the swap fails and the file stays open.
+        with store.db.read() as conn:
+            conn.create_scalar_function("held", held, 1)
+            conn.execute("SELECT held(id) FROM memories LIMIT 1").fetchall()
+
+    window.workers.run(window, read_slowly, "reading slowly")
+    assert holding.wait(10)
+    page.restore_button.click()
+    assert window.store_restore is not None
+    question = window.store_restore.confirmation
+    assert question is not None
+    question.restore_button.click()
+    restore = window.store_restore
+    assert restore is not None and restore.running and window.restoring
+    assert not restore.pool.busy  # the swap waits for the read (it would refuse meanwhile)
+    release.set()
+    qtbot.waitUntil(lambda: not window.restoring, timeout=20_000)
+    assert "Restored 1 memory from the backup of" in window.banner.text_label.text()
+    assert store.memories.get(kept.id).status is MemoryStatus.ACTIVE
+    assert store.memories.count() == 1 and later.id != kept.id
+    settle(qtbot, window.workers, window.network)
 
 
 def test_a_damaged_backup_is_refused_and_the_memories_stay(
