@@ -3,7 +3,9 @@
 Reading the shipped file (200k base64 lines, parsed in Python) took most of the encoding's
 load: after the first load the ranks are kept in the cache folder as one marshal blob with its
 sha256 in front, read back in a few milliseconds; a missing, damaged or foreign copy is
-ignored and the shipped file read as before.
+ignored and the shipped file read as before. The blob is the ranks' dict itself: marshal
+rebuilds it in ~45 ms, against ~85 ms for a list of the pieces zipped into a dict, and the
+load holds the GIL throughout, before the window shows (see app/launcher.py).
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ ENCODING_FILENAME = "o200k_base.tiktoken"
 ENCODING_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 ENCODING_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 RANK_COUNT = 199_998  # o200k_base's mergeable tokens, ranked 0 .. RANK_COUNT - 1
-# The compact copy of the ranks: named after the shipped file it was made from.
-RANKS_COPY = f"{ENCODING_NAME}-{ENCODING_SHA256[:16]}.ranks"
+# The compact copy of the ranks: named after the shipped file it was made from (".rankmap":
+# the dict itself; the earlier ".ranks" copies held a list and are left unread).
+RANKS_COPY = f"{ENCODING_NAME}-{ENCODING_SHA256[:16]}.rankmap"
 
 _lock = threading.Lock()
 _encoding: tiktoken.Encoding | None = None
@@ -91,25 +94,22 @@ def _read_ranks_copy() -> dict[bytes, int] | None:
             log.warning("the token encoding's cached copy in %s is damaged; not used", folder)
             continue
         try:
-            pieces = marshal.loads(blob)
+            ranks = marshal.loads(blob)
         except (EOFError, ValueError, TypeError):
             continue
-        if (
-            isinstance(pieces, list)
-            and len(pieces) == RANK_COUNT
-            and all(type(piece) is bytes for piece in pieces)
-        ):
-            return dict(zip(pieces, range(RANK_COUNT), strict=True))
+        # The checksum says it is the blob this module wrote, from tiktoken's own reading;
+        # tiktoken's constructor refuses a key that is not bytes or a rank that is not an int.
+        if isinstance(ranks, dict) and len(ranks) == RANK_COUNT:
+            return ranks
     return None
 
 
 def _write_ranks_copy(ranks: dict[bytes, int]) -> None:
     """Keep the ranks as one blob for the next start; best effort (a start without it only
     reads the shipped file again)."""
-    pieces = sorted(ranks, key=ranks.__getitem__)
-    if [ranks[piece] for piece in pieces] != list(range(RANK_COUNT)):
-        return  # not the contiguous ranks this copy can hold
-    blob = marshal.dumps(pieces)
+    if len(ranks) != RANK_COUNT or sorted(ranks.values()) != list(range(RANK_COUNT)):
+        return  # not the contiguous ranks of o200k_base
+    blob = marshal.dumps(dict(ranks))
     for folder in _copy_folders():
         partial = folder / f"{RANKS_COPY}.{os.getpid()}.partial"
         try:
