@@ -17,4 +17,4 @@ def fading_memories(
     store: StoreEngine, settings: RecallSettings, now: datetime, limit: int = FADING_LIMIT
 ) -> list[Memory]:
     """The longest unconfirmed first (blocking: call from a worker)."""
-    return [item.memory for item in fading(store.memories, settings, now)[:limit]]
+    return [item.memory for item in fading(store.memories, settings, now, limit)]

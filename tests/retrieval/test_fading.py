@@ -66,3 +66,29 @@ def test_a_type_weighted_out_of_reach_always_fades(store: Store) -> None:
     new = store.memories.add("brand new", now=NOW)
     found = fading(store.memories, RecallSettings(type_weights={"semantic": 0.2}), NOW)
     assert [f.memory.id for f in found] == [new.id]
+
+
+def test_a_limited_list_is_the_head_of_the_whole_one(store: Store) -> None:
+    """`limit` reads no more than that many of each type, and the answer is the first
+    `limit` of the whole list: with the types interleaved in time, memories just inside the
+    bar (the second of slack the query allows, which the exact score then turns away) and
+    a confirmation that made an old memory young again."""
+    bar = timedelta(days=fading_after_days(MemoryType.SEMANTIC, RecallSettings()))
+    types = ("semantic", "preference", "procedural", "episodic")
+    for n in range(24):
+        store.memories.add(
+            f"fact {n}", type=types[n % 4], now=NOW - bar - timedelta(days=3 * n + 1)
+        )
+    # Inside the query's second of slack: read, then turned away by the exact score.
+    for kind in types[:3]:
+        store.memories.add(f"{kind} just inside", type=kind, now=NOW - bar + timedelta(seconds=0.5))
+    old = store.memories.add("old but confirmed", now=NOW - bar * 3)
+    store.memories.confirm(old.id, now=NOW - timedelta(days=1))
+    whole = fading(store.memories, RecallSettings(), NOW)
+    assert len(whole) == 18 and old.id not in {f.memory.id for f in whole}
+    for limit in (1, 4, 5, 7, 17, 18, 30):
+        head = fading(store.memories, RecallSettings(), NOW, limit)
+        assert [f.memory.id for f in head] == [f.memory.id for f in whole[:limit]]
+        assert [f.best_score for f in head] == [f.best_score for f in whole[:limit]]
+    # Each type reads at most `limit` rows.
+    assert len(store.memories.unconfirmed_since({MemoryType.SEMANTIC: NOW}, 2)) == 2

@@ -55,9 +55,14 @@ def best_single_leg_score(memory: Memory, now: datetime, settings: RecallSetting
     )
 
 
-def fading(memories: MemoryRepo, settings: RecallSettings, now: datetime) -> list[FadingMemory]:
+def fading(
+    memories: MemoryRepo, settings: RecallSettings, now: datetime, limit: int | None = None
+) -> list[FadingMemory]:
     """Active semantic, preference and procedural memories whose best single-leg score is
-    under the minimum, the longest unconfirmed first."""
+    under the minimum, the longest unconfirmed first; with `limit`, the first `limit` of
+    them, reading no more than that of each type. (Exact: within a type the score only
+    falls as a memory goes unconfirmed longer, so the ones that pass the test below are the
+    longest unconfirmed of those read.)"""
     limits = {t: fading_after_days(t, settings) for t in FADING_TYPES}
     # A second of slack: the exact test is the score below, computed as recall computes it.
     cutoffs = {
@@ -66,7 +71,7 @@ def fading(memories: MemoryRepo, settings: RecallSettings, now: datetime) -> lis
         if math.isfinite(days)
     }
     found: list[FadingMemory] = []
-    for memory in memories.unconfirmed_since(cutoffs):
+    for memory in memories.unconfirmed_since(cutoffs, limit):
         score = best_single_leg_score(memory, now, settings)
         if score < settings.min_score:
             found.append(
@@ -77,4 +82,4 @@ def fading(memories: MemoryRepo, settings: RecallSettings, now: datetime) -> lis
                     faded_at=confirmed_at(memory) + timedelta(days=limits[memory.type]),
                 )
             )
-    return found
+    return found if limit is None else found[:limit]

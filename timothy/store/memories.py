@@ -562,18 +562,27 @@ class BaseMemoryRepository(Generic[DbT]):
             rows = conn.execute(self.dialect.sql(sql), params).fetchall()
         return int(rows[0][0]) if rows else 0
 
-    def unconfirmed_since(self, cutoffs: Mapping[MemoryType, datetime]) -> builtins.list[Memory]:
+    def unconfirmed_since(
+        self, cutoffs: Mapping[MemoryType, datetime], limit: int | None = None
+    ) -> builtins.list[Memory]:
         """Active memories of each given type last confirmed (or, never confirmed, created)
-        before that type's cutoff, the longest unconfirmed first."""
+        before that type's cutoff, the longest unconfirmed first. With `limit`, only each
+        type's `limit` longest unconfirmed are read (the caller keeps the first `limit` of
+        the whole list): thousands of old memories are not all turned into records."""
         found: builtins.list[Memory] = []
+        order = f" ORDER BY {_CONFIRMED_OR_CREATED}, m.id LIMIT ?" if limit is not None else ""
         with self.db.read() as conn:
             for memory_type, cutoff in cutoffs.items():
+                params: tuple[Any, ...] = (
+                    parse_type(memory_type).value,
+                    self.dialect.time_out(cutoff),
+                )
                 rows = conn.execute(
                     self.dialect.sql(
                         f"SELECT {COLUMNS} FROM memories m WHERE m.status = 'active' "
-                        f"AND m.type = ? AND {_CONFIRMED_OR_CREATED} < ?"
+                        f"AND m.type = ? AND {_CONFIRMED_OR_CREATED} < ?{order}"
                     ),
-                    (parse_type(memory_type).value, self.dialect.time_out(cutoff)),
+                    (*params, limit) if limit is not None else params,
                 ).fetchall()
                 found.extend(self._read(conn, rows))
         found.sort(key=lambda m: (m.last_confirmed_at or m.created_at, m.id))
