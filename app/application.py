@@ -11,6 +11,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
+from app.collector import set_aside_start
 from app.look import theme
 from app.mainwindow.main_window import MainWindow
 from timothy import __version__, paths
@@ -56,6 +57,7 @@ def run_app(data_dir: Path | None, *, warming: threading.Thread | None = None) -
     # start-up has loaded, so the first code block in a reply does not freeze the window.
     window = MainWindow(store, store_error=store_error, warm_up_code=True)
     warming.join()
+    set_aside_start(window.start_loads)  # the collector is back once it has loaded: collector.py
     window.show()
     # For smoke tests and screenshots: quit on its own after this many milliseconds.
     auto_quit = os.environ.get("TIMOTHY_QUIT_AFTER_MS")

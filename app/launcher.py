@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import linecache
 import logging
 import os
@@ -23,6 +24,7 @@ log = logging.getLogger(__name__)
 
 def before_qt() -> threading.Thread:
     """What the window's start does before Qt is imported; returns the encoding's warm-up."""
+    gc.disable()  # until start-up's loads are in: see app/collector.py
     heap.limit_arenas()  # before any thread starts: see timothy/heap.py
     settle_pydantic()
     # The token encoding loads on a thread while Qt and the window's modules are imported.

@@ -19,6 +19,8 @@ run and as medians it prints:
   brackets, that gap less the time the thread sat ready but waiting for a CPU (Linux), which
   on a shared machine is the scheduler's, not the app's; and the GUI thread's own CPU time
   in the longest gap (what is neither is waiting for the GIL another thread holds);
+- the longest pause of Python's garbage collector (on any thread: it holds the GIL) and
+  the number of full collections, from shown to loaded and during the turn;
 - resident memory once idle after loading, and after paging Browse through every memory.
 `--against DIR` runs another checkout's code (e.g. a worktree of main) in turn with this
 one, run by run, so both see the same load. The machine's load average is printed. Python's
@@ -28,6 +30,7 @@ bytecode caches are written first, as an installed app has them. No threshold is
 from __future__ import annotations
 
 import argparse
+import gc
 import inspect
 import json
 import os
@@ -161,6 +164,32 @@ class StallMeter:
         )
 
 
+class GcMeter:
+    """The longest pause of Python's cyclic garbage collector (any generation, on any
+    thread: it holds the GIL, so every other thread, the GUI's too, waits it out), and the
+    number of full (generation 2) collections, since `start`."""
+
+    def __init__(self) -> None:
+        self.began = 0.0
+        self.longest = 0.0
+        self.full = 0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.began = time.perf_counter()
+            return
+        self.longest = max(self.longest, time.perf_counter() - self.began)
+        self.full += info["generation"] == 2
+
+    def start(self) -> None:
+        self.longest, self.full = 0.0, 0
+
+    def figures(self) -> tuple[float, float]:
+        """(the longest pause in ms, the full collections)."""
+        return self.longest * 1000, float(self.full)
+
+
 class FakeServerProcess:
     """The fake OpenAI server in a process of its own, answering the turn with REPLY: it
     stands for OpenAI's or a local model server, so its memory (http.server, email, ssl:
@@ -237,8 +266,16 @@ def measure(data: Path, code: Path) -> dict[str, float]:
         **({"warm_up_code": True} if warms_itself else {}),
     )
     meter = StallMeter()
+    collector = GcMeter()
     warming.join()  # as run_app does
+    try:  # as newer run_apps do
+        from app.collector import set_aside_start
+    except ImportError:
+        pass
+    else:
+        set_aside_start(window.start_loads)
     meter.start()
+    collector.start()
     window.show()
     app.processEvents()
     shown = time.perf_counter() - START
@@ -287,6 +324,7 @@ def measure(data: Path, code: Path) -> dict[str, float]:
         figures["stall_start_own_ms"],
         figures["stall_start_cpu_ms"],
     ) = meter.longest_ms()
+    figures["gc_start_ms"], figures["gc_start_full"] = collector.figures()
     # Idle for a second (a settled window), then its resident memory.
     settle = time.monotonic() + 1.0
     while time.monotonic() < settle:
@@ -296,6 +334,7 @@ def measure(data: Path, code: Path) -> dict[str, float]:
     # One turn: recall, a streamed Markdown reply with a code block, title and extraction
     # (the server was given the reply when it started).
     meter.start()
+    collector.start()
     finished = [False]
     window.chat.turn_finished.connect(lambda: finished.__setitem__(0, True))
     composer.input.setPlainText("What do I know about tea in the garden?")
@@ -309,6 +348,7 @@ def measure(data: Path, code: Path) -> dict[str, float]:
         figures["stall_turn_own_ms"],
         figures["stall_turn_cpu_ms"],
     ) = meter.longest_ms()
+    figures["gc_turn_ms"], figures["gc_turn_full"] = collector.figures()
 
     # Scrolling Browse to the end pages in every memory: the worst case for memory use.
     scroll_start = time.perf_counter()
@@ -357,6 +397,10 @@ COLUMNS = (
     ("stall_turn_ms", "longest GUI stall during a turn", "ms"),
     ("stall_turn_own_ms", "  the same less waiting for a CPU", "ms"),
     ("stall_turn_cpu_ms", "  the GUI thread's own CPU in the longest", "ms"),
+    ("gc_start_ms", "longest garbage collection, shown to loaded", "ms"),
+    ("gc_start_full", "  full collections meanwhile", ""),
+    ("gc_turn_ms", "longest garbage collection during a turn", "ms"),
+    ("gc_turn_full", "  full collections meanwhile", ""),
     ("rss_idle_mb", "RSS idle after loading", "MB"),
     ("rss_after_browse_all_mb", "RSS after browsing all", "MB"),
 )
@@ -421,7 +465,8 @@ def run_all(args: argparse.Namespace, folder: Path) -> None:
                 f"CPU {figures['stall_start_cpu_ms']:.0f}) ms at start / "
                 f"{figures['stall_turn_ms']:.0f} ({figures['stall_turn_own_ms']:.0f}, "
                 f"CPU {figures['stall_turn_cpu_ms']:.0f}) ms in a turn "
-                f"({figures['turn_s']:.2f} s), RSS idle {figures['rss_idle_mb']:.0f} MB, "
+                f"({figures['turn_s']:.2f} s), GC pauses {figures.get('gc_start_ms', 0):.0f} / "
+                f"{figures.get('gc_turn_ms', 0):.0f} ms, RSS idle {figures['rss_idle_mb']:.0f} MB, "
                 f"after browsing {figures['rows_listed']:,.0f} rows "
                 f"{figures['rss_after_browse_all_mb']:.0f} MB (load {load_average()})"
             )
