@@ -20,7 +20,8 @@ run and as medians it prints:
   on a shared machine is the scheduler's, not the app's; and the GUI thread's own CPU time
   in the longest gap (what is neither is waiting for the GIL another thread holds);
 - the longest pause of Python's garbage collector (on any thread: it holds the GIL) and
-  the number of full collections, from shown to loaded and during the turn;
+  the number of full collections, from shown to loaded and during the turn, and how long a
+  full collection takes after Browse has paged in every memory;
 - resident memory once idle after loading, and after paging Browse through every memory.
 `--against DIR` runs another checkout's code (e.g. a worktree of main) in turn with this
 one, run by run, so both see the same load. The machine's load average is printed. Python's
@@ -360,6 +361,10 @@ def measure(data: Path, code: Path) -> dict[str, float]:
     figures["browse_all_s"] = time.perf_counter() - scroll_start
     figures["rows_listed"] = float(browser.model.rowCount())
     figures["rss_after_browse_all_mb"] = rss_mb()
+    # What a full collection would walk now (the longest a later one can hold the GIL).
+    began = time.perf_counter()
+    gc.collect()
+    figures["gc_full_after_browse_ms"] = (time.perf_counter() - began) * 1000
     figures["peak_mb"] = peak_mb()
     window.close()
     store.close()
@@ -401,6 +406,7 @@ COLUMNS = (
     ("gc_start_full", "  full collections meanwhile", ""),
     ("gc_turn_ms", "longest garbage collection during a turn", "ms"),
     ("gc_turn_full", "  full collections meanwhile", ""),
+    ("gc_full_after_browse_ms", "a full collection after browsing all", "ms"),
     ("rss_idle_mb", "RSS idle after loading", "MB"),
     ("rss_after_browse_all_mb", "RSS after browsing all", "MB"),
 )
