@@ -103,3 +103,17 @@ def test_a_damaged_copy_is_ignored(tmp_path: Path) -> None:
     again = _load_in_child(cache)
     assert again == [first[0], "True", "True"]  # read from the shipped file again
     assert copy.read_bytes() != bytes(data)  # and the copy made anew
+
+
+def test_copies_an_earlier_timothy_kept_are_removed_when_the_new_one_is_made(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "cache" / "tokens"
+    folder.mkdir(parents=True)
+    old_list = folder / f"{tokens.ENCODING_NAME}-{tokens.ENCODING_SHA256[:16]}.ranks"
+    other_file = folder / f"{tokens.ENCODING_NAME}-0123456789abcdef.rankmap"
+    unrelated = folder / "notes.txt"
+    for path in (old_list, other_file, unrelated):
+        path.write_bytes(b"kept by an earlier version")
+    _load_in_child(tmp_path / "cache")
+    assert sorted(p.name for p in folder.iterdir()) == sorted([tokens.RANKS_COPY, "notes.txt"])

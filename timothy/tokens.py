@@ -10,6 +10,7 @@ load holds the GIL throughout, before the window shows (see app/launcher.py).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import marshal
@@ -116,10 +117,22 @@ def _write_ranks_copy(ranks: dict[bytes, int]) -> None:
             folder.mkdir(parents=True, exist_ok=True)
             partial.write_bytes(hashlib.sha256(blob).digest() + blob)
             os.replace(partial, folder / RANKS_COPY)
-            return
         except OSError:
             partial.unlink(missing_ok=True)
             continue
+        _remove_stale_copies(folder)
+        return
+
+
+def _remove_stale_copies(folder: Path) -> None:
+    """Remove the copies an earlier Timothy kept in `folder` (a list of pieces as `.ranks`,
+    or made from another shipped file): nothing reads them again, and each is ~3 MB."""
+    for pattern in (f"{ENCODING_NAME}-*.ranks", f"{ENCODING_NAME}-*.rankmap"):
+        for stale in folder.glob(pattern):
+            if stale.name != RANKS_COPY:
+                # Another start removing it too, or a read-only file: harmless.
+                with contextlib.suppress(OSError):
+                    stale.unlink()
 
 
 def _load() -> tiktoken.Encoding:
