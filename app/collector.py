@@ -4,10 +4,11 @@ A full collection walks every container object the process holds, holding the GI
 whichever thread happened to allocate: every other thread, the GUI's too, waits it out.
 Start-up makes hundreds of thousands of objects that live as long as the app (the window's
 modules, then on workers the chat SDK's, the local model's tokenizer, Pygments' compiled
-lexers), and each full collection among them walked all that had been made so far:
-`bench/app_startup.py` measured two or three of 50-107 ms between the window shown and
-everything loaded, most of start-up's longest GUI stalls (the GUI thread's own CPU in them:
-1-40 ms).
+lexers), and `bench/app_startup.py` measured two or three full collections of 50-107 ms
+between the window shown and everything loaded (on the workers, while they imported the SDK
+and compiled the lexers beside onnxruntime's native threads), behind most of start-up's
+longest GUI stalls (the GUI thread's own CPU in them: 1-40 ms). Once loaded and idle, a full
+collection takes 6-8 ms.
 
 So the launcher turns the collector off before its first import (`gc.disable()` in
 `app.launcher.before_qt`, which must not import Qt), and once start-up's later loads are in
