@@ -176,13 +176,9 @@ def fuse(
         )
         scored.append(((-score, -rrf, -confirmed.timestamp(), memory_id), memory, why))
     scored.sort(key=lambda entry: entry[0])
-    if not floors:
-        return [
-            Candidate(memory, why, rank=place, floors=_NO_FLOORS)
-            for place, (_, memory, why) in enumerate(scored, start=1)
-        ]
+    verdicts = floors or {}
     return [
-        Candidate(memory, why, rank=place, floors=_read_only(floors.get(memory.id)))
+        Candidate(memory, why, rank=place, floors=_read_only(verdicts.get(memory.id)))
         for place, (_, memory, why) in enumerate(scored, start=1)
     ]
 
