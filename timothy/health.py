@@ -259,7 +259,10 @@ def _probe_openai() -> str:
     """The openai client builds a chat request and reads the reply, answered in-process."""
     import importlib
 
-    import openai
+    from timothy.providers.sdk import importing
+
+    with importing():  # as the app imports it: the SDK's types made lazy (providers/sdk.py)
+        import openai
 
     # openai 3 talks through httpx2, older releases through httpx; both have MockTransport.
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -217,6 +218,52 @@ assert isinstance(chat._client.get(), openai.OpenAI)
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "Hello from the server."
+
+
+def test_the_sdks_types_are_imported_as_they_are_named_and_every_name_is_still_there(
+    openai_server: OpenAIServer,
+) -> None:
+    """A streamed reply with a tool call, embeddings and the model list go through the real
+    client while the SDK's types Timothy never uses (the Responses API's) stay unimported,
+    and every name the SDK's packages offer is still there when asked for. A fresh
+    interpreter: this one imported the SDK long ago."""
+    script = f"""
+import json, sys
+from timothy.providers.base import ChatMessage, SystemBlock, ToolSpec
+from timothy.providers.model_list import list_chat_models
+from timothy.providers.openai_chat import OpenAIChat
+from timothy.providers.openai_embeddings import OpenAIEmbeddings
+from timothy.providers.settings import OpenAISettings
+settings = OpenAISettings(base_url={openai_server.base_url!r}, chat_model="gpt-4o-mini",
+                          embedding_model="text-embedding-3-small")
+tool = ToolSpec("remember", "Save a fact.", {{"type": "object", "properties": {{}}}})
+asked = [ChatMessage("user", "hi")]
+events = list(OpenAIChat(settings).stream([SystemBlock("system")], asked, [tool]))
+print(json.dumps([type(event).__name__ for event in events]))
+print(len(OpenAIEmbeddings(settings).embed(["tea"])[0]))
+print(len(list_chat_models(settings, None)) > 0)
+print("openai.types.responses.response" in sys.modules)
+import openai
+from openai.types import Batch, CreateEmbeddingResponse
+from openai.types.chat import ChatCompletionChunk
+assert openai.types.responses.Response.__name__ == "Response"
+assert openai.types.chat.ChatCompletion.__name__ == "ChatCompletion"
+assert Batch.__name__ == "Batch" and ChatCompletionChunk.__name__ == "ChatCompletionChunk"
+assert not hasattr(openai.types, "NoSuchType")
+print(sum(name.startswith("openai.types.responses") for name in sys.modules) > 100)
+"""
+    openai_server.reply("Noted.", tool_calls=[call("remember", {"content": "tea"}, id="c1")])
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    events, dimension, listed, responses_before, responses_after = (
+        result.stdout.strip().splitlines()
+    )
+    assert json.loads(events) == ["TextDelta", "ToolCallEvent", "Usage", "Stop"]
+    assert dimension == "1536" and listed == "True"
+    assert responses_before == "False"  # the Responses API's ~130 models were never made
+    assert responses_after == "True"  # and are all there once named
 
 
 # -- embeddings -------------------------------------------------------------------------
