@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 from PySide6.QtCore import QObject, QTimer
@@ -77,6 +78,58 @@ def test_unexpected_errors_become_a_plain_sentence_and_a_logged_traceback(
     )
     assert "Traceback" not in failures[0].message
     assert "KeyError" in caplog.text and "Traceback" in caplog.text
+
+
+def test_outcomes_that_arrive_together_are_handed_over_in_separate_passes(
+    qtbot: QtBot, workers: Workers
+) -> None:
+    """Three tasks finish while the GUI thread is busy. Each callback queues a zero-timer
+    mark; the next callback must find the mark already run: the event loop (painting,
+    input, due timers) turned between two callbacks instead of running all three back to
+    back, as queued signals would."""
+    owner = QObject()
+    seen: list[str] = []
+    marks: list[int] = []
+
+    def on_success(value: object) -> None:
+        seen.append(f"{value} after {len(marks)} marks")
+        QTimer.singleShot(0, lambda: marks.append(1))
+
+    def work_for(name: str) -> Callable[[], str]:
+        return lambda: name
+
+    for name in ("list", "queue", "transcript"):
+        workers.run(owner, work_for(name), "test", on_success=on_success)
+    # All three have finished (and queued their outcome) before the loop runs.
+    assert workers.pool.waitForDone(5000)
+    qtbot.waitUntil(lambda: len(seen) == 3 and not workers.busy, timeout=5000)
+    # (the two threads finish in either order)
+    assert sorted(entry.split(" after ")[0] for entry in seen) == ["list", "queue", "transcript"]
+    assert [entry.split(" after ")[1] for entry in seen] == ["0 marks", "1 marks", "2 marks"]
+
+
+def test_a_failure_and_finished_come_in_order_and_busy_clears(
+    qtbot: QtBot, workers: Workers
+) -> None:
+    owner = QObject()
+    heard: list[str] = []
+
+    def fail() -> None:
+        raise ValueError("broken")
+
+    task = workers.run(
+        owner,
+        fail,
+        "reading the thing",
+        on_failure=lambda failure: heard.append(f"failed: {failure.message}"),
+    )
+    task.finished.connect(lambda: heard.append("finished"))
+    qtbot.waitUntil(lambda: not workers.busy, timeout=5000)
+    assert heard == [
+        "failed: Something went wrong while reading the thing. The details are in the log file.",
+        "finished",
+    ]
+    assert task.done
 
 
 def test_progress_reports_arrive_in_order(qtbot: QtBot, workers: Workers) -> None:
