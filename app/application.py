@@ -22,6 +22,19 @@ from timothy.store.engine import StoreEngine
 from timothy.store.location import open_store
 from timothy.tokens import encoding
 
+# How long a thread running Python may keep the GIL while another waits for it, once the
+# window is on screen (Python's default, kept while the window's modules are imported: 5 ms).
+# The GUI thread gives the GIL up around its calls into Qt and waits for it again after each;
+# behind a worker busy in Python (a store read made into memories, lexing, an import) every
+# such wait was up to 5 ms, so 20 ms of GUI work could take 60-90 ms to come back.
+SWITCH_INTERVAL_S = 0.001
+
+
+def responsive_threads() -> None:
+    """Let the GUI thread have the GIL back sooner from busy workers (`SWITCH_INTERVAL_S`):
+    called as the window is shown, when the imports that prefer long turns are done."""
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+
 
 def warm_up() -> threading.Thread:
     """Load the token encoding on a thread while Qt starts and the window is built; join it
@@ -58,6 +71,7 @@ def run_app(data_dir: Path | None, *, warming: threading.Thread | None = None) -
     window = MainWindow(store, store_error=store_error, warm_up_code=True)
     warming.join()
     set_aside_start(window.start_loads)  # the collector is back once it has loaded: collector.py
+    responsive_threads()
     window.show()
     # For smoke tests and screenshots: quit on its own after this many milliseconds.
     auto_quit = os.environ.get("TIMOTHY_QUIT_AFTER_MS")

@@ -275,6 +275,12 @@ def measure(data: Path, code: Path) -> dict[str, float]:
         pass
     else:
         set_aside_start(window.start_loads)
+    try:  # as newer run_apps do
+        from app.application import responsive_threads
+    except ImportError:
+        pass
+    else:
+        responsive_threads()
     meter.start()
     collector.start()
     window.show()

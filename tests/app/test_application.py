@@ -10,6 +10,7 @@ Each case runs in a fresh interpreter, started the way the launcher starts the w
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -82,3 +83,32 @@ def test_the_shown_window_has_not_loaded_what_workers_load_later(
     assert found["lexer"] == "Python"
     assert "Token.Keyword" in found["kinds"]
     assert found["nearest"] == ids
+
+
+SWITCHING = """
+import sys
+from app.launcher import before_qt
+warming = before_qt()
+while_importing = sys.getswitchinterval()
+from app.application import run_app
+code = run_app(None, warming=warming)
+print(code, while_importing, sys.getswitchinterval())
+"""
+
+
+def test_threads_take_short_turns_once_the_window_is_up(data_dir: Path) -> None:
+    """The window's imports run with Python's usual 5 ms turns (a warm-up thread beside
+    them); from the window's show on, a busy worker gives the GIL back to the GUI thread
+    after 1 ms."""
+    done = subprocess.run(
+        [sys.executable, "-c", SWITCHING],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TIMOTHY_QUIT_AFTER_MS": "300", "QT_QPA_PLATFORM": "offscreen"},
+    )
+    assert done.returncode == 0, done.stderr
+    code, while_importing, shown = done.stdout.strip().splitlines()[-1].split()
+    assert code == "0"
+    assert float(while_importing) == 0.005
+    assert float(shown) == 0.001
