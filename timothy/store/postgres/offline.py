@@ -220,8 +220,21 @@ class ConversationMirror:
                 (message.id, format_time(message.created_at), message.session_id),
             )
 
-    def replace_messages(self, session_id: str, messages: Sequence[Message]) -> None:
-        """The conversation's messages as the server has them, keeping any not handed over."""
+    def message_ids(self, session_id: str) -> set[str]:
+        with self.db.read() as conn:
+            return {
+                str(row[0])
+                for row in conn.execute(
+                    "SELECT id FROM messages WHERE session_id = ?", (session_id,)
+                ).fetchall()
+            }
+
+    def replace_messages(
+        self, session_id: str, messages: Sequence[Message], *, among: set[str] | None = None
+    ) -> None:
+        """The conversation's messages as the server has them, keeping any not handed over.
+        `among`: the messages mirrored before the server was read; only those can be gone
+        (one the window added while the server was read is not in its answer, and stays)."""
         keep = {m.id for m in messages} | self.pending_message_ids(session_id)
         with self.db.write() as conn:
             stored = [
@@ -230,20 +243,28 @@ class ConversationMirror:
                     "SELECT id FROM messages WHERE session_id = ?", (session_id,)
                 ).fetchall()
             ]
-            gone = [message_id for message_id in stored if message_id not in keep]
+            gone = [
+                message_id
+                for message_id in stored
+                if message_id not in keep and (among is None or message_id in among)
+            ]
             for message_id in gone:
                 conn.execute("DELETE FROM messages WHERE id = ?", (message_id,))
             self.put_messages(session_id, messages)
 
-    def drop_sessions_except(self, kept: set[str]) -> None:
+    def drop_sessions_except(self, kept: set[str], *, among: set[str] | None = None) -> None:
         """Forget conversations the server no longer has (erased on another machine),
-        unless they wait to be handed over."""
+        unless they wait to be handed over. `among`: the conversations mirrored before the
+        server was asked; only those can be gone (one the window made meanwhile is not in
+        the server's answer, and stays)."""
         with self.db.write() as conn:
             waiting = {
                 str(row[0])
                 for row in conn.execute("SELECT DISTINCT session_id FROM server_pending")
             }
             for (session_id,) in conn.execute("SELECT id FROM sessions").fetchall():
+                if among is not None and str(session_id) not in among:
+                    continue
                 if str(session_id) not in kept and str(session_id) not in waiting:
                     conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
                     conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
@@ -718,13 +739,16 @@ class MirroredSessions:
         """Bring the mirror up to what the server has (after an absence, or at start):
         every conversation's own fields, and the messages of those changed since. How many
         conversations' messages were read."""
+        # The refresh runs on the change feed's thread while the window goes on: what the
+        # mirror held before each read of the server is all that read can say is gone.
         known = self.mirror.updated_at()
         sessions = self.server.list(include_deleted=True)
         self.mirror.put_sessions(sessions)
         changed = [s for s in sessions if known.get(s.id) != format_time(s.updated_at)]
         for session in changed:
-            self.mirror.replace_messages(session.id, self.server.messages(session.id))
-        self.mirror.drop_sessions_except({s.id for s in sessions})
+            before = self.mirror.message_ids(session.id)
+            self.mirror.replace_messages(session.id, self.server.messages(session.id), among=before)
+        self.mirror.drop_sessions_except({s.id for s in sessions}, among=set(known))
         return len(changed)
 
     def close(self) -> None:
