@@ -189,6 +189,7 @@ class MemoryBrowser(QWidget):
         self.splitter.setChildrenCollapsible(False)
         self.splitter.splitterMoved.connect(self._divider_dragged)
         self._sized_by_hand = False
+        self._asked_sizes: list[int] = []  # what `share_height` last gave the splitter
         layout.addWidget(self.splitter, 1)
         for signal in (self.model.rowsInserted, self.model.rowsRemoved):
             signal.connect(lambda *_args: self._rows_changed())
@@ -503,7 +504,17 @@ class MemoryBrowser(QWidget):
         wanted = self.detail.wanted_height()
         detail = max(min(wanted, available - list_floor), self.detail.minimumSizeHint().height())
         sizes = [max(available - detail, 0), detail]
-        if self.splitter.sizes() != sizes:
+        # Compared with what was last asked, not with the splitter's sizes: it may clamp
+        # them to its children's minimums, and then they never matched and every page that
+        # arrived laid the whole list out again (~50 ms a page at 10k rows).
+        if sizes != self._asked_sizes:
+            self._asked_sizes = sizes
+            current = self.view.currentIndex()
+            # The chosen row stays in sight if it was: a list the owner scrolled away from
+            # it stays where it is (a page arriving as it scrolls changes the sizes too).
+            in_sight = current.isValid() and self.view.visualRect(current).intersects(
+                self.view.viewport().rect()
+            )
             self.splitter.setSizes(sizes)
-            if self.view.currentIndex().isValid():  # the chosen row stays in sight
-                self.view.scrollTo(self.view.currentIndex())
+            if in_sight:
+                self.view.scrollTo(current)

@@ -124,6 +124,29 @@ def test_browse_fetches_pages_as_the_list_scrolls(
     assert created == sorted(created, reverse=True) or ids == sorted(ids, reverse=True)
 
 
+def test_a_page_arriving_leaves_the_list_where_the_owner_scrolled_it(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
+) -> None:
+    """Each page that arrives as the owner scrolls is added below it; the list is not
+    scrolled back up to the chosen row (the detail's height settling made the list's share
+    change as the second page came, and the list jumped to the top)."""
+    add_many(store, 1000)
+    start(qtbot, pane, workers)
+    browser = pane.browser
+    assert browser is not None
+    pane.tabs.setCurrentWidget(browser)
+    settle(qtbot, workers)
+    assert browser.view.currentIndex().row() == 0  # the first row is chosen
+    bar = browser.view.verticalScrollBar()
+    for pages in (2, 3):
+        browser.view.scrollToBottom()
+        scrolled = bar.value()
+        assert scrolled > 0
+        qtbot.waitUntil(lambda pages=pages: browser.model.rowCount() >= pages * PAGE_SIZE)
+        settle(qtbot, workers)
+        assert bar.value() >= scrolled
+
+
 def test_search_uses_recall_normalisation(
     qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
 ) -> None:
