@@ -250,6 +250,9 @@ assert openai.types.responses.Response.__name__ == "Response"
 assert openai.types.chat.ChatCompletion.__name__ == "ChatCompletion"
 assert Batch.__name__ == "Batch" and ChatCompletionChunk.__name__ == "ChatCompletionChunk"
 assert not hasattr(openai.types, "NoSuchType")
+star = {{}}
+exec("from openai.types.audio import *", star)  # a package nothing had asked for yet
+assert "Transcription" in star and "TranscriptionCreateParams" in star
 print(sum(name.startswith("openai.types.responses") for name in sys.modules) > 100)
 """
     openai_server.reply("Noted.", tool_calls=[call("remember", {"content": "tea"}, id="c1")])

@@ -74,16 +74,17 @@ class _LazyPackageLoader(importlib.abc.Loader):
 
         def read(name: str) -> object:
             nonlocal ran
-            if name.startswith("__") and name.endswith("__"):
-                # Asked by inspection (`__wrapped__`, `__all__`, `__path__` hooks): a plain
-                # package without it says no too; running the `__init__` for it would undo
-                # the point.
+            if name.startswith("__") and name.endswith("__") and name != "__all__":
+                # Asked by inspection (`__wrapped__`, `__file__` hooks): a plain package
+                # without it says no too; running the `__init__` for it would undo the point.
                 raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
             with _lock:
                 if not ran:
                     submodule = f"{module.__name__}.{name}"
-                    if importlib.util.find_spec(submodule) is not None:
+                    if name != "__all__" and importlib.util.find_spec(submodule) is not None:
                         return importlib.import_module(submodule)
+                    # A name of the package's own, or `import *` asking for `__all__`: the
+                    # package whole, as it always was.
                     ran = True
                     loader.exec_module(module)
             try:
