@@ -26,6 +26,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+import apsw
+
 from timothy.errors import NotFoundError, StoreError, StoreUnreachableError
 from timothy.store.db import DamageCheck, Database
 from timothy.store.postgres.database import PgDatabase
@@ -163,6 +165,15 @@ def _same(value: datetime) -> object:
     return value
 
 
+def _message_ids(conn: apsw.Connection, session_id: str) -> list[str]:
+    return [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT id FROM messages WHERE session_id = ?", (session_id,)
+        ).fetchall()
+    ]
+
+
 class ConversationMirror:
     """This machine's copy of a server's conversations, and what waits to reach it."""
 
@@ -222,12 +233,7 @@ class ConversationMirror:
 
     def message_ids(self, session_id: str) -> set[str]:
         with self.db.read() as conn:
-            return {
-                str(row[0])
-                for row in conn.execute(
-                    "SELECT id FROM messages WHERE session_id = ?", (session_id,)
-                ).fetchall()
-            }
+            return set(_message_ids(conn, session_id))
 
     def replace_messages(
         self, session_id: str, messages: Sequence[Message], *, among: set[str] | None = None
@@ -237,15 +243,9 @@ class ConversationMirror:
         (one the window added while the server was read is not in its answer, and stays)."""
         keep = {m.id for m in messages} | self.pending_message_ids(session_id)
         with self.db.write() as conn:
-            stored = [
-                str(row[0])
-                for row in conn.execute(
-                    "SELECT id FROM messages WHERE session_id = ?", (session_id,)
-                ).fetchall()
-            ]
             gone = [
                 message_id
-                for message_id in stored
+                for message_id in _message_ids(conn, session_id)
                 if message_id not in keep and (among is None or message_id in among)
             ]
             for message_id in gone:
