@@ -95,7 +95,7 @@ class Task(QObject):
         else:
             outcome = (self.succeeded, (result,))
         outcomes = self.outcomes
-        if outcomes is not None and outcomes.put(self, (outcome, (self.finished, ()))):
+        if outcomes is not None and outcomes.put(self, *outcome):
             return
         self._tell(outcome[0], *outcome[1])
         self._tell(self.finished)
@@ -122,19 +122,20 @@ class _Outcomes(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._waiting: deque[tuple[Task, tuple[tuple[Any, tuple[Any, ...]], ...]]] = deque()
+        self._waiting: deque[tuple[Task, Any, tuple[Any, ...]]] = deque()
         self._timer = QTimer(self)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._hand_over)
         self._arrived.connect(self._wake)  # queued: emitted from the workers
 
-    def put(self, task: Task, signals: tuple[tuple[Any, tuple[Any, ...]], ...]) -> bool:
-        """Queue `task`'s signals (emitted in order, in one pass); False when the window has
-        gone (the task then tells as it always did: no one is left to hear)."""
+    def put(self, task: Task, signal: Any, values: tuple[Any, ...]) -> bool:
+        """Queue `task`'s outcome (`signal` with `values`, then `finished`, in one pass);
+        False when the window has gone (the task then tells as it always did: no one is
+        left to hear)."""
         try:
             if not shiboken6.isValid(self):
                 return False
-            self._waiting.append((task, signals))
+            self._waiting.append((task, signal, values))
             self._arrived.emit()
         except RuntimeError:  # deleted between the check and the emit
             return False
@@ -146,10 +147,10 @@ class _Outcomes(QObject):
 
     def _hand_over(self) -> None:
         if self._waiting:
-            task, signals = self._waiting.popleft()
+            task, signal, values = self._waiting.popleft()
             if shiboken6.isValid(task):
-                for signal, values in signals:
-                    signal.emit(*values)
+                signal.emit(*values)
+                task.finished.emit()
         if not self._waiting:
             self._timer.stop()
 
