@@ -57,7 +57,8 @@ GUESSABLE = (
 GUESS_EVERY_LINE_UP_TO = 32  # a streamed block is guessed again as it grows; beyond this
 # many lines, only when its line count doubles
 MIN_GUESS_SCORE = 0.05
-RESUME_FROM_CHARS = 2000  # a growing block longer than this is lexed from its last top line
+RESUME_FROM_CHARS = 256  # a growing block longer than this is lexed from its last top line
+# (lexing a reply's 2 KB block whole at each repaint cost the window's thread 5-15 ms)
 RESUME_SEARCH_LINES = 400  # how far back a top-level line is looked for
 WARM_UP = ("python", "bash", "javascript", "json", "sql")  # lexers most replies use
 

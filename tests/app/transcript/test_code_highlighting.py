@@ -156,6 +156,28 @@ def test_a_long_block_streams_in_at_the_cost_of_what_arrived(qtbot: QtBot) -> No
     assert docstring == style_colour(LIGHT_STYLE, "Literal.String.Doc")
 
 
+def test_a_reply_sized_block_streams_in_at_the_cost_of_what_arrived(qtbot: QtBot) -> None:
+    """A block of a few dozen lines (what most replies hold) is not lexed whole at each
+    repaint either: that cost 5-15 ms of the window's thread per repaint as it grew."""
+    code = "".join(
+        f"def step_{n}(x: int) -> int:\n    return x * {n}  # line {n}\n" for n in range(12)
+    )
+    assert len(code) < LEX_LATER_CHARS
+    streamed = CodeBlock("", "python")
+    qtbot.addWidget(streamed)
+    lexed = []
+    for end in range(0, len(code) + 1, 23):
+        streamed.set_code(code[:end])
+        lexed.append(streamed.highlighter.lexed_chars)
+    streamed.set_code(code)
+    lexed.append(streamed.highlighter.lexed_chars)
+    assert max(lexed[len(lexed) // 2 :]) < 160, "each repaint lexed the last few lines only"
+    whole = CodeBlock(code, "python")
+    qtbot.addWidget(whole)
+    assert whole.highlighter.lexed_chars == len(code)
+    assert spans_of(streamed) == spans_of(whole)
+
+
 def test_a_long_whole_block_is_shown_at_once_and_coloured_by_a_worker(qtbot: QtBot) -> None:
     """A conversation opened with a long block in it: the window does not wait for Pygments
     (it held the start up by a tenth of a second a block); the colours follow."""
