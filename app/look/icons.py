@@ -1,8 +1,10 @@
 """The app's line icons: SVG files in resources/icons, tinted with a colour of the theme.
 
-`icon()` draws the SVG each time Qt paints it, in the current palette's colour for the
-role it was given ("text", "muted", "accent", ...), so the icons follow a switch between
-light and dark without being rebuilt.
+`icon()` draws the SVG in the current palette's colour for the role it was given ("text",
+"muted", "accent", ...) whenever Qt asks, so the icons follow a switch between light and
+dark without being rebuilt. What it drew is kept by name, colour and size: a repaint (every
+streamed piece of a reply repaints its buttons) takes a kept picture rather than parsing and
+rendering the SVG again.
 """
 
 from __future__ import annotations
@@ -60,6 +62,12 @@ def role_colour(role: Role) -> QColor:
     return colour if isinstance(colour, QColor) else theme.colours().text
 
 
+# Drawn icons by (name, colour, width, height); a handful of names in two palettes and a few
+# sizes, so the bound is only a guard.
+_drawn: dict[tuple[str, int, int, int], QPixmap] = {}
+MAX_DRAWN = 512
+
+
 class _ThemedSvg(QIconEngine):
     def __init__(self, name: str, role: Role) -> None:
         super().__init__()
@@ -72,12 +80,19 @@ class _ThemedSvg(QIconEngine):
         QSvgRenderer(QByteArray(data.encode("utf-8"))).render(painter, QRectF(rect))
 
     def pixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QPixmap:
-        image = QPixmap(size)
-        image.fill(Qt.GlobalColor.transparent)
-        painter = QPainter(image)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        self.paint(painter, QRect(0, 0, size.width(), size.height()), mode, state)
-        painter.end()
+        colour = theme.colours().muted if mode == QIcon.Mode.Disabled else role_colour(self.role)
+        key = (self.name, colour.rgba(), size.width(), size.height())
+        image = _drawn.get(key)
+        if image is None:
+            image = QPixmap(size)
+            image.fill(Qt.GlobalColor.transparent)
+            painter = QPainter(image)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            self.paint(painter, QRect(0, 0, size.width(), size.height()), mode, state)
+            painter.end()
+            if len(_drawn) >= MAX_DRAWN:
+                _drawn.clear()
+            _drawn[key] = image
         return image
 
     def clone(self) -> QIconEngine:

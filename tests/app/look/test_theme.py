@@ -9,9 +9,9 @@ from PySide6.QtWidgets import QApplication
 from app.look import icons, theme
 
 
-def opaque_pixels(icon: QIcon) -> set[str]:
+def opaque_pixels(icon: QIcon, mode: QIcon.Mode = QIcon.Mode.Normal) -> set[str]:
     """The colours of the fully opaque pixels of `icon` painted now, at 32 px."""
-    image = icon.pixmap(32, 32).toImage()
+    image = icon.pixmap(32, 32, mode).toImage()
     return {
         image.pixelColor(x, y).name()
         for x in range(32)
@@ -35,6 +35,9 @@ def test_switching_to_dark_changes_colours_style_and_icons(qapp: QApplication) -
     assert opaque_pixels(made_in_light) == {dark.text.name()}
     theme.apply(qapp, scheme=Qt.ColorScheme.Light)
     assert opaque_pixels(icons.icon("copy", "text")) == {light.text.name()}
+    # Drawn pictures are kept by colour: the disabled look and the normal one stay apart.
+    assert opaque_pixels(made_in_light, QIcon.Mode.Disabled) == {light.muted.name()}
+    assert opaque_pixels(made_in_light) == {light.text.name()}
 
 
 def test_blend_mixes_two_colours() -> None:
