@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetrics, QGuiApplication, QTextCursor
@@ -20,7 +19,13 @@ from PySide6.QtWidgets import (
 )
 
 from app.look import icons, theme
-from app.transcript.code_highlighter import CodeHighlighter, lex, lexer_named, make_lexers
+from app.transcript.code_highlighter import (
+    CodeHighlighter,
+    Lexed,
+    lex_whole,
+    lexer_named,
+    make_lexers,
+)
 
 # A whole block at least this long (a conversation opened, not a reply streaming in) is shown
 # plain at once and coloured when a worker has lexed it: Pygments takes 50-100 ms on a few
@@ -33,7 +38,7 @@ _lexing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="timothy-lexing")
 
 class CodeBlock(QFrame):
     code_copied = Signal(str)
-    _lexed = Signal(str, object, object)  # code, its lexer, its tokens (from the worker)
+    _lexed = Signal(object)  # the block lexed and coloured by the worker (a Lexed)
     _lexer_made = Signal()  # the worker made the lexer this block waits for
 
     def __init__(self, code: str, language: str, parent: QWidget | None = None) -> None:
@@ -123,15 +128,15 @@ class CodeBlock(QFrame):
 
     def _lex_later(self, code: str) -> None:
         highlighter = self.highlighter
-        _lexing.submit(self._lex, code, highlighter.language, highlighter.guessed)
+        _lexing.submit(self._lex, code, highlighter.language, highlighter.guessed, highlighter.dark)
 
-    def _lex(self, code: str, language: str, guess: bool) -> None:
-        """On the lexing worker: lex `code` (making its lexer first if need be) and hand the
-        tokens to the window's thread."""
+    def _lex(self, code: str, language: str, guess: bool, dark: bool) -> None:
+        """On the lexing worker: lex and colour `code` (making its lexer first if need be)
+        and hand each line's spans to the window's thread."""
         lexer = None if guess or not language else lexer_named(language)
-        found, tokens = lex(code, lexer, guess)
+        lexed = lex_whole(code, lexer, guess, dark)
         with contextlib.suppress(RuntimeError):  # the block was closed meanwhile
-            self._lexed.emit(code, found, tokens)
+            self._lexed.emit(lexed)
 
     def _make_lexer(self, language: str) -> None:
         """On the lexing worker: make the lexer a block streaming in waits for ("": every
@@ -150,8 +155,8 @@ class CodeBlock(QFrame):
         self.highlighter.prepare(code)
         self.highlighter.rehighlight()
 
-    def _colour_lexed(self, code: str, lexer: Any, tokens: Any) -> None:
-        self.highlighter.apply_lexed(code, lexer, tokens)
+    def _colour_lexed(self, lexed: Lexed) -> None:
+        self.highlighter.apply_lexed(lexed)
 
     def _fit(self) -> None:
         """Exactly as tall as the code (plus a scrollbar when a line is wider than the block).

@@ -11,7 +11,14 @@ from pytestqt.qtbot import QtBot
 
 from app.look import theme
 from app.transcript.code_block import LEX_LATER_CHARS, CodeBlock, _lexing
-from app.transcript.code_highlighter import DARK_STYLE, LIGHT_STYLE, guess_lexer, lexer_made
+from app.transcript.code_highlighter import (
+    DARK_STYLE,
+    LIGHT_STYLE,
+    guess_lexer,
+    lex_whole,
+    lexer_made,
+    lexer_named,
+)
 from app.transcript.transcript_view import TranscriptView
 
 PYTHON = (
@@ -199,6 +206,24 @@ def test_a_long_whole_block_is_shown_at_once_and_coloured_by_a_worker(qtbot: QtB
         streamed.set_code(code[:end])
     streamed.set_code(code)
     assert spans_of(streamed) == spans_of(block)
+
+
+def test_colours_lexed_for_the_other_theme_are_made_again_in_this_one(qtbot: QtBot) -> None:
+    """A worker colours a whole block in the theme it was asked in; the theme switched
+    before the colours arrived: the block takes the tokens and colours them anew."""
+    code = (PYTHON * 60).rstrip("\n")
+    block = CodeBlock(code, "python")
+    qtbot.addWidget(block)
+    qtbot.waitUntil(lambda: colour_at(block, 0, "def") is not None)
+    light = spans_of(block)
+    dark = lex_whole(code, lexer_named("python"), False, dark=True)
+    assert block.highlighter.apply_lexed(dark)
+    assert colour_at(block, 0, "def") == style_colour(LIGHT_STYLE, "Keyword")
+    assert spans_of(block) == light
+    same = lex_whole(code, lexer_named("python"), False, dark=False)
+    assert block.highlighter.apply_lexed(same)
+    assert spans_of(block) == light
+    assert not block.highlighter.apply_lexed(lex_whole("x = 1", None, False, dark=False))
 
 
 def test_a_block_changed_before_its_colours_arrive_keeps_the_newer_text(qtbot: QtBot) -> None:
