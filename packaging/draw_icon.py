@@ -25,6 +25,10 @@ from PySide6.QtGui import (
 )
 
 ICONS = Path(__file__).resolve().parent.parent / "resources" / "icons"
+# The window's own logos (a reply's 24 px avatar, the welcome's 72 px, at twice the pixels):
+# drawn at these sides, so the window reads a small PNG rather than decode and scale the
+# 512 px one (8 ms of the GUI thread when the first reply is shown).
+WINDOW_SIDES = (48, 144)
 INDIGO = QColor("#4F46E5")
 TEAL = QColor("#14B8A6")
 INK = QColor("#312E81")
@@ -139,8 +143,12 @@ def main() -> int:
     (ICONS / "timothy.png").write_bytes(images[512])
     (ICONS / "timothy.ico").write_bytes(ico({size: images[size] for size in ICO_SIZES}))
     (ICONS / "timothy.icns").write_bytes(icns(images))
+    for side in WINDOW_SIDES:
+        (ICONS / f"timothy-{side}.png").write_bytes(png_bytes(draw(side)))
     del app
-    for name in ("timothy.png", "timothy.ico", "timothy.icns"):
+    names = ["timothy.png", "timothy.ico", "timothy.icns"]
+    names += [f"timothy-{side}.png" for side in WINDOW_SIDES]
+    for name in names:
         print(f"wrote {ICONS / name} ({(ICONS / name).stat().st_size} bytes)")
     return 0
 
