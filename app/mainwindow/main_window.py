@@ -83,6 +83,11 @@ CONVERSATION_LIMIT = 500
 # while; a message sent meanwhile starts the build at once).
 IDLE_CHECK_MS = 20
 IDLE_WAIT_MAX_MS = 1500
+# A server store opens "away" when its server has not answered within half a second (the
+# window does not wait longer); a slow server answers a moment later. The away banner waits
+# this long at start, so a slow server does not show "out of reach", then "answers again",
+# at every start.
+AWAY_GRACE_MS = 3000
 MEMORY_FILES = "JSON Lines (*.jsonl *.json);;All files (*)"
 RESTORING = (
     "Your memories are being restored from a backup; chatting and changes to memories wait "
@@ -146,6 +151,12 @@ class MainWindow(QMainWindow):
         self._idle_check.timeout.connect(self._check_idle)
         self._idle_since_ms = 0
         self._loads_begun = False
+        # The start's grace before the away banner (AWAY_GRACE_MS), and whether it was shown.
+        self._away_grace = QTimer(self)
+        self._away_grace.setSingleShot(True)
+        self._away_grace.setInterval(AWAY_GRACE_MS)
+        self._away_grace.timeout.connect(self._show_server_state)
+        self._away_shown = False
         self._hurry = False  # a message was sent: the engine is wanted now
         self.restoring = False  # a backup is being put in place: no turn, no memory change
         self._restoring_from: Backup | None = None
@@ -271,7 +282,8 @@ class MainWindow(QMainWindow):
                 + " Conversations and memories are kept there, so chatting waits until it "
                 "opens."
             )
-        self._show_server_state()
+        if self.server_away:
+            self._away_grace.start()
         QTimer.singleShot(0, self._start)
 
     # -- wiring ------------------------------------------------------------------------
@@ -381,16 +393,22 @@ class MainWindow(QMainWindow):
         return self.server_watch is not None and not self.server_watch.reachable
 
     def _show_server_state(self) -> None:
-        """At start: a server out of reach is a state that mends itself, not an error."""
-        if self.store is not None and self.server_away:
-            self.banner.show_message(away_text(self.store), kind="warning", icon="server")
-            self.memory_pane.set_server_away(True)
+        """A server out of reach is a state that mends itself, not an error: a warning that
+        says so (at start, once the start's grace has passed with the server still away)."""
+        if self.store is None or not self.server_away or self._away_grace.isActive():
+            return
+        self._away_shown = True
+        self.banner.show_message(away_text(self.store), kind="warning", icon="server")
+        self.memory_pane.set_server_away(True)
 
     def _server_reachability(self, reachable: bool) -> None:
         if not reachable:
             self._show_server_state()
             return
-        self.banner.show_message(BACK_TEXT, kind="info", icon="server", timeout_ms=8000)
+        self._away_grace.stop()
+        if self._away_shown:  # "answers again" only after the owner was told it was away
+            self._away_shown = False
+            self.banner.show_message(BACK_TEXT, kind="info", icon="server", timeout_ms=8000)
         self.memory_pane.set_server_away(False)
         # Every view reads the store again: what other machines did meanwhile, and what
         # this one handed over.

@@ -12,6 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from app.mainwindow import main_window
 from app.mainwindow.main_window import MainWindow
 from app.mainwindow.server_watch import BACK_TEXT
 from app.transcript.notice import Notice
@@ -52,8 +53,10 @@ def test_the_window_opens_without_the_server_and_mends_itself_when_it_answers(
 ) -> None:
     window = make_window()
     assert not store.reachable
-    # Not an error: a warning that says what happens meanwhile.
-    assert window.banner.isVisible() and window.banner.kind == "warning"
+    # Not an error: a warning that says what happens meanwhile (once the start's grace for
+    # a slow server has passed).
+    qtbot.waitUntil(window.banner.isVisible, timeout=RECOVERY_MS)
+    assert window.banner.kind == "warning"
     assert "out of reach — retrying" in window.banner.text_label.text()
     qtbot.waitUntil(
         lambda: [c.title for c in window.sidebar.model.conversations()] == ["Before the outage"],
@@ -92,6 +95,7 @@ def test_a_turn_while_the_server_is_away_is_kept_and_handed_over(
     assert reply.content == "Got it, milk and eggs."
     [notice] = away_notices(window)
     assert notice.text_label.text() == SERVER_AWAY_TEXT
+    qtbot.waitUntil(window.banner.isVisible, timeout=RECOVERY_MS)
     assert window.banner.kind == "warning"  # the turn's failures did not replace it
     session_id = window.chat.conversation_id
     assert session_id is not None
@@ -102,3 +106,29 @@ def test_a_turn_while_the_server_is_away_is_kept_and_handed_over(
         said = [m.content for m in desktop.sessions.branch(session_id)]
     assert said == ["Add eggs to the list", "Got it, milk and eggs."]
     assert user.message_id is not None
+
+
+def test_a_server_that_answers_within_the_start_grace_shows_no_banner(
+    qtbot: QtBot,
+    make_window: WindowFactory,
+    store: PostgresStore,
+    server_up: PgServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A slow server (the store opened without it: it did not answer in half a second)
+    that answers soon after: neither "out of reach" nor "answers again" at every start."""
+    monkeypatch.setattr(main_window, "AWAY_GRACE_MS", RECOVERY_MS * 2)
+    window = make_window()
+    assert not store.reachable
+    settle(qtbot, window.workers)  # the views' reads failed meanwhile, quietly
+    assert not window.banner.isVisible()
+    server_up.start()
+    qtbot.waitUntil(lambda: store.reachable, timeout=RECOVERY_MS)
+    qtbot.waitUntil(lambda: not window._away_grace.isActive(), timeout=5000)  # heard it
+    settle(qtbot, window.workers)
+    assert not window.banner.isVisible()
+    assert not window.memory_pane.away_label.isVisible()
+    qtbot.waitUntil(
+        lambda: [c.title for c in window.sidebar.model.conversations()] == ["Before the outage"],
+        timeout=5000,
+    )
