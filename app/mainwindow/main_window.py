@@ -39,7 +39,13 @@ from app.mainwindow.memory_upkeep import (
 )
 from app.mainwindow.menus import MenuCommands, WindowMenus
 from app.mainwindow.restart import restart_app
-from app.mainwindow.server_watch import BACK_TEXT, ServerWatch, away_text, is_unreachable_message
+from app.mainwindow.server_watch import (
+    BACK_TEXT,
+    ServerWatch,
+    away_text,
+    is_unreachable_message,
+    refused_text,
+)
 from app.mainwindow.shortcuts_dialog import ShortcutsDialog
 from app.mainwindow.start_loads import StartLoads
 from app.mainwindow.status_bar import StatusBar
@@ -406,7 +412,11 @@ class MainWindow(QMainWindow):
             self._show_server_state()
             return
         self._away_grace.stop()
-        if self._away_shown:  # "answers again" only after the owner was told it was away
+        kept = self.store.kept_here if self.store is not None else 0
+        if kept:  # the server refused some of what was kept here: said, whatever came before
+            self._away_shown = False
+            self.banner.show_message(refused_text(kept), kind="warning", icon="server")
+        elif self._away_shown:  # "answers again" only after the owner was told it was away
             self._away_shown = False
             self.banner.show_message(BACK_TEXT, kind="info", icon="server", timeout_ms=8000)
         self.memory_pane.set_server_away(False)

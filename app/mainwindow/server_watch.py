@@ -17,6 +17,16 @@ AWAY_TEXT = (
 BACK_TEXT = "The memory server answers again: what was kept on this machine has been handed over."
 
 
+REFUSED_TEXT = (
+    "The memory server answers again, but it refused {count} kept on this machine. They stay "
+    "here and are offered again each time the server reconnects; the log says why."
+)
+
+
+def refused_text(count: int) -> str:
+    return REFUSED_TEXT.format(count="1 change" if count == 1 else f"{count} changes")
+
+
 def away_text(store: StoreEngine) -> str:
     return AWAY_TEXT.format(where=store.location)
 

@@ -90,3 +90,17 @@ class PgServer:
         finally:
             server.close()
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def refuse_memories_saying(url: str, words: str) -> None:
+    """Make the server refuse (raise on) new memories whose content holds `words`."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE FUNCTION refuse_memory() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "IF NEW.content LIKE '%" + words + "%' THEN RAISE EXCEPTION 'refused by policy'; "
+            "END IF; RETURN NEW; END $$"
+        )
+        conn.execute(
+            "CREATE TRIGGER refuse_memory BEFORE INSERT ON memories "
+            "FOR EACH ROW EXECUTE FUNCTION refuse_memory()"
+        )

@@ -8,9 +8,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
-from tests.fakes.postgres import PgServer
+from tests.fakes.postgres import PgServer, refuse_memories_saying
 from timothy.errors import StoreUnreachableError
 from timothy.store.location import open_store
 from timothy.store.postgres import PostgresStore
@@ -40,6 +41,38 @@ def test_memories_made_while_the_server_is_down_are_handed_over_when_it_returns(
         stored = {m.id: m for m in desktop.memories.list()}
         assert {m.id for m in acknowledged} <= set(stored)
         assert stored[proposed.id] == proposed and stored[remembered.id] == remembered
+
+
+def test_what_the_server_refuses_at_the_hand_over_stays_here_and_is_counted(
+    pg_server: PgServer, pg_url: str
+) -> None:
+    """A hand-over the server refuses loses nothing: the memory stays in this machine's
+    outbox, `kept_here` says how many changes wait (the window tells the owner), and the
+    next reconnection offers them again."""
+    with PostgresStore(pg_url, connect_timeout=2) as laptop:
+        assert laptop.changes is not None and laptop.changes.wait_connected(0, 10)
+        refuse_memories_saying(pg_url, "refuse me")
+        assert laptop.kept_here == 0
+        before = laptop.changes.connections
+        pg_server.kill()
+        try:
+            refused = laptop.memories.add("Please refuse me, server", source="remember")
+            taken = laptop.memories.add("I am allergic to cats", source="remember")
+        finally:
+            pg_server.start()
+        assert laptop.changes.wait_connected(before, 60)
+        assert laptop.reachable
+        # One write holds the batch: the refusal keeps both here, nothing is half taken.
+        assert [m.id for m in laptop.outbox.pending()] == [refused.id, taken.id]
+        assert laptop.kept_here == 2
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("DROP TRIGGER refuse_memory ON memories")
+        before = laptop.changes.connections
+        pg_server.kill()
+        pg_server.start()
+        assert laptop.changes.wait_connected(before, 60)
+        assert laptop.outbox.pending() == [] and laptop.kept_here == 0
+        assert {refused.id, taken.id} <= {m.id for m in laptop.memories.list()}
 
 
 def test_a_write_cut_off_by_a_server_crash_is_not_acknowledged_and_loses_nothing_else(

@@ -107,6 +107,11 @@ class Store:
     def on_reachability(self, listener: Callable[[bool], None]) -> None:
         """Nothing to tell: see `reachable`."""
 
+    @property
+    def kept_here(self) -> int:
+        """Nothing waits for a server: a file takes every change as it is made."""
+        return 0
+
     def on_damage(self, listener: Callable[[str], None]) -> None:
         """Call `listener` (on any thread) once damage is found, or at once if it is known."""
         self.db.on_damage(listener)

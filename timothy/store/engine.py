@@ -293,6 +293,13 @@ class StoreEngine(Protocol):
         """Call `listener(reachable)`, on any thread, each time the store goes or returns."""
         ...
 
+    @property
+    def kept_here(self) -> int:
+        """How many changes this machine still keeps for its server after the last hand-over
+        (new memories, conversation changes): more than 0 when the server refused some; they
+        are offered again at each reconnection. Always 0 for a file."""
+        ...
+
     def exclusive(self, name: str) -> AbstractContextManager[bool]:
         """Whether this machine may do the job `name` now: True inside the block for one
         machine at a time among all that share the store; never waits."""

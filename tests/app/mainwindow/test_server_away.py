@@ -14,12 +14,12 @@ from pytestqt.qtbot import QtBot
 
 from app.mainwindow import main_window
 from app.mainwindow.main_window import MainWindow
-from app.mainwindow.server_watch import BACK_TEXT
+from app.mainwindow.server_watch import BACK_TEXT, refused_text
 from app.transcript.notice import Notice
 from app.transcript.transcript_view import SERVER_AWAY_TEXT
 from tests.app.conftest import WindowFactory, settle, settle_engine
 from tests.fakes.openai_server import OpenAIServer
-from tests.fakes.postgres import PgServer
+from tests.fakes.postgres import PgServer, refuse_memories_saying
 from timothy.store.postgres import PostgresStore
 
 NO_FACTS = json.dumps({"facts": []})
@@ -34,11 +34,21 @@ def server_up(pg_server: PgServer) -> Iterator[PgServer]:
 
 
 @pytest.fixture
-def store(pg_url: str, server_up: PgServer, isolated_env: Path) -> Iterator[PostgresStore]:
+def refusing() -> bool:
+    """Whether the server refuses memories saying "refuse me" (a test parametrizes it)."""
+    return False
+
+
+@pytest.fixture
+def store(
+    pg_url: str, server_up: PgServer, isolated_env: Path, refusing: bool
+) -> Iterator[PostgresStore]:
     """A store on the server that has one conversation, opened while the server is away."""
     with PostgresStore(pg_url) as earlier:
         talk = earlier.sessions.create(title="Before the outage")
         earlier.sessions.add_message(talk.id, "user", "Remember the milk")
+    if refusing:
+        refuse_memories_saying(pg_url, "refuse me")
     server_up.kill()
     with PostgresStore(pg_url, connect_timeout=2, start_offline=True) as opened:
         yield opened
@@ -132,3 +142,21 @@ def test_a_server_that_answers_within_the_start_grace_shows_no_banner(
         lambda: [c.title for c in window.sidebar.model.conversations()] == ["Before the outage"],
         timeout=5000,
     )
+
+
+@pytest.mark.parametrize("refusing", [True])
+def test_what_the_server_refuses_at_the_hand_over_is_said_not_called_handed_over(
+    qtbot: QtBot,
+    make_window: WindowFactory,
+    store: PostgresStore,
+    server_up: PgServer,
+    refusing: bool,
+) -> None:
+    window = make_window()
+    qtbot.waitUntil(window.banner.isVisible, timeout=RECOVERY_MS)  # away
+    kept = store.memories.add("Please refuse me, server", source="remember")
+    server_up.start()
+    qtbot.waitUntil(lambda: window.banner.text_label.text() == refused_text(1), timeout=RECOVERY_MS)
+    assert window.banner.kind == "warning"
+    assert store.reachable and [m.id for m in store.outbox.pending()] == [kept.id]
+    assert "refused 1 change kept on this machine" in refused_text(1)

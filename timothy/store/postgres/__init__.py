@@ -73,6 +73,8 @@ class PostgresStore:
         )
         self.search = PgSearch(self.db, self.vectors)
         self._last_retry = 0.0
+        # What the last hand-over left here (refused by the server): see `kept_here`.
+        self._kept_here = 0
         # Other machines' changes reach this machine's listeners (the app's panes).
         self.changes: ChangeFollower | None = None
         if follow_changes:
@@ -87,6 +89,7 @@ class PostgresStore:
         else:
             self.memories.hand_over_pending()
             self.sessions.hand_over_pending()
+            self._count_kept()
 
     def _reconnected(self) -> None:
         """The change feed reached the server: calls go through again, everything kept here
@@ -99,6 +102,7 @@ class PostgresStore:
                 raise
             except Exception:  # refused by the server: it stays here, nothing is dropped
                 log.exception("what was kept on this machine could not be handed over")
+        self._count_kept()
         try:
             self.sessions.refresh()
         except StoreUnreachableError:
@@ -130,6 +134,24 @@ class PostgresStore:
     def on_reachability(self, listener: ReachabilityListener) -> None:
         """Call `listener(reachable)` (on a store thread) when the server goes or returns."""
         self.link.on_change(listener)
+
+    @property
+    def kept_here(self) -> int:
+        """How many changes the last hand-over left on this machine (the server refused
+        them; the log says why): they are offered again at each reconnection."""
+        return self._kept_here
+
+    def _count_kept(self) -> None:
+        try:
+            self._kept_here = self.outbox.waiting() + self.sessions.pending_count()
+        except Exception:  # a count that cannot be read only leaves the last one
+            log.exception("what is kept on this machine could not be counted")
+        if self._kept_here:
+            log.warning(
+                "%d change(s) kept on this machine were not handed over; offered again at "
+                "the next reconnection",
+                self._kept_here,
+            )
 
     def _announced(self, batch: list[Announcement]) -> None:
         if not self.memories.listeners:

@@ -76,6 +76,12 @@ class Outbox:
         with self._lock:
             return self._read()[0]
 
+    def waiting(self) -> int:
+        """How many memories wait here, those that do not read included (kept too)."""
+        with self._lock:
+            found, unreadable = self._read()
+            return len(found) + len(unreadable)
+
     def _read(self) -> tuple[list[Memory], list[str]]:
         """The pending memories, and the lines that do not read (kept, never dropped)."""
         try:
