@@ -381,17 +381,16 @@ def report(
     """The table, the overhead, the article ratio, memory, and the verdicts."""
     cell = 24
     lanes = {figures.get("lanes") for figures in results.values() if "lanes" in figures}
-    threads = (
-        "one other thread, one after the other"
+    legs = (
+        "the vector leg on one other thread, the text leg then the entity leg on the caller's"
         if lanes == {1}
-        else "threads of their own"
+        else "the entity and vector legs on threads of their own, the text leg on the caller's"
         if lanes
-        else "other threads"
+        else "the entity and vector legs on other threads, the text leg on the caller's"
     )
     print(
         "\nend to end is what a chat turn runs: the query's entity names looked up, the rest"
-        f" embedded (a ready vector), the entity and vector legs on {threads} and"
-        " the text leg on the caller's, each leg reading its hits' memories, the relevance"
+        f" embedded (a ready vector), {legs}, each leg reading its hits' memories, the relevance"
         " floor, fusion, the neighbourhoods of the fused list's first episodic hits (one"
         " read) and their shares, the days the query names, packing; 'cpu per turn' is its"
         " CPU time on every thread"

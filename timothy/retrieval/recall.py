@@ -2,9 +2,10 @@
 
 `Recaller.recall(query)` is what a chat turn calls before each reply. The legs run side by
 side (each with its own connection: the text leg on the caller's thread, whose statements stop
-at the deadline, the others on threads of their own, or on two cores one after the other on one
-thread: `leg_lanes`); one that fails or outlives the time bound is
-logged and dropped, and only when every leg that ran failed does recall raise RecallError.
+at the deadline, the others on threads of their own; on two cores the vector leg alone on one
+thread while the entity leg follows the text leg on the caller's: `leg_lanes`); one that fails
+or outlives the time bound is logged and dropped, and only when every leg that ran failed does
+recall raise RecallError.
 Stamping `last_retrieved_at` of the packed memories happens afterwards, off the turn's path.
 """
 
@@ -59,11 +60,14 @@ LEG_OFF = "off"
 MAX_QUERY_CHARS = 20_000
 # Threads for legs: at most two per recall, more only while a hung leg still holds one.
 LEG_THREADS = 8
-# The leg recall runs on its caller's thread (its SQLite statements stop at the deadline).
+# The leg recall runs on its caller's thread (its statements stop at the deadline).
 INLINE_LEG = "text"
-# The other legs, in the order they run when they share a thread: the entity leg (SQLite,
-# stopped at the deadline) before the vector leg, which may wait on an embedding provider.
+# The other legs, each on a thread of its own when there are two (`leg_lanes`).
 THREADED_LEGS = ("entity", "vector")
+# With one other thread (two cores), the vector leg runs on it alone (it may wait on an
+# embedding provider, which the caller must not) and the entity leg, whose statements stop
+# at the deadline as the text leg's do, follows the text leg on the caller's thread.
+ONE_LANE_INLINE = ("text", "entity")
 
 
 def leg_lanes(cores: int | None = None) -> int:
@@ -71,11 +75,15 @@ def leg_lanes(cores: int | None = None) -> int:
     beyond the caller's, at most one a leg, at least one (the vector leg may wait on a
     provider, which the caller must not).
 
-    On two cores (a laptop) the entity and vector legs run one after the other on one
-    thread while the text leg, the slowest, runs on the caller's: two runnable threads for
-    two cores. Three threads there took turns on the cores and at the GIL; one thread fewer
-    (bench/recall.py, 1k and 10k memories) cost less CPU per turn and no wall time, since
-    the two legs together still finish before the text leg."""
+    On two cores (a laptop) the vector leg runs on one thread while the text leg, then the
+    entity leg, run on the caller's: two runnable threads for two cores. Three threads there
+    took turns on the cores and at the GIL. The vector leg goes alone: started at once, it
+    waits on the provider (or the int8 pass, which holds no GIL) while the text leg's SQLite
+    holds none either, and a provider that hangs costs no other leg. Against the entity leg
+    before it on the same thread (bench/recall.py's stores, the two alternated query by
+    query in one process), with a provider that takes the local model's 1.8 ms: p50
+    0.83-0.86x at 1k memories, 0.90-0.93x at 10k (a turn ~1 ms sooner); with a ready vector,
+    0.90-0.97x in process, and 1.02-1.17x in bench/recall.py's rounds (no gain there)."""
     found = os.cpu_count() if cores is None else cores
     return max(1, min(len(THREADED_LEGS), (found or 1) - 1))
 
@@ -434,34 +442,41 @@ class Recaller:
             "text": lambda: self._text_leg(query, limit, deadline),
             "entity": lambda: self._entity_leg(query, limit, deadline, turn),
         }
-        # In the order the legs' statuses have always been listed: vector, entity, text.
+        inline_legs = ONE_LANE_INLINE if self.lanes == 1 else (INLINE_LEG,)
+        threaded = [leg for leg in THREADED_LEGS if leg not in inline_legs]
         futures: dict[str, Future[LegHits | None]] = {
-            leg: Future() for leg in calls if leg != INLINE_LEG
+            leg: Future() for leg in calls if leg in threaded
         }
         lanes: list[list[tuple[Future[LegHits | None], Callable[[], LegHits | None]]]] = [
             [] for _ in range(self.lanes)
         ]
-        for place, leg in enumerate(THREADED_LEGS):
+        for place, leg in enumerate(threaded):
             lanes[place % self.lanes].append(
                 (futures[leg], functools.partial(self._with_memories, calls[leg], turn))
             )
         for lane in lanes:
             if lane:
                 self._legs.submit(functools.partial(_run_lane, lane))
-        # The text leg runs on the caller's thread, which would only wait meanwhile: one
-        # thread less to wake, and no wake-up of the caller when the legs are done. Its
-        # statements stop at the deadline (TimeoutError), so the bound still holds.
-        inline: Future[LegHits | None] = Future()
-        inline.set_running_or_notify_cancel()
-        try:
-            inline.set_result(self._with_memories(calls[INLINE_LEG], turn, inline=True))
-        except Exception as failure:
-            inline.set_exception(failure)
-        futures[INLINE_LEG] = inline
+        # The text leg (and on one lane the entity leg) runs on the caller's thread, which
+        # would only wait meanwhile: one thread less to wake, and no wake-up of the caller
+        # when the legs are done. Their statements stop at the deadline (TimeoutError), so
+        # the bound still holds.
+        for leg in inline_legs:
+            inline: Future[LegHits | None] = Future()
+            inline.set_running_or_notify_cancel()
+            try:
+                inline.set_result(self._with_memories(calls[leg], turn, inline=True))
+            except Exception as failure:
+                inline.set_exception(failure)
+            futures[leg] = inline
         wait(futures.values(), timeout=max(0.0, deadline - time.monotonic()))
         found: dict[str, Verdicts] = {}
         status: dict[str, str] = {}
-        for leg, future in futures.items():
+        # In the order the legs' statuses have always been listed (vector, entity, text),
+        # whichever thread ran each: fusion sums their terms in this order, and its floats
+        # must not depend on where the legs ran.
+        for leg in ("vector", "entity", "text"):
+            future = futures[leg]
             if not future.done():
                 future.cancel()
                 bound = self.settings.time_bound_seconds
