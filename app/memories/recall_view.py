@@ -10,6 +10,7 @@ import html
 from collections import Counter
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
@@ -144,6 +145,10 @@ class RecallView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.recall: RecallRecord | None = None
+        # A record shown while this view is hidden waits here, and is rendered when the view
+        # is shown or its lists are read (the turn's list is ~5 ms of HTML: at start, the
+        # opened conversation's last record arrives while the tab is hidden).
+        self._unrendered: RecallRecord | None = None
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         self.stack = QStackedWidget(self)
@@ -174,22 +179,22 @@ class RecallView(QWidget):
         self.legs_label.setProperty("muted", True)
         layout.addWidget(self.legs_label)
         splitter = QSplitter(Qt.Orientation.Vertical, page)
-        self.items_view = QTextBrowser(splitter)
-        self.items_view.setFrameShape(QFrame.Shape.NoFrame)
-        theme.see_through(self.items_view)
+        self._items_view = QTextBrowser(splitter)
+        self._items_view.setFrameShape(QFrame.Shape.NoFrame)
+        theme.see_through(self._items_view)
         block_box = QWidget(splitter)
         block_layout = QVBoxLayout(block_box)
         block_layout.setContentsMargins(0, 6, 0, 0)
         block_title = QLabel("The exact block sent to the model", block_box)
         block_title.setProperty("heading", True)
         block_layout.addWidget(block_title)
-        self.block_view = QPlainTextEdit(block_box)
-        self.block_view.setObjectName("RecallBlock")
-        self.block_view.setReadOnly(True)
-        self.block_view.setFont(theme.monospace_font())
-        self.block_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        block_layout.addWidget(self.block_view)
-        splitter.addWidget(self.items_view)
+        self._block_view = QPlainTextEdit(block_box)
+        self._block_view.setObjectName("RecallBlock")
+        self._block_view.setReadOnly(True)
+        self._block_view.setFont(theme.monospace_font())
+        self._block_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        block_layout.addWidget(self._block_view)
+        splitter.addWidget(self._items_view)
         splitter.addWidget(block_box)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
@@ -198,8 +203,33 @@ class RecallView(QWidget):
         self.page = page
         self.show_nothing()
 
+    @property
+    def items_view(self) -> QTextBrowser:
+        """The turn's memories, as listed (a record waiting to be rendered is first)."""
+        self._render()
+        return self._items_view
+
+    @property
+    def block_view(self) -> QPlainTextEdit:
+        """The exact block sent to the model (a record waiting to be rendered is first)."""
+        self._render()
+        return self._block_view
+
+    def showEvent(self, event: QShowEvent) -> None:
+        self._render()
+        super().showEvent(event)
+
+    def _render(self) -> None:
+        recall, self._unrendered = self._unrendered, None
+        if recall is None:
+            return
+        c = theme.colours()
+        self._items_view.setHtml(f'<div style="color:{c.text.name()};">{items_html(recall)}</div>')
+        self._block_view.setPlainText(recall.block or "(empty)")
+
     def show_nothing(self) -> None:
         self.recall = None
+        self._unrendered = None
         self.empty.setText(
             "After you send a message, this shows exactly which memories recall gave the model. "
             "Choose “Memories used” under any reply to see that turn's."
@@ -209,6 +239,7 @@ class RecallView(QWidget):
     def show_no_block(self, caption: str = "", reason: str = "") -> None:
         """No block went with this turn; `reason` says why when it is known."""
         self.recall = None
+        self._unrendered = None
         why = (
             f"No memory block was sent with this turn: {reason}."
             if reason
@@ -229,8 +260,9 @@ class RecallView(QWidget):
         if memory_id not in named:
             return
         self.recall = None
-        self.items_view.clear()
-        self.block_view.clear()
+        self._unrendered = None
+        self._items_view.clear()
+        self._block_view.clear()
         self.empty.setText(
             "This turn's memory block named a memory you forgot for good. Choose “Memories "
             "used” under a reply to see its block as it is kept now."
@@ -239,7 +271,6 @@ class RecallView(QWidget):
 
     def show_recall(self, recall: RecallRecord, caption: str = "Latest turn") -> None:
         self.recall = recall
-        c = theme.colours()
         self.caption.setText(caption)
         if recall.budget:
             share = recall.tokens / recall.budget
@@ -261,6 +292,7 @@ class RecallView(QWidget):
         parts.append(f"{recall.elapsed_ms:.0f} ms in all")
         self.legs_label.setText(" · ".join(parts))
         self.legs_label.setVisible(True)
-        self.items_view.setHtml(f'<div style="color:{c.text.name()};">{items_html(recall)}</div>')
-        self.block_view.setPlainText(recall.block or "(empty)")
+        self._unrendered = recall
+        if self.isVisible():
+            self._render()
         self.stack.setCurrentWidget(self.page)

@@ -67,3 +67,31 @@ def test_below_floor_candidates_follow_what_was_sent(
     text = pane.recall_view.items_view.toPlainText()
     assert text.index("Dr. Ana Lopes") < text.index("Found but not sent")
     assert text.index("Found but not sent") < text.index("says hello to the canteen staff")
+
+
+def test_a_record_shown_while_the_tab_is_hidden_is_rendered_when_the_tab_opens(
+    qtbot: QtBot, pane: MemoryPane, store: Store
+) -> None:
+    """At start the opened conversation's last record arrives while another tab is on show:
+    its list (~5 ms of HTML) is made when the tab opens, not on the way in; a memory
+    forgotten for good meanwhile is never rendered."""
+    dentist = store.memories.add("The owner's dentist is Dr. Ana Lopes", entities=["Ana Lopes"])
+    with Recaller(store) as recaller:
+        record = recaller.recall("Who is Ana Lopes?", mark=False).record()
+    view = pane.recall_view
+    assert not view.isVisible()  # the pane opens on another tab
+    pane.show_recall(record, "The reply of 09:00")
+    assert view._items_view.toPlainText() == ""  # not rendered yet
+    pane.open_recall_tab()
+    assert "Dr. Ana Lopes" in view._items_view.toPlainText()  # rendered as the tab showed
+    assert "Dr. Ana Lopes" in view._block_view.toPlainText()
+
+    pane.tabs.setCurrentIndex(0)
+    view._items_view.clear()
+    view._block_view.clear()
+    pane.show_recall(record, "The reply of 09:05")
+    view.memory_forgotten(dentist.id)
+    pane.open_recall_tab()
+    assert "Ana Lopes" not in view._items_view.toPlainText()
+    assert "Ana Lopes" not in view._block_view.toPlainText()
+    assert view.stack.currentWidget() is view.empty
