@@ -91,14 +91,15 @@ class _ThemedSvg(QIconEngine):
         self.name = name
         self.role = role
 
+    def _colour(self, mode: QIcon.Mode) -> QColor:
+        return theme.colours().muted if mode == QIcon.Mode.Disabled else role_colour(self.role)
+
     def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode, state: QIcon.State) -> None:
-        colour = theme.colours().muted if mode == QIcon.Mode.Disabled else role_colour(self.role)
-        data = _svg(self.name).replace("currentColor", colour.name())
+        data = _svg(self.name).replace("currentColor", self._colour(mode).name())
         QSvgRenderer(QByteArray(data.encode("utf-8"))).render(painter, QRectF(rect))
 
     def pixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QPixmap:
-        colour = theme.colours().muted if mode == QIcon.Mode.Disabled else role_colour(self.role)
-        key = (self.name, colour.rgba(), size.width(), size.height())
+        key = (self.name, self._colour(mode).rgba(), size.width(), size.height())
         image = _drawn.get(key)
         if image is None:
             image = QPixmap(size)

@@ -387,9 +387,7 @@ class CodeHighlighter(QSyntaxHighlighter):
             self._heads = lexed.heads
             self.lexed_chars = len(code)
         else:  # the theme (or the lexer) changed meanwhile: this thread colours the tokens
-            self._line_starts = line_starts(code)
-            self._spans = [[] for _ in self._line_starts]
-            self._heads = [None] * len(self._line_starts)
+            self.prepare_plain(code)
             self._colour(code, 0, 0, lexed.tokens)
         self.rehighlight()
         return True

@@ -68,6 +68,9 @@ THREADED_LEGS = ("entity", "vector")
 # embedding provider, which the caller must not) and the entity leg, whose statements stop
 # at the deadline as the text leg's do, follows the text leg on the caller's thread.
 ONE_LANE_INLINE = ("text", "entity")
+# The order the legs' statuses have always been listed in; fusion sums their terms in it,
+# whichever thread ran each, so its floats do not depend on where the legs ran.
+STATUS_ORDER = ("vector", "entity", "text")
 
 
 def leg_lanes(cores: int | None = None) -> int:
@@ -472,10 +475,7 @@ class Recaller:
         wait(futures.values(), timeout=max(0.0, deadline - time.monotonic()))
         found: dict[str, Verdicts] = {}
         status: dict[str, str] = {}
-        # In the order the legs' statuses have always been listed (vector, entity, text),
-        # whichever thread ran each: fusion sums their terms in this order, and its floats
-        # must not depend on where the legs ran.
-        for leg in ("vector", "entity", "text"):
+        for leg in STATUS_ORDER:
             future = futures[leg]
             if not future.done():
                 future.cancel()
