@@ -58,6 +58,7 @@ from app.memories.memory_editor import MemoryEditor
 from app.memories.memory_pane import MemoryPane
 from app.settings.backups_page import KIND_LABELS, BackupsPage, made_text
 from app.settings.settings_dialog import BEDROCK_MODELS, SettingsDialog
+from app.transcript.code_block import hold_lexing, release_lexing
 from app.transcript.code_highlighter import warm_up as warm_up_highlighting
 from timothy import paths
 from timothy.assistant import Setup
@@ -123,6 +124,9 @@ class MainWindow(QMainWindow):
         import and compile Pygments' common lexers once start-up has loaded the rest, so
         the first reply's code block does not pay for them (the app's window does)."""
         super().__init__()
+        # The opened conversation's code is coloured once the window's first reads are
+        # drawn (`_begin_loads`), not among them: Pygments' first use shares the GIL.
+        hold_lexing()
         self.store = store
         self.now = now
         self.settings = settings if settings is not None else load_settings()
@@ -1118,6 +1122,7 @@ class MainWindow(QMainWindow):
         if self._loads_begun:
             return
         self._loads_begun = True
+        release_lexing()
         waiting, self._waiting_settings = self._waiting_settings, None
         if waiting is not None and waiting is self.settings:
             self._build_for(waiting)
@@ -1281,6 +1286,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self._closing:
             self._closing = True
+            release_lexing()
             self.save_state()
             self.chat.stop()
             self.upkeep.cancel()

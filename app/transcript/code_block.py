@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetrics, QGuiApplication, QTextCursor
@@ -33,7 +36,79 @@ from app.transcript.code_highlighter import (
 LEX_LATER_CHARS = 2_000
 # The same goes for a block whose language's lexer is not made yet (its regular expressions
 # compile in 0.1-0.3 s): plain until the worker has made it, whether whole or streaming in.
-_lexing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="timothy-lexing")
+# While the window starts, the worker waits (`hold_lexing`) for at most this long.
+HOLD_MAX_S = 5.0
+
+
+class _LexingLine:
+    """The one lexing worker, which the window can hold while it starts (`hold_lexing`).
+
+    Pygments' first use imports its lexers and compiles their regular expressions: 0.1-0.3 s
+    of pure Python that shares the GIL with the window's thread. At start that fell among the
+    window's own first work (the memory lists, the opened conversation) and stretched its
+    longest stalls to 65-100 ms. Held, a block is shown plain and coloured once the window's
+    first reads are drawn."""
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="timothy-lexing")
+        self._lock = threading.Lock()
+        self._held: list[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]] | None = None
+        self._timer: threading.Timer | None = None
+
+    def submit(self, work: Callable[..., Any], *args: Any) -> Future[Any]:
+        with self._lock:
+            if self._held is not None:
+                future: Future[Any] = Future()
+                self._held.append((future, work, args))
+                return future
+        return self._pool.submit(work, *args)
+
+    @property
+    def held(self) -> bool:
+        with self._lock:
+            return self._held is not None
+
+    def hold(self, at_most_s: float = HOLD_MAX_S) -> None:
+        """Keep what is submitted until `release` (or `at_most_s`, whichever comes first)."""
+        with self._lock:
+            if self._held is not None:
+                return
+            self._held = []
+            self._timer = threading.Timer(at_most_s, self.release)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def release(self) -> None:
+        """Run what waited, in the order it came; later work runs at once."""
+        with self._lock:
+            waiting, self._held = self._held or [], None
+            timer, self._timer = self._timer, None
+            # Queued under the lock: work submitted meanwhile runs after what waited.
+            for future, work, args in waiting:
+                if future.set_running_or_notify_cancel():
+                    self._pool.submit(_settle, future, work, args)
+        if timer is not None:
+            timer.cancel()
+
+
+def _settle(future: Future[Any], work: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    try:
+        future.set_result(work(*args))
+    except BaseException as failure:
+        future.set_exception(failure)
+
+
+_lexing = _LexingLine()
+
+
+def hold_lexing() -> None:
+    """Hold code blocks' lexing while the window starts (see _LexingLine)."""
+    _lexing.hold()
+
+
+def release_lexing() -> None:
+    """Let code blocks' lexing run again (held blocks are coloured now)."""
+    _lexing.release()
 
 
 class CodeBlock(QFrame):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
@@ -14,8 +15,10 @@ from app.jobs.workers import Workers
 from app.mainwindow.main_window import MainWindow
 from app.mainwindow.start_loads import StartLoads
 from app.mainwindow.window_state import WindowState
+from app.transcript.code_block import LEX_LATER_CHARS, CodeBlock, _lexing
 from tests.app.conftest import SETTLE_TIMEOUT_MS, chat_settings, settle
 from tests.fakes.openai_server import OpenAIServer
+from timothy.settings import Settings
 from timothy.store import Store
 
 
@@ -148,3 +151,57 @@ def test_a_message_sent_as_the_window_opens_is_answered_and_the_loads_still_foll
     for engine in assistant.engines():
         engine.wait_idle(10)
     window.close()
+
+
+def test_the_opened_conversations_code_is_coloured_once_the_first_reads_are_drawn(
+    qtbot: QtBot, store: Store, openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    """Pygments' first use (its lexers imported, their expressions compiled) shares the GIL
+    with the window's first work, which it stretched into the start's longest stalls: the
+    window holds the lexing line until its first reads are drawn, then colours the code."""
+    code = "\n".join(f"def step_{n}(x):\n    return x * {n}  # line {n}" for n in range(80))
+    assert len(code) >= LEX_LATER_CHARS  # coloured by the worker, not on the spot
+    session = store.sessions.create(title="Code")
+    store.sessions.add_message(session.id, "user", "Show me the steps.")
+    store.sessions.add_message(session.id, "assistant", f"Here:\n\n```python\n{code}\n```\n")
+    state = WindowState(tmp_path / "window.ini")
+    state.set_text("window/last_conversation", session.id)
+    window = MainWindow(
+        store,
+        settings=chat_settings(openai_server),
+        window_state=state,
+        probe_local_servers=lambda: [],
+        consolidation_delay_ms=None,
+    )
+    qtbot.addWidget(window)
+    assert _lexing.held  # from the start
+    window.show()
+    qtbot.waitUntil(lambda: bool(window.chat.transcript.findChildren(CodeBlock)), timeout=10_000)
+    (block,) = window.chat.transcript.findChildren(CodeBlock)
+    if _lexing.held:  # drawn plain while the window's first reads are still arriving
+        assert block.highlighter.lexed_chars == 0
+        assert not block.body.document().firstBlock().layout().formats()
+    qtbot.waitUntil(lambda: window.start_loads.started, timeout=3 * SETTLE_TIMEOUT_MS)
+    assert not _lexing.held
+    qtbot.waitUntil(
+        lambda: bool(block.body.document().firstBlock().layout().formats()), timeout=10_000
+    )
+    settle(qtbot, window.workers, window.network)
+    window.close()
+
+
+def test_a_window_closed_before_its_loads_begin_lets_the_lexing_line_go(
+    qtbot: QtBot, store: Store
+) -> None:
+    window = MainWindow(
+        store,
+        settings=Settings(),
+        window_state=WindowState(),
+        probe_local_servers=lambda: [],
+        consolidation_delay_ms=None,
+    )
+    qtbot.addWidget(window)
+    assert _lexing.held
+    window.close()
+    assert not _lexing.held
+    settle(qtbot, window.workers, window.network)

@@ -10,7 +10,14 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.look import theme
-from app.transcript.code_block import LEX_LATER_CHARS, CodeBlock, _lexing
+from app.transcript.code_block import (
+    LEX_LATER_CHARS,
+    CodeBlock,
+    _lexing,
+    _LexingLine,
+    hold_lexing,
+    release_lexing,
+)
 from app.transcript.code_highlighter import (
     DARK_STYLE,
     LIGHT_STYLE,
@@ -276,3 +283,50 @@ def test_a_block_streaming_in_before_its_lexer_is_made_is_coloured_once_it_is(
     assert block.highlighter.lexer_name == "OCaml"
     assert colour_at(block, 0, "let") == style_colour(LIGHT_STYLE, "Keyword")
     assert block.body.toPlainText() == code.rstrip("\n") or block.code == code
+
+
+def test_blocks_wait_while_the_line_is_held_and_are_coloured_in_order_once_released(
+    qtbot: QtBot,
+) -> None:
+    """The window holds the lexing line while it starts (Pygments' first use shares the GIL
+    with its first work): blocks stay plain, then are coloured, the first asked first."""
+    code = (PYTHON * 60).rstrip("\n")
+    hold_lexing()
+    try:
+        assert _lexing.held
+        first = CodeBlock(code, "python")
+        second = CodeBlock(code.replace("names", "people"), "python")
+        qtbot.addWidget(first)
+        qtbot.addWidget(second)
+        done: list[str] = []
+        marker = _lexing.submit(done.append, "after both")
+        QApplication.processEvents()
+        assert not marker.done() and done == []
+        assert colour_at(first, 0, "def") is None and colour_at(second, 0, "def") is None
+        assert first.highlighter.lexed_chars == 0 == second.highlighter.lexed_chars
+    finally:
+        release_lexing()
+    assert not _lexing.held
+    marker.result(timeout=10)  # one worker, in order: both blocks were lexed before it
+    assert done == ["after both"]
+    qtbot.waitUntil(lambda: colour_at(second, 0, "def") is not None)
+    assert colour_at(first, 0, "def") == style_colour(LIGHT_STYLE, "Keyword")
+    # Released, later work runs at once; releasing again changes nothing.
+    release_lexing()
+    assert _lexing.submit(lambda: "now").result(timeout=10) == "now"
+
+
+def test_a_hold_nobody_releases_lets_go_by_itself() -> None:
+    """A window that never got to release the line (closed by a crash, say) does not leave
+    every later code block plain: the hold lets go after its time."""
+    line = _LexingLine()
+    line.hold(at_most_s=0.05)
+    assert line.held
+    waited = line.submit(lambda: "lexed")
+    assert waited.result(timeout=10) == "lexed"
+    assert not line.held
+    # A failure in held work reaches its future, as the pool's own would.
+    line.hold(at_most_s=60)
+    failed = line.submit(lambda: 1 / 0)
+    line.release()
+    assert isinstance(failed.exception(timeout=10), ZeroDivisionError)
