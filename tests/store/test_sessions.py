@@ -10,7 +10,17 @@ import pytest
 from timothy.cli import main
 from timothy.errors import InvalidInputError, NotFoundError
 from timothy.store import Store
-from timothy.store.records import MessageRole, MessageStatus, RecallRecord, StoredToolCall
+from timothy.store.records import (
+    BelowFloorMemory,
+    LegVerdict,
+    MemoryType,
+    MessageRole,
+    MessageStatus,
+    ReadLater,
+    RecalledMemory,
+    RecallRecord,
+    StoredToolCall,
+)
 
 T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 
@@ -129,3 +139,92 @@ def test_cli_lists_and_shows_with_the_memory_block(
     assert main(["sessions", "show", session.id]) == 0
     text = capsys.readouterr().out
     assert "<memory>aisle</memory>" in text and "By the aisle." in text
+
+
+def _recalled(memory_id: str, rank: int) -> RecalledMemory:
+    return RecalledMemory(
+        id=memory_id,
+        type=MemoryType.SEMANTIC,
+        content=f"Fact {memory_id}",
+        entities=("Ana",),
+        created_at=T0,
+        last_confirmed_at=None,
+        rank=rank,
+        ranks={"text": rank},
+        rrf=1 / (60 + rank),
+        decay=1.0,
+        weight=1.0,
+        score=1 / (60 + rank),
+        days_unconfirmed=0.0,
+    )
+
+
+def _stored_reply(store: Store) -> tuple[str, RecallRecord]:
+    session = store.sessions.create(now=T0)
+    store.sessions.add_message(session.id, "user", "Where does Ana live?", now=T0)
+    reply = store.sessions.add_message(session.id, "assistant", "", status="streaming", now=T0)
+    record = RecallRecord(
+        "<memory ...>",
+        20,
+        1000,
+        (_recalled("m1", 1),),
+        tuple(_recalled(f"m{n}", n) for n in range(1, 5)),
+        {"text": "ok"},
+        1.5,
+        below_floor=(
+            BelowFloorMemory(
+                "m9",
+                MemoryType.EPISODIC,
+                "Ana said hello",
+                ("Ana",),
+                {"text": LegVerdict("text", 9, False, 0.2, 0.5, "too little in common")},
+            ),
+        ),
+    )
+    store.sessions.update_message(reply.id, content="Lisbon.", status="complete", recall=record)
+    return session.id, record
+
+
+def test_a_stored_records_long_lists_are_read_when_first_used(
+    store: Store, store_kind: str
+) -> None:
+    """Opening a conversation reads every reply's record: the packed memories at once, the
+    whole ranked list and what stayed below the floor only when the owner asks to see them
+    (they were most of the reading), and then equal to what was stored. (The server store
+    copies what it reads into this machine's mirror, which reads them.)"""
+    session_id, record = _stored_reply(store)
+    (_, reply) = store.sessions.messages(session_id)
+    read = reply.recall
+    assert read is not None
+    assert read.items == record.items  # read at once
+    assert isinstance(read.ranked, ReadLater) and isinstance(read.below_floor, ReadLater)
+    if store_kind == "sqlite":
+        assert not read.ranked.is_read and not read.below_floor.is_read
+    assert len(read.ranked) == 4 and read.ranked.is_read
+    assert [m.id for m in read.ranked] == ["m1", "m2", "m3", "m4"]
+    assert read.ranked[1:3] == record.ranked[1:3] and read.ranked[-1].rank == 4
+    assert read.below_floor[0].reason == "text: too little in common"
+    assert read == record and read.to_json() == record.to_json()
+
+
+def damage(store: Store, stored: dict[str, object]) -> None:
+    """Write a reply's stored record as given (damaged by hand)."""
+    sql = store.memories.dialect.sql("UPDATE messages SET recall = ? WHERE role = 'assistant'")
+    with store.db.write() as conn:
+        conn.execute(sql, (json.dumps(stored),))
+
+
+def test_a_stored_list_that_no_longer_reads_is_left_out_not_fatal(store: Store) -> None:
+    session_id, record = _stored_reply(store)
+    stored = record.to_json()
+    stored["ranked"][2]["type"] = "no such type"  # one damaged entry
+    stored["below_floor"] = "not a list"
+    damage(store, stored)
+    (_, reply) = store.sessions.messages(session_id)
+    # The list of the wrong kind: the record does not read, and is left out as before.
+    assert reply.recall is None and reply.content == "Lisbon."
+    stored["below_floor"] = []
+    damage(store, stored)
+    (_, reply) = store.sessions.messages(session_id)
+    assert reply.recall is not None and reply.recall.items == record.items
+    assert len(reply.recall.ranked) == 0 and list(reply.recall.ranked) == []

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar, overload
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class MemoryType(StrEnum):
@@ -416,6 +421,72 @@ class BelowFloorMemory:
         )
 
 
+class ReadLater(Sequence[T]):
+    """A stored list of records, read into them when first used: a sequence that equals
+    (and hashes as) the tuple it reads into.
+
+    Every reply keeps its recall record, and opening a conversation reads them all; the
+    whole ranked list and what stayed below the floor (two thirds of a record's reading,
+    ~1 ms each) are only shown when the owner asks for a reply's recall. An entry that no
+    longer reads drops the list to empty, as a record that no longer reads is dropped."""
+
+    __slots__ = ("_lock", "_read", "_stored", "_values")
+
+    def __init__(self, stored: Sequence[Any], read: Callable[[Any], T]) -> None:
+        self._stored: Sequence[Any] | None = stored
+        self._read: Callable[[Any], T] | None = read
+        self._values: tuple[T, ...] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def is_read(self) -> bool:
+        """Whether the records were read already."""
+        return self._values is not None
+
+    def values(self) -> tuple[T, ...]:
+        """The records, read now if they were not yet."""
+        values = self._values
+        if values is not None:
+            return values
+        with self._lock:
+            if self._values is None:
+                stored, read = self._stored or (), self._read
+                assert read is not None
+                try:
+                    self._values = tuple(read(entry) for entry in stored)
+                except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                    log.warning("a stored recall list does not read (%s); left out", exc)
+                    self._values = ()
+                self._stored, self._read = None, None
+            return self._values
+
+    def __len__(self) -> int:
+        return len(self.values())
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
+        return self.values()[index]
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.values())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ReadLater):
+            other = other.values()
+        return self.values() == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.values())
+
+    def __repr__(self) -> str:
+        return repr(self.values())
+
+
 @dataclass(frozen=True, slots=True)
 class RecallRecord:
     """What recall gave the model on one turn, kept with the turn's reply: the exact block,
@@ -426,11 +497,13 @@ class RecallRecord:
     tokens: int
     budget: int
     items: tuple[RecalledMemory, ...]  # packed, in block order (best, 3rd, ..., 2nd)
-    ranked: tuple[RecalledMemory, ...]  # every candidate above the minimum score, best first
+    # Every candidate above the minimum score, best first (read when first used, from a
+    # stored record: ReadLater).
+    ranked: Sequence[RecalledMemory]
     legs: Mapping[str, str]  # leg -> "ok" | "off" | "failed: why"
     elapsed_ms: float
     # Found by some leg, admitted by none (the relevance floor): listed, never packed.
-    below_floor: tuple[BelowFloorMemory, ...] = ()
+    below_floor: Sequence[BelowFloorMemory] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "legs", MappingProxyType(dict(self.legs)))
@@ -460,10 +533,17 @@ class RecallRecord:
             tokens=int(data.get("tokens") or 0),
             budget=int(data.get("budget") or 0),
             items=tuple(RecalledMemory.from_json(item) for item in data.get("items") or ()),
-            ranked=tuple(RecalledMemory.from_json(item) for item in data.get("ranked") or ()),
+            ranked=ReadLater(_listed(data.get("ranked")), RecalledMemory.from_json),
             legs={str(leg): str(value) for leg, value in legs.items()},
             elapsed_ms=float(data.get("elapsed_ms") or 0.0),
-            below_floor=tuple(
-                BelowFloorMemory.from_json(item) for item in data.get("below_floor") or ()
-            ),
+            below_floor=ReadLater(_listed(data.get("below_floor")), BelowFloorMemory.from_json),
         )
+
+
+def _listed(value: Any) -> Sequence[Any]:
+    """A stored list, or none when it is missing; anything else does not read."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise TypeError(f"a list was expected, not {type(value).__name__}")
+    return value
