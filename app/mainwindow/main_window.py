@@ -58,7 +58,7 @@ from app.memories.memory_editor import MemoryEditor
 from app.memories.memory_pane import MemoryPane
 from app.settings.backups_page import KIND_LABELS, BackupsPage, made_text
 from app.settings.settings_dialog import BEDROCK_MODELS, SettingsDialog
-from app.transcript.code_block import hold_lexing, release_lexing
+from app.transcript.code_block import colour_held_code, hold_lexing, release_lexing
 from app.transcript.code_highlighter import warm_up as warm_up_highlighting
 from timothy import paths
 from timothy.assistant import Setup
@@ -124,8 +124,9 @@ class MainWindow(QMainWindow):
         import and compile Pygments' common lexers once start-up has loaded the rest, so
         the first reply's code block does not pay for them (the app's window does)."""
         super().__init__()
-        # The opened conversation's code is coloured once the window's first reads are
-        # drawn (`_begin_loads`), not among them: Pygments' first use shares the GIL.
+        # The opened conversation's code is coloured in the line of start-up's later loads
+        # (`_start_later_loads`), not among the window's first reads: Pygments' first use
+        # shares the GIL.
         hold_lexing()
         self.store = store
         self.now = now
@@ -1122,7 +1123,6 @@ class MainWindow(QMainWindow):
         if self._loads_begun:
             return
         self._loads_begun = True
-        release_lexing()
         waiting, self._waiting_settings = self._waiting_settings, None
         if waiting is not None and waiting is self.settings:
             self._build_for(waiting)
@@ -1131,9 +1131,11 @@ class MainWindow(QMainWindow):
 
     def _start_later_loads(self) -> None:
         """The chat engine and its local model are in (or failed): what start-up loads
-        besides follows, one load at a time (`start_loads`), Pygments' lexers last."""
+        besides follows, one load at a time (`start_loads`): the code on show is coloured,
+        and Pygments' other lexers are made last."""
         if self.start_loads.started:
             return
+        self.start_loads.add("colouring the code on show", colour_held_code)
         if self.warm_up_code:
             self.start_loads.add("preparing code highlighting", warm_up_highlighting)
         self.start_loads.start()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -37,7 +37,7 @@ LEX_LATER_CHARS = 2_000
 # The same goes for a block whose language's lexer is not made yet (its regular expressions
 # compile in 0.1-0.3 s): plain until the worker has made it, whether whole or streaming in.
 # While the window starts, the worker waits (`hold_lexing`) for at most this long.
-HOLD_MAX_S = 5.0
+HOLD_MAX_S = 10.0
 
 
 class _LexingLine:
@@ -46,8 +46,9 @@ class _LexingLine:
     Pygments' first use imports its lexers and compiles their regular expressions: 0.1-0.3 s
     of pure Python that shares the GIL with the window's thread. At start that fell among the
     window's own first work (the memory lists, the opened conversation) and stretched its
-    longest stalls to 65-100 ms. Held, a block is shown plain and coloured once the window's
-    first reads are drawn."""
+    longest stalls to 65-100 ms, and just after them beside the chat engine's build it
+    stretched another to 120 ms. Held, a block is shown plain, and coloured in the line of
+    start-up's later loads (`colour_held_code`)."""
 
     def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="timothy-lexing")
@@ -78,8 +79,9 @@ class _LexingLine:
             self._timer.daemon = True
             self._timer.start()
 
-    def release(self) -> None:
-        """Run what waited, in the order it came; later work runs at once."""
+    def release(self) -> list[Future[Any]]:
+        """Run what waited, in the order it came (its futures are returned); later work
+        runs at once."""
         with self._lock:
             waiting, self._held = self._held or [], None
             timer, self._timer = self._timer, None
@@ -89,6 +91,7 @@ class _LexingLine:
                     self._pool.submit(_settle, future, work, args)
         if timer is not None:
             timer.cancel()
+        return [future for future, _, _ in waiting]
 
 
 def _settle(future: Future[Any], work: Callable[..., Any], args: tuple[Any, ...]) -> None:
@@ -109,6 +112,12 @@ def hold_lexing() -> None:
 def release_lexing() -> None:
     """Let code blocks' lexing run again (held blocks are coloured now)."""
     _lexing.release()
+
+
+def colour_held_code(timeout: float = 30.0) -> None:
+    """For a worker: release the lexing line and return once the blocks that waited are
+    lexed (a load in start-up's line, so that no other load runs beside it)."""
+    wait(_lexing.release(), timeout=timeout)
 
 
 class CodeBlock(QFrame):

@@ -158,7 +158,8 @@ def test_the_opened_conversations_code_is_coloured_once_the_first_reads_are_draw
 ) -> None:
     """Pygments' first use (its lexers imported, their expressions compiled) shares the GIL
     with the window's first work, which it stretched into the start's longest stalls: the
-    window holds the lexing line until its first reads are drawn, then colours the code."""
+    window holds the lexing line, and colours the code in the line of start-up's later
+    loads."""
     code = "\n".join(f"def step_{n}(x):\n    return x * {n}  # line {n}" for n in range(80))
     assert len(code) >= LEX_LATER_CHARS  # coloured by the worker, not on the spot
     session = store.sessions.create(title="Code")
@@ -182,6 +183,7 @@ def test_the_opened_conversations_code_is_coloured_once_the_first_reads_are_draw
         assert block.highlighter.lexed_chars == 0
         assert not block.body.document().firstBlock().layout().formats()
     qtbot.waitUntil(lambda: window.start_loads.started, timeout=3 * SETTLE_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: window.start_loads.done, timeout=3 * SETTLE_TIMEOUT_MS)
     assert not _lexing.held
     qtbot.waitUntil(
         lambda: bool(block.body.document().firstBlock().layout().formats()), timeout=10_000

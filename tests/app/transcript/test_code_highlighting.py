@@ -15,6 +15,7 @@ from app.transcript.code_block import (
     CodeBlock,
     _lexing,
     _LexingLine,
+    colour_held_code,
     hold_lexing,
     release_lexing,
 )
@@ -314,6 +315,20 @@ def test_blocks_wait_while_the_line_is_held_and_are_coloured_in_order_once_relea
     # Released, later work runs at once; releasing again changes nothing.
     release_lexing()
     assert _lexing.submit(lambda: "now").result(timeout=10) == "now"
+
+
+def test_colouring_held_code_returns_once_the_waiting_blocks_are_lexed(qtbot: QtBot) -> None:
+    """Start-up's line of loads colours the code on show as one load: it returns only once
+    the blocks that waited are lexed, so the next load does not run beside it."""
+    code = (PYTHON * 60).rstrip("\n")
+    hold_lexing()
+    block = CodeBlock(code, "python")
+    qtbot.addWidget(block)
+    assert block.highlighter.lexed_chars == 0
+    colour_held_code()  # here on the test's thread, as on a worker
+    assert not _lexing.held
+    QApplication.processEvents()  # the worker's colours, handed over
+    assert colour_at(block, 0, "def") == style_colour(LIGHT_STYLE, "Keyword")
 
 
 def test_a_hold_nobody_releases_lets_go_by_itself() -> None:
