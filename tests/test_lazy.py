@@ -5,8 +5,13 @@ Each case runs in a fresh interpreter: the test process itself has long imported
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+
+import pytest
+
+from timothy.lazy import lazy_pattern
 
 CHILD = """
 import json, sys
@@ -71,3 +76,70 @@ def test_a_first_read_waits_for_another_threads_import() -> None:
     done = subprocess.run([sys.executable, "-c", RACE], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["waited", "read"]
+
+
+def test_a_lazy_pattern_answers_as_the_compiled_one() -> None:
+    text = "Remember: Ana moved to Porto on 3 May 2024.\nREMEMBER Ana"
+    lazy = lazy_pattern(r"remember\W+(?P<who>\w+)", re.IGNORECASE)
+    plain = re.compile(r"remember\W+(?P<who>\w+)", re.IGNORECASE)
+    assert [m.group("who") for m in lazy.finditer(text)] == ["Ana", "Ana"]
+    assert lazy.sub("*", text) == plain.sub("*", text)
+    assert lazy.findall(text) == plain.findall(text)
+    assert lazy.split(text) == plain.split(text)
+    assert lazy.subn("*", text) == plain.subn("*", text)
+    assert lazy.match("remember   bo").group("who") == "bo"  # type: ignore[union-attr]
+    assert lazy.fullmatch("nothing") is None
+    assert (lazy.pattern, lazy.flags, lazy.groups, dict(lazy.groupindex)) == (
+        plain.pattern,
+        plain.flags,
+        plain.groups,
+        dict(plain.groupindex),
+    )
+
+
+def test_a_lazy_pattern_is_compiled_at_its_first_use() -> None:
+    """A broken pattern fails where it is used, as re.error, not when its module loads."""
+    broken = lazy_pattern(r"(unclosed")
+    with pytest.raises(re.error):
+        broken.search("unclosed")
+    with pytest.raises(re.error):  # still broken at the next use
+        broken.sub("", "unclosed")
+    with pytest.raises(AttributeError):
+        lazy_pattern("fine").no_such_method  # type: ignore[attr-defined]  # noqa: B018
+
+
+COMPILES = """
+import json, re, sys
+import timothy.text, timothy.lazy, timothy.retrieval.fusion, timothy.retrieval.settings
+compiled = []
+plain = re._compile
+OURS = ("timothy.memory.provenance", "timothy.memory.dates", "timothy.retrieval.when")
+def counting(pattern, flags):
+    caller = sys._getframe(1)
+    while caller is not None and caller.f_globals.get("__name__", "") in ("re", "timothy.lazy"):
+        caller = caller.f_back
+    if caller is not None and caller.f_globals.get("__name__") in OURS:
+        compiled.append(str(pattern)[:40])
+    return plain(pattern, flags)
+re._compile = counting
+import timothy.memory.provenance, timothy.memory.dates, timothy.retrieval.when
+on_import = list(compiled)
+from datetime import date
+from timothy.memory.dates import absolutise
+written = absolutise("We met yesterday.", date(2026, 5, 4))
+print(json.dumps({"on_import": on_import, "used": len(compiled) > 0, "written": written}))
+"""
+
+
+def test_the_memory_modules_compile_their_patterns_when_first_used() -> None:
+    """Provenance, dates and time expressions hold ~60 patterns that only a saved fact, an
+    extraction or a question naming a day uses: none is compiled while the window's start
+    imports them."""
+    done = subprocess.run(
+        [sys.executable, "-c", COMPILES], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["on_import"] == []
+    assert found["used"] is True
+    assert found["written"] == "We met on Sunday, 3 May 2026."

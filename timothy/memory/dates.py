@@ -19,6 +19,8 @@ import re
 from collections.abc import Callable
 from datetime import date, datetime, timedelta, tzinfo
 
+from timothy.lazy import lazy_pattern
+
 WEEKDAYS = [d.lower() for d in calendar.day_name]  # monday .. sunday
 _WEEKDAY = "|".join(WEEKDAYS)
 _UNITS = {"day": 1, "week": 7}
@@ -138,8 +140,8 @@ _RULES: list[tuple[str, Phrase]] = [
 _PREPOSITION = r"(?:\b(?P<prep>on|in|by|until|till|since|before|after|from|for|during)\s+)?"
 _COMPILED = [
     (
-        re.compile(_PREPOSITION + r"\b(?P<body>" + pattern + r")\b", re.IGNORECASE),
-        re.compile(pattern, re.IGNORECASE),
+        lazy_pattern(_PREPOSITION + r"\b(?P<body>" + pattern + r")\b", re.IGNORECASE),
+        lazy_pattern(pattern, re.IGNORECASE),
         phrase,
     )
     for pattern, phrase in _RULES

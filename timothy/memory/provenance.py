@@ -42,6 +42,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from timothy.lazy import lazy_pattern
 from timothy.text import INVISIBLE_RE, content_words, fold, stem, words
 
 LONG_PARAGRAPH = 500  # characters: longer than anyone types a "please remember"
@@ -104,7 +105,7 @@ class Provenance:
 
 # The request to keep something, in the languages Timothy's owners most often write. Words
 # that are nouns as often as verbs ("save", "store", "note") count only where they ask.
-_ASK_RE = re.compile(
+_ASK_RE = lazy_pattern(
     r"\b(?:remember|memori[sz]e|forget|keep (?:this|that|it) in mind|keep in mind|"
     r"bear in mind|write (?:this |that |it )?down|for (?:future|later) reference|"
     r"make a note|take a note|take note|note to self|jot (?:this |that |it )?down|"
@@ -125,12 +126,12 @@ _FORGET = frozenset(
     """forget oublie oubliez olvides olvide esqueça esqueca esqueças esquecas vergiss
     dimenticare vergeet""".split()  # noqa: SIM905
 )
-_NEGATION_BEFORE_RE = re.compile(
+_NEGATION_BEFORE_RE = lazy_pattern(
     r"(?:\b(?:don['’]?t|do not|never|no need to|not|ne|no|nicht|non|niet|não|nao)\W+|"
     r"\bn['’])(?:\w+\W+)?$",
     re.IGNORECASE,
 )
-_NEGATION_AFTER_RE = re.compile(r"^\W+(?:\w+\W+)?(?:nicht|pas|niet)\b", re.IGNORECASE)
+_NEGATION_AFTER_RE = lazy_pattern(r"^\W+(?:\w+\W+)?(?:nicht|pas|niet)\b", re.IGNORECASE)
 
 
 def asks_to_remember(text: str) -> bool:
@@ -150,7 +151,7 @@ def _ask_at(text: str, match: re.Match[str]) -> bool:
 
 # -- support -------------------------------------------------------------------------------
 
-_TIME_RE = re.compile(
+_TIME_RE = lazy_pattern(
     r"\b(?:today|tonight|tomorrow|yesterday|next|last|this|coming|ago|weekend|week|month|year|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
     r"january|february|march|april|may|june|july|august|september|october|november|december|"
@@ -205,44 +206,44 @@ def support(fact: str, own_words: str) -> float:
 
 Span = tuple[int, int, str]  # start, end, kind
 
-_FENCE_RE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
-_TAG_RE = re.compile(r"<!--.*?-->|</?[a-zA-Z][\w:-]*(?:\s[^<>]*)?/?>", re.S)
-_MARKDOWN_RE = re.compile(
+_FENCE_RE = lazy_pattern(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
+_TAG_RE = lazy_pattern(r"<!--.*?-->|</?[a-zA-Z][\w:-]*(?:\s[^<>]*)?/?>", re.S)
+_MARKDOWN_RE = lazy_pattern(
     r"^[ \t]*#{1,6}[ \t]+\S.*$|!?\[[^\]\n]+\]\([^)\s]+\)|&(?:[a-z]{2,8}|#x?[0-9a-f]{1,6});",
     re.M | re.I,
 )
-_BLOCKQUOTE_RE = re.compile(r"^[ \t]*>.*$", re.M)
+_BLOCKQUOTE_RE = lazy_pattern(r"^[ \t]*>.*$", re.M)
 _ROLES = (
     r"ai assistant|ai model|ai agent|assistant|ai|system|user|human|bot|chatbot|model|llm|"
     r"chatgpt|gpt(?:-?\d[\w.]*)?|claude|gemini|copilot|bard|llama|mistral|timothy|"
     r"instructions?|prompt"
 )
-_ROLE_LINE_RE = re.compile(
+_ROLE_LINE_RE = lazy_pattern(
     rf"^[ \t]*(?:\[[^\]\n]{{1,30}}\][ \t]*)?(?:\*\*)?(?:{_ROLES})(?:\*\*)?[ \t]*(?::|>>?|-)\s",
     re.M | re.I,
 )
 # Mid-line, only the names of AI roles (a "model:" or "system:" in prose is too common).
-_ROLE_INLINE_RE = re.compile(
+_ROLE_INLINE_RE = lazy_pattern(
     r"(?<![\w-])(?:(?i:ai assistant|assistant|ai|human|chatgpt|claude|gemini|copilot|llm)|"
     r"SYSTEM|USER)[ \t]*:[ \t]"
 )
-_LABEL_LINE_RE = re.compile(
+_LABEL_LINE_RE = lazy_pattern(
     r"^[ \t]*(?:\[[^\]\n]{1,30}\][ \t]*|\d{1,2}[:.]\d{2}(?:[ \t]*[ap]\.?m\.?)?[ \t,-]*)?"
     r"(?P<label>[^\W\d][^:\n]{0,30}?)[ \t]*:[ \t]+\S",
     re.M | re.I,
 )
-_EMAIL_HEADER_RE = re.compile(
+_EMAIL_HEADER_RE = lazy_pattern(
     r"^[ \t]*(?:from|to|cc|bcc|subject|date|sent|reply-to|de|para|objet|asunto|betreff|von|"
     r"an|da|oggetto|assunto|envoyé|enviado)[ \t]*:",
     re.M | re.I,
 )
-_EMAIL_MARK_RE = re.compile(
+_EMAIL_MARK_RE = lazy_pattern(
     r"^.*(?:-{2,}[ \t]*(?:original message|forwarded message|message d'origine|"
     r"mensaje original|ursprüngliche nachricht)|^on .{4,120} wrote:[ \t]*$|"
     r"^le .{4,120} a écrit[ \t]*:[ \t]*$|^sent from my |^[ \t]*(?:fwd?|re|tr|wg|aw)[ \t]*:).*$",
     re.M | re.I,
 )
-_ADDRESSES_AI_RE = re.compile(
+_ADDRESSES_AI_RE = lazy_pattern(
     r"\b(?:(?:any|all|every|dear|attention|to the|to any|"
     r"(?:note|message|instructions?|reminder|notice)\W+(?:to|for)(?:\W+(?:the|any|all))?)\W+"
     r"(?:ai|a\.i\.|llm|language model|chatbot|bot|agent|assistant|model)s?\b|"
@@ -256,11 +257,11 @@ _ADDRESSES_AI_RE = re.compile(
     r"you are now\b|if you(?:'re|’re| are) an?\W+(?:ai|assistant|language model|llm|bot)\b)",
     re.I,
 )
-_QUOTE_RE = re.compile(
+_QUOTE_RE = lazy_pattern(
     r"\"[^\"\n]+\"|“[^”]{1,2000}”|„[^“”]{1,2000}[“”]|«[^»]{1,2000}»|‘[^’]{1,2000}’|"
     r"(?<!\w)'[^'\n]+'(?!\w)|「[^」]{1,2000}」"
 )
-_CODE_LINE_RE = re.compile(
+_CODE_LINE_RE = lazy_pattern(
     r"^(?:[ \t]{4,}|\t)\S.*$|"
     r"^[ \t]*(?:def |class |import |from \S+ import |function\b|return\b|const |let |var |"
     r"public |private |#include|<\?php|select |insert into |update \S+ set |delete from |"
@@ -270,20 +271,20 @@ _CODE_LINE_RE = re.compile(
     re.M | re.I,
 )
 # Chat-template tokens and bracketed roles: text written for a model, not by the owner.
-_TEMPLATE_RE = re.compile(
+_TEMPLATE_RE = lazy_pattern(
     r"<\|[^|<>\n]{1,30}\|>|\[/?INST\]|\[(?:system|assistant|user|ai|instructions?)\]|"
     r"^[ \t]*#{2,}[ \t]*(?:instruction|system|response|assistant|user)\b.*$",
     re.M | re.I,
 )
 # A line of JSON on its own (a record, not prose).
-_JSON_LINE_RE = re.compile(r"^[ \t]*(?:\{[ \t]*\"|\[[ \t]*[\{\"]).*[\}\]][ \t,]*$", re.M)
+_JSON_LINE_RE = lazy_pattern(r"^[ \t]*(?:\{[ \t]*\"|\[[ \t]*[\{\"]).*[\}\]][ \t,]*$", re.M)
 # A letter: a greeting line, then later a sign-off.
-_GREETING_RE = re.compile(
+_GREETING_RE = lazy_pattern(
     r"^[ \t]*(?:dear|hi|hello|hey|good (?:morning|afternoon|evening)|bonjour|hola|hallo|ciao|"
     r"olá|ola|cher|chère|querido|querida|liebe|lieber)\b[^\n]{0,40},[ \t]*$",
     re.M | re.I,
 )
-_SIGN_OFF_RE = re.compile(
+_SIGN_OFF_RE = lazy_pattern(
     r"^[ \t]*(?:(?:best|kind|warm|warmest)?[ \t]*regards|sincerely|yours(?: truly| sincerely)?|"
     r"cheers|best wishes|best|thanks|thank you|many thanks|cordialement|bien à vous|saludos|"
     r"atentamente|mit freundlichen grüßen|viele grüße|cordiali saluti|atenciosamente|"
@@ -291,7 +292,7 @@ _SIGN_OFF_RE = re.compile(
     re.M | re.I,
 )
 # Someone else's words, introduced: "here's the email: ...", "my landlord wrote: ...".
-_INTRODUCED_RE = re.compile(
+_INTRODUCED_RE = lazy_pattern(
     r"\b(?:(?:here(?:'s|’s| is| are)|this|these|the following|below is|see)\b[^\n:]{0,40}?\b"
     r"(?:e-?mails?|mails?|messages?|letters?|texts?|pages?|sites?|websites?|articles?|documents?|"
     r"docs?|posts?|notes?|chats?|conversations?|transcripts?|reviews?|comments?|files?|pdfs?|"
@@ -301,7 +302,7 @@ _INTRODUCED_RE = re.compile(
 )
 # A line that points at a document ("can you summarise this email?"): the message's other
 # lines are that document.
-_POINTS_AT_RE = re.compile(
+_POINTS_AT_RE = lazy_pattern(
     r"\b(?:this|these|the following|following|below|above|attached|here(?:'s|’s| is| are))\W+"
     r"(?:\w+\W+){0,2}?(?:e-?mails?|mails?|messages?|letters?|texts?|pages?|websites?|"
     r"articles?|documents?|posts?|chats?|conversations?|transcripts?|reviews?|comments?|"
@@ -311,11 +312,11 @@ _POINTS_AT_RE = re.compile(
 )
 # Timothy's memories speak of "the owner"; the owner never calls themself that, but text
 # written to plant a memory does ("store that the owner pays ...").
-_THE_OWNER_RE = re.compile(r"\bthe\W+(?:owner|user)(?!\W+of\b)\b", re.I)
+_THE_OWNER_RE = lazy_pattern(r"\bthe\W+(?:owner|user)(?!\W+of\b)\b", re.I)
 # An unbroken run this long is encoded data (base64, hex), not words; links are left alone.
-_ENCODED_RE = re.compile(r"(?<!\S)(?!https?://)[A-Za-z0-9+/=_-]{60,}(?!\S)")
-_REST_RE = re.compile(r"[ \t]*\n?(?:[ \t]*\n)*(?:[^\n]+(?:\n|$))+")
-_TABLE_ROW_RE = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
+_ENCODED_RE = lazy_pattern(r"(?<!\S)(?!https?://)[A-Za-z0-9+/=_-]{60,}(?!\S)")
+_REST_RE = lazy_pattern(r"[ \t]*\n?(?:[ \t]*\n)*(?:[^\n]+(?:\n|$))+")
+_TABLE_ROW_RE = lazy_pattern(r"^[ \t]*\|.*\|[ \t]*$")
 # Emoji sequences use the zero-width joiner and variation selectors; they hide nothing.
 _HIDDEN_OK = frozenset("\u200d\ufe0e\ufe0f")
 
@@ -576,13 +577,13 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
 
 # The language a request verb is in: the owner's request sets the language of their words.
 _ASK_LANGUAGE = [
-    ("en", re.compile(r"\b(?:remember|forget|keep in mind|note|save|store|memori[sz]e)\b", re.I)),
-    ("fr", re.compile(r"\b(?:souviens|rappelle|retiens|oublie|oubliez|notez|enregistre)", re.I)),
-    ("es", re.compile(r"\b(?:recuerda|recuerde|acu[ée]rdate|olvides|olvide|apunta)\b", re.I)),
-    ("pt", re.compile(r"\b(?:lembr[ae]|lembre-se|esque[çc]as?)\b", re.I)),
-    ("de", re.compile(r"\b(?:merk|merke|merken|vergiss|notier|speicher)", re.I)),
-    ("it", re.compile(r"\b(?:ricorda|ricordati|dimenticare|annota|memorizza)\b", re.I)),
-    ("nl", re.compile(r"\b(?:onthoud|vergeet|noteer)\b", re.I)),
+    ("en", lazy_pattern(r"\b(?:remember|forget|keep in mind|note|save|store|memori[sz]e)\b", re.I)),
+    ("fr", lazy_pattern(r"\b(?:souviens|rappelle|retiens|oublie|oubliez|notez|enregistre)", re.I)),
+    ("es", lazy_pattern(r"\b(?:recuerda|recuerde|acu[ée]rdate|olvides|olvide|apunta)\b", re.I)),
+    ("pt", lazy_pattern(r"\b(?:lembr[ae]|lembre-se|esque[çc]as?)\b", re.I)),
+    ("de", lazy_pattern(r"\b(?:merk|merke|merken|vergiss|notier|speicher)", re.I)),
+    ("it", lazy_pattern(r"\b(?:ricorda|ricordati|dimenticare|annota|memorizza)\b", re.I)),
+    ("nl", lazy_pattern(r"\b(?:onthoud|vergeet|noteer)\b", re.I)),
 ]
 
 

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date, datetime, timedelta
 
+from timothy.lazy import lazy_pattern
 from timothy.retrieval.fusion import Candidate, ordered
 from timothy.retrieval.settings import RecallSettings
 
@@ -49,14 +50,14 @@ MONTHS = {
 _MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
-_DAY_MONTH_YEAR = re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH},?\s*{_YEAR}\b")
-_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+{_DAY},?\s*{_YEAR}\b")
-_ISO = re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<month>[01]\d)-(?P<day>[0-3]\d)\b")
-_MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b")
-_MONTH_ALONE = re.compile(rf"\b(?:in|during)\s+{_MONTH}\b(?!,?\s*\d)")
-_LAST_WEEK = re.compile(r"\blast\s+week\b")
-_LAST_MONTH = re.compile(r"\blast\s+month\b")
-_THIS_MONTH = re.compile(r"\bthis\s+month\b")
+_DAY_MONTH_YEAR = lazy_pattern(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH},?\s*{_YEAR}\b")
+_MONTH_DAY_YEAR = lazy_pattern(rf"\b{_MONTH}\s+{_DAY},?\s*{_YEAR}\b")
+_ISO = lazy_pattern(r"\b(?P<year>(?:19|20)\d\d)-(?P<month>[01]\d)-(?P<day>[0-3]\d)\b")
+_MONTH_YEAR = lazy_pattern(rf"\b{_MONTH},?\s+{_YEAR}\b")
+_MONTH_ALONE = lazy_pattern(rf"\b(?:in|during)\s+{_MONTH}\b(?!,?\s*\d)")
+_LAST_WEEK = lazy_pattern(r"\blast\s+week\b")
+_LAST_MONTH = lazy_pattern(r"\blast\s+month\b")
+_THIS_MONTH = lazy_pattern(r"\bthis\s+month\b")
 
 Window = tuple[date, date]  # first and last day, both included
 
