@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import py_compile
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 from tests.conftest import REPO
@@ -22,8 +24,12 @@ if {quiet}:
     keep_no_module_sources()  # a second call does not wrap the hook twice
 import PySide6.QtCore
 import names_qt, plain
+sys.path.insert(0, {folder!r} + "/kinds.zip")
+import latin, compiled_only, zipped, package_qt
 feature = sys.modules["PySide6.support.feature"]
+kinds = ("names_qt", "plain", "latin", "compiled_only", "zipped", "package_qt")
 print(json.dumps({{
+    "answers": {{name: feature.pyside_feature_dict.get(name) for name in kinds}},
     "cached": [name for name in linecache.cache if name.endswith(("names_qt.py", "plain.py"))],
     "all_cached": len(linecache.cache),
     "names_qt": feature.pyside_feature_dict.get("names_qt"),
@@ -37,10 +43,26 @@ print(json.dumps({{
 
 
 def _start(folder: Path, *, quiet: bool) -> dict[str, object]:
+    folder.mkdir(exist_ok=True)
     (folder / "names_qt.py").write_text(
         "from PySide6.QtCore import QObject\n\nVALUE = QObject\n", encoding="utf-8"
     )
     (folder / "plain.py").write_text("VALUE = 1\n" * 2000, encoding="utf-8")
+    # Other kinds of module: a source in another encoding that names PySide6; one compiled
+    # only (no source: PySide's own check answers); one in a zip; a package naming it.
+    (folder / "latin.py").write_bytes(
+        b"# -*- coding: latin-1 -*-\n# \xe9t\xe9 with PySide6\nVALUE = '\xe9'\n"
+    )
+    compiled = folder / "compiled_only.py"
+    compiled.write_text("NAME = 'PySide6'\n", encoding="utf-8")
+    py_compile.compile(str(compiled), cfile=str(folder / "compiled_only.pyc"), doraise=True)
+    compiled.unlink()
+    with zipfile.ZipFile(folder / "kinds.zip", "w") as archive:
+        archive.writestr("zipped.py", "import PySide6\n")
+    (folder / "package_qt").mkdir()
+    (folder / "package_qt" / "__init__.py").write_text(
+        "from PySide6 import QtCore\n", encoding="utf-8"
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO), "QT_QPA_PLATFORM": "offscreen"}
     done = subprocess.run(
         [sys.executable, "-c", CHILD.format(folder=str(folder), quiet=quiet)],
@@ -70,3 +92,19 @@ def test_the_hook_answers_the_same_and_keeps_no_source(tmp_path: Path) -> None:
     assert found["plain"] == -1
     assert found["wrapped"] is True
     assert found["wrapped_twice"] is False
+
+
+def test_the_hook_answers_as_pyside_for_every_kind_of_module(tmp_path: Path) -> None:
+    """The answer read from a module's file is PySide's own: for a source in another
+    encoding, a package, and (PySide's own check) a module compiled only or zipped."""
+    quiet = _start(tmp_path / "quiet", quiet=True)
+    plain = _start(tmp_path / "plain", quiet=False)
+    assert quiet["answers"] == plain["answers"]
+    assert quiet["answers"] == {
+        "names_qt": 0,
+        "plain": -1,
+        "latin": 0,
+        "compiled_only": -1,  # no source to read: "not using PySide"
+        "zipped": 0,
+        "package_qt": 0,
+    }
