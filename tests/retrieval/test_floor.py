@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import threading
@@ -20,8 +21,9 @@ from timothy.providers.base import EmbeddingProvider
 from timothy.providers.local import LocalEmbedder
 from timothy.retrieval import Recaller, RecallResult, RecallSettings
 from timothy.retrieval.background import BACKGROUND
-from timothy.retrieval.floor import english_weight, store_weight, term_weight
+from timothy.retrieval.floor import _rejudged, english_weight, store_weight, term_weight
 from timothy.store import Store
+from timothy.store.records import LegVerdict
 
 NOW = datetime(2026, 1, 15, tzinfo=UTC)
 
@@ -283,3 +285,18 @@ def test_a_turn_does_not_wait_for_the_background_sentences(store: Store) -> None
         second = recaller.recall("morning green tea", now=NOW, mark=False)
         assert second.ranked[0].memory.id == tea.id
         assert second.ranked[0].floors["vector"].cleared
+
+
+def test_a_verdict_judged_again_keeps_every_other_field() -> None:
+    """The floor's second looks (the vector leg's contradiction, a named entity) change a
+    verdict's outcome, floor and reason, and nothing else: as dataclasses.replace would
+    (a field added to LegVerdict and not carried over fails here)."""
+    verdict = LegVerdict("text", 4, True, 1.25, 1.0, "term evidence 1.25 >= 1", {"tea": 1.25})
+    for cleared, floor in ((False, 2.5), (True, None)):
+        again = _rejudged(verdict, cleared, floor, lambda: "judged again")
+        expected = dataclasses.replace(verdict, cleared=cleared, floor=floor, reason="judged again")
+        for field in dataclasses.fields(LegVerdict):
+            if field.name != "reason":
+                assert getattr(again, field.name) == getattr(expected, field.name), field.name
+        assert again.why == "judged again"
+        assert again == expected

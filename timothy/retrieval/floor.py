@@ -37,7 +37,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -417,7 +417,7 @@ def second_opinion(
             and (seen is None or not seen.cleared)
         ):
             why = functools.partial(_unrelated_why, verdict.value, needed)
-            verdict = replace(verdict, cleared=False, floor=needed, reason=why)
+            verdict = _rejudged(verdict, False, needed, why)
         judged[memory_id] = verdict
     return judged
 
@@ -456,10 +456,20 @@ def vouch_for_named(
         if not about:
             judged[memory_id] = verdict
             continue
-        judged[memory_id] = replace(
-            verdict, cleared=True, reason=functools.partial(_named_why, verdict, about[0])
+        judged[memory_id] = _rejudged(
+            verdict, True, verdict.floor, functools.partial(_named_why, verdict, about[0])
         )
     return judged
+
+
+def _rejudged(
+    verdict: LegVerdict, cleared: bool, floor: float | None, reason: Callable[[], str]
+) -> LegVerdict:
+    """`verdict` judged again: `dataclasses.replace`'s result, made directly (half its
+    cost, on ~20 verdicts a turn)."""
+    return LegVerdict(
+        verdict.leg, verdict.rank, cleared, verdict.value, floor, reason, verdict.terms
+    )
 
 
 def _named_why(verdict: LegVerdict, name: str) -> str:
