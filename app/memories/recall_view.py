@@ -174,10 +174,10 @@ class RecallView(QWidget):
         self.meter.setTextVisible(False)
         self.meter.setFixedHeight(6)
         layout.addWidget(self.meter)
-        self.legs_label = QLabel(page)
-        self.legs_label.setWordWrap(True)
-        self.legs_label.setProperty("muted", True)
-        layout.addWidget(self.legs_label)
+        self._legs_label = QLabel(page)
+        self._legs_label.setWordWrap(True)
+        self._legs_label.setProperty("muted", True)
+        layout.addWidget(self._legs_label)
         splitter = QSplitter(Qt.Orientation.Vertical, page)
         self._items_view = QTextBrowser(splitter)
         self._items_view.setFrameShape(QFrame.Shape.NoFrame)
@@ -204,6 +204,12 @@ class RecallView(QWidget):
         self.show_nothing()
 
     @property
+    def legs_label(self) -> QLabel:
+        """Each leg's outcome and recall's time (a record waiting to be rendered is first)."""
+        self._render()
+        return self._legs_label
+
+    @property
     def items_view(self) -> QTextBrowser:
         """The turn's memories, as listed (a record waiting to be rendered is first)."""
         self._render()
@@ -223,6 +229,16 @@ class RecallView(QWidget):
         recall, self._unrendered = self._unrendered, None
         if recall is None:
             return
+        # Each leg's count reads the ranked list, which a stored record reads only when
+        # first used (ReadLater): the Last recall tab hidden at start leaves it unread.
+        counts = leg_counts(recall)
+        parts = [
+            f"{leg}: {leg_summary(recall.legs[leg], counts[leg])}"
+            for leg in RECALL_LEGS
+            if leg in recall.legs
+        ]
+        parts.append(f"{recall.elapsed_ms:.0f} ms in all")
+        self._legs_label.setText(" · ".join(parts))
         c = theme.colours()
         self._items_view.setHtml(f'<div style="color:{c.text.name()};">{items_html(recall)}</div>')
         self._block_view.setPlainText(recall.block or "(empty)")
@@ -283,15 +299,7 @@ class RecallView(QWidget):
         else:
             self.meter_label.setText(f"{recall.tokens:,} tokens")
             self.meter.hide()
-        counts = leg_counts(recall)
-        parts = [
-            f"{leg}: {leg_summary(recall.legs[leg], counts[leg])}"
-            for leg in RECALL_LEGS
-            if leg in recall.legs
-        ]
-        parts.append(f"{recall.elapsed_ms:.0f} ms in all")
-        self.legs_label.setText(" · ".join(parts))
-        self.legs_label.setVisible(True)
+        self._legs_label.setVisible(True)
         self._unrendered = recall
         if self.isVisible():
             self._render()

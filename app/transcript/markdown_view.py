@@ -6,10 +6,15 @@ its last segment.
 A reply shown whole (a conversation opened) can be built a part at a time instead
 (`set_markdown_in_parts`, then `build_next_part` until `unfinished` is false): its prose and
 code blocks each cost a few milliseconds to make and as much again to lay out and paint, so
-the transcript spreads a long reply over several turns of the event loop.
+the transcript spreads a long reply over several turns of the event loop. A reply streaming in
+is given a time budget per repaint for its new parts (`set_markdown(text, budget_ms=...)`):
+a repaint that brought several code blocks at once made them all in one go, 40-60 ms, and
+the longer repaint then spaced the next ones further apart, each bringing more.
 """
 
 from __future__ import annotations
+
+import time
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
@@ -64,28 +69,49 @@ class MarkdownView(QWidget):
         while self.build_next_part():
             pass
 
-    def set_markdown(self, text: str) -> None:
-        self.finish()
+    def set_markdown(self, text: str, *, budget_ms: float | None = None) -> None:
+        """Show `text`. With `budget_ms` (a reply streaming in), new parts are made until
+        that much time has gone by, one at least; the rest wait for the next call (with the
+        same text or more) or `build_next_part`. Without it, every part is made now."""
+        if budget_ms is None:
+            self.finish()
+        elif text == self.text:
+            self._build_for(budget_ms)
+            return
         if text == self.text:
             return
+        started = time.perf_counter()
         self.text = text
         segments = split_markdown(text)
+        self._later = []
+        made = 0
         for index, segment in enumerate(segments):
             if index < len(self.parts) and self._fits(self.parts[index], segment):
                 if self.segments[index] != segment:
                     self._update(self.parts[index], segment)
                 continue
-            for stale in self.parts[index:]:
-                self.layout_.removeWidget(stale)
-                stale.deleteLater()
-            del self.parts[index:]
+            self._drop_from(index)
+            if budget_ms is not None and made and _since(started) >= budget_ms:
+                self._later = segments[index:]
+                break
             self.parts.append(self._create(segment))
             self.layout_.addWidget(self.parts[-1])
-        for stale in self.parts[len(segments) :]:
+            made += 1
+        self._drop_from(len(segments))
+        self.segments = segments
+
+    def _build_for(self, budget_ms: float) -> None:
+        """Make waiting parts until `budget_ms` has gone by (one at least)."""
+        started = time.perf_counter()
+        while self.build_next_part() and _since(started) < budget_ms:
+            pass
+
+    def _drop_from(self, index: int) -> None:
+        """Take away the parts from `index` on."""
+        for stale in self.parts[index:]:
             self.layout_.removeWidget(stale)
             stale.deleteLater()
-        del self.parts[len(segments) :]
-        self.segments = segments
+        del self.parts[index:]
 
     def _fits(self, part: ProseView | CodeBlock, segment: Segment) -> bool:
         if segment.kind == "code":
@@ -109,3 +135,8 @@ class MarkdownView(QWidget):
 
     def code_blocks(self) -> list[CodeBlock]:
         return [part for part in self.parts if isinstance(part, CodeBlock)]
+
+
+def _since(started: float) -> float:
+    """Milliseconds since `started` (time.perf_counter)."""
+    return (time.perf_counter() - started) * 1000

@@ -277,9 +277,11 @@ class MessageWidget(QWidget):
         self._dots = (self._dots + 1) % 4
         self.activity_label.setText(self._activity + "." * self._dots)
 
-    def set_content(self, text: str) -> None:
+    def set_content(self, text: str, *, budget_ms: float | None = None) -> None:
+        """Show `text` (`budget_ms`: see MarkdownView.set_markdown; the reply's parts not
+        made within it wait, `unfinished`)."""
         self.content = text
-        self.markdown.set_markdown(text)
+        self.markdown.set_markdown(text, budget_ms=budget_ms)
         if text and self.activity_label.isVisible() and self._activity == "Thinking":
             self._dots_timer.stop()
             self.activity_label.hide()

@@ -60,6 +60,7 @@ JUMP_MARGIN = 16  # px between the "Jump to latest" button and the transcript's 
 HIT_POSITION = 1 / 3  # a revealed search hit sits a third of the way down the view
 JUMP_TEXT = "Jump to latest ↓"
 BUILD_SLICE_MS = 12  # GUI-thread time spent building older messages per event-loop turn
+STREAM_PARTS_MS = 8  # GUI-thread time a streaming reply's repaint spends making new parts
 UNDO_TIP = "Reject this fact: Timothy stops recalling it (it stays listed under Browse ▸ Rejected)"
 REJECTED_TIP = (
     "Rejected: never recalled, and kept under Browse ▸ Rejected so it is not proposed again"
@@ -455,12 +456,14 @@ class TranscriptView(QScrollArea):
             self.reply.show_activity(text)
 
     def flush(self) -> None:
-        if self.reply is None or not self._pending:
+        if self.reply is None or not (self._pending or self.reply.unfinished):
             return
         started = time.perf_counter()
         self._reply_text += self._pending
         self._pending = ""
-        self.reply.set_content(self._reply_text)
+        # New prose and code blocks are made for STREAM_PARTS_MS a repaint at most (one at
+        # least); the rest at the next (see MarkdownView).
+        self.reply.set_content(self._reply_text, budget_ms=STREAM_PARTS_MS)
         self.flushes += 1
         spent_ms = (time.perf_counter() - started) * 1000
         # Keep repainting under a fifth of the GUI thread's time however long the reply gets.
@@ -476,6 +479,14 @@ class TranscriptView(QScrollArea):
         self.flush()
         self.flush_timer.stop()
         self.reply = None
+        if reply.unfinished:
+            # Parts the last repaints had no time for: made a slice at a time, as an opened
+            # conversation's are (or at once when another message is being made so).
+            if self._partial is None:
+                self._partial = reply
+                self._build_timer.start()
+            else:
+                reply.finish()
         if not self._reply_text and not note:
             note = "No reply arrived."
         reply.finish_streaming(note, error=error)

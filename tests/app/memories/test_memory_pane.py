@@ -22,7 +22,13 @@ from tests.app.many_memories import add_many
 from timothy.retrieval.fading import fading_after_days
 from timothy.retrieval.settings import RecallSettings
 from timothy.store import MemoryStatus, MemoryType, Store
-from timothy.store.records import RecalledMemory, RecallRecord, parse_time, utc_now
+from timothy.store.records import (
+    ReadLater,
+    RecalledMemory,
+    RecallRecord,
+    parse_time,
+    utc_now,
+)
 
 
 def recalled(
@@ -484,6 +490,23 @@ def test_last_recall_reads_the_stored_json_shape(qtbot: QtBot, pane: MemoryPane)
         "vector: off · text: 2 found · entity: failed: database is locked · 8 ms in all"
     )
     assert view.meter_label.text() == "40 of 1,000 tokens (4% of the memory budget)"
+
+
+def test_a_stored_recall_on_a_hidden_tab_leaves_its_ranked_list_unread(
+    qtbot: QtBot, pane: MemoryPane
+) -> None:
+    """A reply's stored record reads its long lists when first used: the Last recall tab,
+    shown the opened conversation's last record at start while hidden, counts each leg's
+    candidates only when it is rendered."""
+    record = RecallRecord.from_json(RECALL.to_json())
+    assert isinstance(record.ranked, ReadLater)
+    pane.show_recall(record)
+    view = pane.recall_view
+    assert not view.isVisible()
+    assert not record.ranked.is_read
+    legs = view.legs_label.text()  # asked for: rendered first
+    assert record.ranked.is_read
+    assert "vector: 2 found" in legs and "text: 1 found" in legs and "42 ms" in legs
 
 
 def test_last_recall_without_a_block_says_why(qtbot: QtBot, pane: MemoryPane) -> None:

@@ -337,3 +337,79 @@ def test_a_reply_on_screen_is_never_squeezed_while_older_ones_arrive(qtbot: QtBo
     newest.removeEventFilter(watch)
     before = [settled, *heights][: len(heights)]
     assert all(later >= earlier for earlier, later in zip(before, heights, strict=True)), heights
+
+
+def made_parts(widget: MessageWidget) -> list[str]:
+    return [
+        part.code if isinstance(part, CodeBlock) else part.markdown
+        for part in widget.markdown.parts
+    ]
+
+
+STREAMED = "".join(
+    f"Step {n} of the plan, with **bold** words.\n\n```python\nprint({n})\n```\n\n"
+    for n in range(6)
+)
+
+
+def test_a_streaming_repaint_makes_its_new_parts_within_its_budget(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repaint that brings many prose and code blocks at once makes one at least and the
+    rest at the next repaints, with or without new text; what is made is always the text's
+    own parts, in order."""
+    monkeypatch.setattr(transcript_view, "STREAM_PARTS_MS", 0)  # one new part a repaint
+    view = make_view(qtbot)
+    view.flush_timer.timeout.disconnect(view.flush)  # the test repaints
+    reply = view.begin_reply()
+    view.append_text(STREAMED[:200])
+    view.flush()
+    assert len(reply.markdown.parts) == 1 and reply.unfinished
+    segments = split_markdown(STREAMED[:200])
+    assert made_parts(reply) == [segments[0].text]
+    view.flush()  # no new text: the next part waiting
+    assert made_parts(reply) == [s.text for s in segments[:2]]
+    view.append_text(STREAMED[200:])  # more text while parts wait
+    repaints = 0
+    while reply.unfinished:
+        view.flush()
+        repaints += 1
+    whole = split_markdown(STREAMED)
+    assert repaints == len(whole) - 2
+    assert made_parts(reply) == [s.text for s in whole]
+    view.end_reply()
+    assert made_parts(reply) == [s.text for s in whole]
+
+
+def test_a_reply_that_ends_with_parts_waiting_is_made_whole_after(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(transcript_view, "STREAM_PARTS_MS", 0)
+    view = make_view(qtbot)
+    reply = view.begin_reply()
+    view.append_text(STREAMED)
+    view.end_reply()  # the last repaint made one part; the others come in slices after
+    assert reply.unfinished
+    assert reply.content == STREAMED
+    with qtbot.waitSignal(view.built, timeout=30_000):
+        pass
+    assert not reply.unfinished and not view.building
+    assert made_parts(reply) == [s.text for s in split_markdown(STREAMED)]
+    assert [b.code for b in reply.markdown.code_blocks()] == [f"print({n})" for n in range(6)]
+
+
+def test_a_reply_that_ends_while_an_older_one_is_made_is_made_whole_at_once(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(transcript_view, "BUILD_SLICE_MS", 0)
+    monkeypatch.setattr(transcript_view, "STREAM_PARTS_MS", 0)
+    view = make_view(qtbot)
+    view.show_messages(conversation(6))
+    assert view.messages[-1].unfinished  # the opened conversation's newest, in parts
+    reply = view.begin_reply()
+    view.append_text(STREAMED)
+    view.end_reply()
+    assert not reply.unfinished
+    assert made_parts(reply) == [s.text for s in split_markdown(STREAMED)]
+    with qtbot.waitSignal(view.built, timeout=30_000):
+        pass
