@@ -32,6 +32,11 @@ class MarkdownView(QWidget):
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(0, 0, 0, 0)
         self.layout_.setSpacing(10)
+        # Grown to hold a new part before its parts are laid out: otherwise a part added
+        # squeezed every other one for a pass (the reply still had its old height) and the
+        # next let them grow back, two resizes of each code block at every repaint of a
+        # streaming reply (~3,800 in a reply of 40 blocks, each re-measuring its lines).
+        self.layout_.setSizeConstraint(QVBoxLayout.SizeConstraint.SetMinimumSize)
         self.segments: list[Segment] = []
         self.parts: list[ProseView | CodeBlock] = []
         self.text = ""
