@@ -87,11 +87,11 @@ def _source_file(module: ModuleType) -> str | None:
     `.py` file); None otherwise (compiled only, in a zip, built in, frozen), where PySide's
     own check answers.
 
-    Asked of the file itself, PySide's question costs a read (~20 us) instead of
-    `inspect.getsource` (~200 us: the module's file looked up, read through `linecache`,
-    decoded, split into lines and joined again): ~150 modules are imported after PySide before
-    the window shows (31 -> 14 ms in all, measured), and several hundred more by start-up's
-    loads on workers, which hold the GIL meanwhile."""
+    Asked of the file itself, PySide's question costs a read (~60 us on the bench machine)
+    instead of `inspect.getsource` (~200 us: the module's file looked up, read through
+    `linecache`, decoded, split into lines and joined again): ~150 modules are imported after
+    PySide before the window shows (31-38 -> 8-10 ms in all, measured), and several hundred
+    more by start-up's loads on workers, which hold the GIL meanwhile."""
     spec = getattr(module, "__spec__", None)
     origin = getattr(spec, "origin", None)
     if (

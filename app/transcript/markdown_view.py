@@ -80,10 +80,9 @@ class MarkdownView(QWidget):
         same text or more) or `build_next_part`. Without it, every part is made now."""
         if budget_ms is None:
             self.finish()
-        elif text == self.text:
-            self._build_for(budget_ms)
-            return
         if text == self.text:
+            if budget_ms is not None:
+                self._build_for(budget_ms)
             return
         started = time.perf_counter()
         self.text = text
