@@ -382,7 +382,8 @@ def report(
     cell = 24
     lanes = {figures.get("lanes") for figures in results.values() if "lanes" in figures}
     legs = (
-        "the vector leg on one other thread, the text leg then the entity leg on the caller's"
+        "the vector leg on one other thread, the text leg on the caller's, the entity leg "
+        "after whichever ends first"
         if lanes == {1}
         else "the entity and vector legs on threads of their own, the text leg on the caller's"
         if lanes

@@ -524,23 +524,82 @@ class LaneNotingSearch(ThreadNotingSearch):
         return super().vector_hits(model, query, limit, deadline=deadline)
 
 
-def test_one_lane_runs_the_vector_leg_alone_and_the_entity_leg_after_the_text_leg(
+class GatedSearch(LaneNotingSearch):
+    """LaneNotingSearch whose text or vector leg waits at a gate until the entity leg has
+    run (on whichever thread took it), and counts the entity leg's runs."""
+
+    def __init__(self, real: MemorySearch, gated: str) -> None:
+        super().__init__(real)
+        self.gated = gated
+        self.entity_ran = threading.Event()
+        self.entity_runs = 0
+
+    def text_hits(self, query: str, limit: int, *, deadline: float | None = None) -> TextHits:
+        if self.gated == "text":
+            assert self.entity_ran.wait(10)
+        return super().text_hits(query, limit, deadline=deadline)
+
+    def vector_hits(
+        self, model: EmbeddingModel, query: Vector, limit: int, *, deadline: float | None = None
+    ) -> list[tuple[str, float]]:
+        if self.gated == "vector":
+            assert self.entity_ran.wait(10)
+        return super().vector_hits(model, query, limit, deadline=deadline)
+
+    def entity(
+        self,
+        query: str,
+        limit: int,
+        *,
+        deadline: float | None = None,
+        names: Sequence[str] | None = None,
+    ) -> list[str]:
+        self.entity_runs += 1
+        try:
+            return super().entity(query, limit, deadline=deadline, names=names)
+        finally:
+            self.entity_ran.set()
+
+
+def test_one_lane_runs_the_entity_leg_after_the_text_leg_while_the_vector_leg_runs(
     store: Store,
 ) -> None:
     """Two cores: the vector leg (which may wait on a provider) on a thread of its own from
-    the start; the text leg, then the entity leg, on the caller's thread."""
+    the start, the text leg on the caller's; the vector leg still running when the text leg
+    is done (here: held until the entity leg has run), the caller runs the entity leg."""
     embedder = HashingEmbedder()
     store.memories.add("Zoë drinks green tea every morning", entities=["Zoë"])
     embed_all(store, embedder)
-    search = LaneNotingSearch(store.search)
+    search = GatedSearch(store.search, gated="vector")
     with Recaller(store, embedder=embedder, search=search, lanes=1) as recaller:
         result = recaller.recall("Does Zoë like green tea?", now=NOW)
     assert result.legs == {"vector": "ok", "text": "ok", "entity": "ok"}
     assert search.threads["text"] is threading.current_thread()
     assert search.threads["entity"] is threading.current_thread()
     assert search.threads["vector"] is not threading.current_thread()
+    assert search.entity_runs == 1
     # Listed (and fused) in the legs' usual order, whichever ran first.
     assert list(result.legs) == ["vector", "entity", "text"]
+
+
+def test_one_lane_runs_the_entity_leg_after_the_vector_leg_while_the_text_leg_runs(
+    store: Store,
+) -> None:
+    """The vector leg done while the text leg still runs (here: held until the entity leg
+    has run), the other thread runs the entity leg: the legs end sooner on two cores."""
+    embedder = HashingEmbedder()
+    zoe = store.memories.add("Zoë drinks green tea every morning", entities=["Zoë"])
+    embed_all(store, embedder)
+    search = GatedSearch(store.search, gated="text")
+    with Recaller(store, embedder=embedder, search=search, lanes=1) as recaller:
+        result = recaller.recall("Does Zoë like green tea?", now=NOW)
+    assert result.legs == {"vector": "ok", "text": "ok", "entity": "ok"}
+    assert search.threads["text"] is threading.current_thread()
+    assert search.threads["entity"] is search.threads["vector"]
+    assert search.threads["entity"] is not threading.current_thread()
+    assert search.entity_runs == 1
+    assert list(result.legs) == ["vector", "entity", "text"]
+    assert result.items[0].memory.id == zoe.id
 
 
 def test_two_lanes_run_the_entity_and_vector_legs_on_threads_of_their_own(store: Store) -> None:

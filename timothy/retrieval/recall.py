@@ -2,8 +2,8 @@
 
 `Recaller.recall(query)` is what a chat turn calls before each reply. The legs run side by
 side (each with its own connection: the text leg on the caller's thread, whose statements stop
-at the deadline, the others on threads of their own; on two cores the vector leg alone on one
-thread while the entity leg follows the text leg on the caller's: `leg_lanes`); one that fails
+at the deadline, the others on threads of their own; on two cores the vector leg on one thread
+and the entity leg on whichever of the two is free first: `leg_lanes`); one that fails
 or outlives the time bound is logged and dropped, and only when every leg that ran failed does
 recall raise RecallError.
 Stamping `last_retrieved_at` of the packed memories happens afterwards, off the turn's path.
@@ -64,10 +64,12 @@ LEG_THREADS = 8
 INLINE_LEG = "text"
 # The other legs, each on a thread of its own when there are two (`leg_lanes`).
 THREADED_LEGS = ("entity", "vector")
-# With one other thread (two cores), the vector leg runs on it alone (it may wait on an
-# embedding provider, which the caller must not) and the entity leg, whose statements stop
-# at the deadline as the text leg's do, follows the text leg on the caller's thread.
-ONE_LANE_INLINE = ("text", "entity")
+# With one other thread (two cores), the vector leg runs on it first (it may wait on an
+# embedding provider, which the caller must not) and the entity leg, whose statements stop at
+# the deadline as the text leg's do, runs next on whichever thread is free first: after the
+# text leg on the caller's, or after the vector leg on the other (`SHARED_LEG`).
+ONE_LANE_INLINE = ("text",)
+SHARED_LEG = "entity"
 # The order the legs' statuses have always been listed in; fusion sums their terms in it,
 # whichever thread ran each, so its floats do not depend on where the legs ran.
 STATUS_ORDER = ("vector", "entity", "text")
@@ -78,15 +80,19 @@ def leg_lanes(cores: int | None = None) -> int:
     beyond the caller's, at most one a leg, at least one (the vector leg may wait on a
     provider, which the caller must not).
 
-    On two cores (a laptop) the vector leg runs on one thread while the text leg, then the
-    entity leg, run on the caller's: two runnable threads for two cores. Three threads there
-    took turns on the cores and at the GIL. The vector leg goes alone: started at once, it
-    waits on the provider (or the int8 pass, which holds no GIL) while the text leg's SQLite
-    holds none either, and a provider that hangs costs no other leg. Against the entity leg
-    before it on the same thread (bench/recall.py's stores, the two alternated query by
-    query in one process), with a provider that takes the local model's 1.8 ms: p50
-    0.83-0.86x at 1k memories, 0.90-0.93x at 10k (a turn ~1 ms sooner); with a ready vector,
-    0.90-0.97x in process, and 1.02-1.17x in bench/recall.py's rounds (no gain there)."""
+    On two cores (a laptop) the vector leg runs on one thread while the text leg runs on the
+    caller's, and the entity leg follows whichever of the two ends first: two runnable
+    threads for two cores. Three threads there took turns on the cores and at the GIL. The
+    vector leg goes first on its thread: started at once, it waits on the provider (or the
+    int8 pass, which holds no GIL) while the text leg's SQLite holds none either, and a
+    provider that hangs costs no other leg (the caller then runs the entity leg). Against
+    the entity leg before it on the same thread (bench/recall.py's stores, the two
+    alternated query by query in one process), with a provider that takes the local model's
+    1.8 ms: p50 0.83-0.86x at 1k memories, 0.90-0.93x at 10k (a turn ~1 ms sooner); with a
+    ready vector, 0.90-0.97x in process, and 1.02-1.17x in bench/recall.py's rounds (no gain
+    there). The entity leg on whichever thread is free first, against always after the text
+    leg (alternated the same way, load ~0.9): p50 0.94x at 1k and 0.92x at 10k with a ready
+    vector, 0.99x and 0.94x with a provider that waits 1.8 ms; the same blocks."""
     found = os.cpu_count() if cores is None else cores
     return max(1, min(len(THREADED_LEGS), (found or 1) - 1))
 
@@ -221,16 +227,33 @@ class _Turn:
             return {i: self.memories[i] for i in ids if i in self.memories}
 
 
+_CLAIMS = threading.Lock()
+
+
+def _claim(future: Future[Any]) -> bool:
+    """Whether this thread is the one to run `future`'s leg: it is not cancelled (recall
+    stopped waiting for it) and no other thread has taken it (a leg two threads may run)."""
+    with _CLAIMS:
+        if future.running() or future.done():
+            return False
+        return future.set_running_or_notify_cancel()
+
+
+def _run_leg(future: Future[Any], call: Callable[[], Any]) -> None:
+    """One leg into its future, unless another thread took it or recall stopped waiting."""
+    if not _claim(future):
+        return
+    try:
+        future.set_result(call())
+    except BaseException as failure:
+        future.set_exception(failure)
+
+
 def _run_lane(lane: Sequence[tuple[Future[Any], Callable[[], Any]]]) -> None:
     """Legs one after another on one thread, each into its own future (one that recall
-    stopped waiting for is not started)."""
+    stopped waiting for, or that another thread took, is not started)."""
     for future, call in lane:
-        if not future.set_running_or_notify_cancel():
-            continue
-        try:
-            future.set_result(call())
-        except BaseException as failure:
-            future.set_exception(failure)
+        _run_leg(future, call)
 
 
 def _one_line(exc: BaseException, limit: int = 200) -> str:
@@ -445,8 +468,13 @@ class Recaller:
             "text": lambda: self._text_leg(query, limit, deadline),
             "entity": lambda: self._entity_leg(query, limit, deadline, turn),
         }
-        inline_legs = ONE_LANE_INLINE if self.lanes == 1 else (INLINE_LEG,)
+        one_lane = self.lanes == 1
+        inline_legs = ONE_LANE_INLINE if one_lane else (INLINE_LEG,)
         threaded = [leg for leg in THREADED_LEGS if leg not in inline_legs]
+        # On one lane the shared leg goes last on the other thread, and the caller runs it
+        # too unless that thread took it first (_claim).
+        if one_lane:
+            threaded.sort(key=lambda leg: leg == SHARED_LEG)
         futures: dict[str, Future[LegHits | None]] = {
             leg: Future() for leg in calls if leg in threaded
         }
@@ -460,10 +488,10 @@ class Recaller:
         for lane in lanes:
             if lane:
                 self._legs.submit(functools.partial(_run_lane, lane))
-        # The text leg (and on one lane the entity leg) runs on the caller's thread, which
-        # would only wait meanwhile: one thread less to wake, and no wake-up of the caller
-        # when the legs are done. Their statements stop at the deadline (TimeoutError), so
-        # the bound still holds.
+        # The text leg runs on the caller's thread, which would only wait meanwhile: one
+        # thread less to wake, and no wake-up of the caller when the legs are done. Its
+        # statements stop at the deadline (TimeoutError), so the bound still holds (and so
+        # do the shared leg's, when the caller runs it).
         for leg in inline_legs:
             inline: Future[LegHits | None] = Future()
             inline.set_running_or_notify_cancel()
@@ -472,6 +500,11 @@ class Recaller:
             except Exception as failure:
                 inline.set_exception(failure)
             futures[leg] = inline
+        if one_lane and SHARED_LEG in futures:
+            _run_leg(
+                futures[SHARED_LEG],
+                functools.partial(self._with_memories, calls[SHARED_LEG], turn, inline=True),
+            )
         wait(futures.values(), timeout=max(0.0, deadline - time.monotonic()))
         found: dict[str, Verdicts] = {}
         status: dict[str, str] = {}
