@@ -239,21 +239,16 @@ def _claim(future: Future[Any]) -> bool:
         return future.set_running_or_notify_cancel()
 
 
-def _run_leg(future: Future[Any], call: Callable[[], Any]) -> None:
-    """One leg into its future, unless another thread took it or recall stopped waiting."""
-    if not _claim(future):
-        return
-    try:
-        future.set_result(call())
-    except BaseException as failure:
-        future.set_exception(failure)
-
-
 def _run_lane(lane: Sequence[tuple[Future[Any], Callable[[], Any]]]) -> None:
     """Legs one after another on one thread, each into its own future (one that recall
     stopped waiting for, or that another thread took, is not started)."""
     for future, call in lane:
-        _run_leg(future, call)
+        if not _claim(future):
+            continue
+        try:
+            future.set_result(call())
+        except BaseException as failure:
+            future.set_exception(failure)
 
 
 def _one_line(exc: BaseException, limit: int = 200) -> str:
@@ -500,11 +495,12 @@ class Recaller:
             except Exception as failure:
                 inline.set_exception(failure)
             futures[leg] = inline
-        if one_lane and SHARED_LEG in futures:
-            _run_leg(
-                futures[SHARED_LEG],
-                functools.partial(self._with_memories, calls[SHARED_LEG], turn, inline=True),
-            )
+        shared = futures.get(SHARED_LEG) if one_lane else None
+        if shared is not None and _claim(shared):
+            try:
+                shared.set_result(self._with_memories(calls[SHARED_LEG], turn, inline=True))
+            except Exception as failure:  # as the text leg's: an interrupt goes on up
+                shared.set_exception(failure)
         wait(futures.values(), timeout=max(0.0, deadline - time.monotonic()))
         found: dict[str, Verdicts] = {}
         status: dict[str, str] = {}
