@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from timothy.store import Store
-from timothy.store.quantized import QuantizedRows
+from timothy.store.quantized import QuantizedRows, _dots, shifted
 from timothy.store.vector_index import VectorIndex, best_of_status, unit_rows
 from timothy.store.vectors import EmbeddingModel
 
@@ -479,3 +479,43 @@ def test_probing_the_likeliest_rows_first_re_scores_fewer_and_answers_the_same(
     assert [memory_id for memory_id, _ in answers[0]] == [memory_id for memory_id, _ in answers[1]]
     assert np.allclose([s for _, s in answers[0]], [s for _, s in answers[1]], atol=1e-6)
     assert counts[1] < 0.75 * counts[0]
+
+
+# -- the shifted codes ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dim", [1, 7, 384, 1536, 4096])
+def test_the_shifted_codes_give_the_signed_codes_exact_integer_dot_products(dim: int) -> None:
+    # The codes are kept as unsigned c + 128 for simsimd's quicker unsigned kernel; the dot
+    # products recovered from them are the signed codes' own, to the unit, at the extremes
+    # too (every code +-127, where an accumulator too narrow would overflow).
+    rng = np.random.default_rng(dim)
+    codes = rng.integers(-127, 128, (64, dim), dtype=np.int8)
+    codes[0], codes[1], codes[2] = 127, -127, 0
+    queries = [rng.integers(-127, 128, dim, dtype=np.int8), np.full(dim, 127, np.int8)]
+    queries += [np.full(dim, -127, np.int8), np.zeros(dim, np.int8)]
+    kept = QuantizedRows(dim, 64)
+    kept.codes[:] = shifted(codes)
+    kept.shifts[:] = 128 * (codes.sum(axis=1, dtype=np.int64) + 128 * dim)
+    for query in queries:
+        exact = codes.astype(np.int64) @ query.astype(np.int64)
+        found = _dots(query.reshape(1, -1), kept.codes, kept.shifts)
+        assert found.dtype == np.float64
+        assert np.array_equal(found, exact.astype(np.float64))
+
+
+def test_rows_put_and_grown_keep_their_shifted_codes_and_shifts() -> None:
+    # Rows coded by `put`, then room grown: each row's shift matches its codes, and room not
+    # yet written holds code 0 (128 shifted), whose dot product with anything is 0.
+    rng = np.random.default_rng(5)
+    rows = random_rows(rng, 50, dim=96)
+    kept = QuantizedRows(96, 10)
+    kept.put(np.arange(50), rows)
+    kept.reserve(80)
+    codes = kept.codes.astype(np.int64) - 128
+    assert np.array_equal(kept.shifts, 128 * (codes.sum(axis=1) + 128 * 96))
+    assert np.all(kept.codes[50:] == 128)
+    query = rng.integers(-127, 128, 96, dtype=np.int8)
+    found = _dots(query.reshape(1, -1), kept.codes, kept.shifts)
+    assert np.array_equal(found, (codes @ query.astype(np.int64)).astype(np.float64))
+    assert np.all(found[50:] == 0)

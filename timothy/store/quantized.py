@@ -11,6 +11,12 @@ running get a second code of what the first left of the query (its share of the 
 drops out), and the caller re-scores exactly only the rows whose upper bound reaches the k-th
 best lower bound, which cannot miss one of the top k: the answer is exact, not approximate.
 At 100k rows of 1,536 numbers the scan reads 150 MB instead of 600 MB.
+
+The codes are kept shifted by 128, as unsigned bytes u = c + 128, with each row's
+128*sum(c) + 128*128*n beside them: then d.c = u.v - 128*sum(c) - 128*sum(d) - 128*128*n
+(v = d + 128), the same integer, and simsimd's unsigned kernel is quicker than its signed
+one where the CPU has AVX2 and no AVX-512 (0.70-0.74x the time, 10k-100k rows of 384 and
+1,536 numbers: the signed one widens to 16 bits first).
 """
 
 from __future__ import annotations
@@ -33,9 +39,12 @@ except ImportError:  # pragma: no cover - a platform without a wheel: exact floa
 FloatArray: TypeAlias = "npt.NDArray[np.float32]"
 Float64Array: TypeAlias = "npt.NDArray[np.float64]"
 CodeArray: TypeAlias = "npt.NDArray[np.int8]"
+ShiftedArray: TypeAlias = "npt.NDArray[np.uint8]"
 
 # The largest code; -127..127 keeps the codes symmetric (no -128 without a +128).
 CODE_MAX = 127
+# Codes are kept as c + _SHIFT, unsigned (see the module's docstring).
+_SHIFT = 128
 # Rows coded per step when coding many at once (bounds the float64 temporaries to ~12 MB).
 _CHUNK = 1024
 
@@ -81,7 +90,10 @@ class QuantizedRows:
 
     def __init__(self, dimension: int, capacity: int = 0) -> None:
         self.dimension = dimension
-        self.codes: CodeArray = np.zeros((capacity, dimension), dtype=np.int8)
+        # The codes shifted by 128 (c + 128, unsigned; 128 is code 0), and for each row what
+        # the shift adds to its dot product with a shifted query: 128*sum(c) + 128*128*n.
+        self.codes: ShiftedArray = np.full((capacity, dimension), _SHIFT, dtype=np.uint8)
+        self.shifts: Float64Array = np.full(capacity, _SHIFT * _SHIFT * dimension, np.float64)
         self.scales: Float64Array = np.zeros(capacity, dtype=np.float64)
         self.errors: Float64Array = np.zeros(capacity, dtype=np.float64)
         self.lengths: Float64Array = np.zeros(capacity, dtype=np.float64)
@@ -94,7 +106,11 @@ class QuantizedRows:
     @property
     def nbytes(self) -> int:
         return int(
-            self.codes.nbytes + self.scales.nbytes + self.errors.nbytes + self.lengths.nbytes
+            self.codes.nbytes
+            + self.shifts.nbytes
+            + self.scales.nbytes
+            + self.errors.nbytes
+            + self.lengths.nbytes
         )
 
     def reserve(self, capacity: int) -> None:
@@ -102,9 +118,12 @@ class QuantizedRows:
         if capacity <= self.capacity:
             return
         old = self.capacity
-        codes = np.zeros((capacity, self.dimension), dtype=np.int8)
+        codes = np.full((capacity, self.dimension), _SHIFT, dtype=np.uint8)
         codes[:old] = self.codes
         self.codes = codes
+        shifts = np.full(capacity, _SHIFT * _SHIFT * self.dimension, dtype=np.float64)
+        shifts[:old] = self.shifts
+        self.shifts = shifts
         for name in ("scales", "errors", "lengths"):
             array = np.zeros(capacity, dtype=np.float64)
             array[:old] = getattr(self, name)
@@ -118,7 +137,10 @@ class QuantizedRows:
         for start in range(0, places.shape[0], _CHUNK):
             where = places[start : start + _CHUNK]
             codes, scales, errors, lengths = encode(rows[start : start + _CHUNK])
-            self.codes[where] = codes
+            self.codes[where] = shifted(codes)
+            self.shifts[where] = _SHIFT * (
+                codes.sum(axis=1, dtype=np.int64) + _SHIFT * self.dimension
+            )
             self.scales[where] = scales
             self.errors[where] = errors
             self.lengths[where] = lengths
@@ -146,9 +168,9 @@ class QuantizedRows:
         left = exact_query - first[0].astype(np.float64) * first_scale[0]
         second, second_scale, second_error, _ = encode(left.reshape(1, -1))
 
-        codes, scales = self.codes[:count], self.scales[:count]
+        codes, shifts, scales = self.codes[:count], self.shifts[:count], self.scales[:count]
         errors, lengths = self.errors[:count], self.lengths[:count]
-        approx = _dots(first, codes)  # a fresh array: scaled in place
+        approx = _dots(first, codes, shifts)  # a fresh array: scaled in place
         approx *= scales
         approx *= first_scale[0]
         slack = lengths * first_error[0]
@@ -164,7 +186,8 @@ class QuantizedRows:
 
         floor = kth_largest(lower, min(keep, eligible))
         places = np.flatnonzero(upper >= floor)
-        approx = approx[places] + _dots(second, codes[places]) * scales[places] * second_scale[0]
+        again = _dots(second, codes[places], shifts[places])
+        approx = approx[places] + again * scales[places] * second_scale[0]
         slack = errors[places] * query_length + lengths[places] * second_error[0]
         slack += self._dot_error
         lower[places] = np.maximum(lower[places], approx - slack)
@@ -177,9 +200,18 @@ def kth_largest(values: Float64Array, k: int) -> float:
     return float(np.partition(values, values.shape[0] - k)[values.shape[0] - k])
 
 
-def _dots(query: CodeArray, codes: CodeArray) -> Float64Array:
-    """Integer dot products of one coded query with each coded row (exact: at most
-    127 * 127 * dimension, far inside float64's integers)."""
+def shifted(codes: CodeArray) -> ShiftedArray:
+    """Codes c as unsigned bytes c + 128 (the same bits with the top one flipped)."""
+    return codes.view(np.uint8) ^ np.uint8(_SHIFT)
+
+
+def _dots(query: CodeArray, codes: ShiftedArray, shifts: Float64Array) -> Float64Array:
+    """Integer dot products of one coded query with each coded row, from their shifted
+    codes: u.v less the row's shift and the query's 128*sum(d). Exact: every term is an
+    integer below 255 * 255 * dimension (1e8 for 1,536 numbers), far inside float64's."""
     assert simsimd is not None
-    found = simsimd.cdist(query, codes, metric="dot", threads=1)
-    return np.asarray(found, dtype=np.float64).reshape(-1)
+    found = simsimd.cdist(shifted(query), codes, metric="dot", threads=1)
+    dots = np.asarray(found, dtype=np.float64).reshape(-1)
+    dots -= shifts
+    dots -= _SHIFT * float(query.sum(dtype=np.int64))
+    return dots
