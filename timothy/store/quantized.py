@@ -92,12 +92,14 @@ class QuantizedRows:
         self.dimension = dimension
         # The codes shifted by 128 (c + 128, unsigned; 128 is code 0), and for each row what
         # the shift adds to its dot product with a shifted query: 128*sum(c) + 128*128*n.
-        self.codes: ShiftedArray = np.full((capacity, dimension), _SHIFT, dtype=np.uint8)
-        self.shifts: Float64Array = np.full(capacity, _SHIFT * _SHIFT * dimension, np.float64)
-        self.scales: Float64Array = np.zeros(capacity, dtype=np.float64)
-        self.errors: Float64Array = np.zeros(capacity, dtype=np.float64)
-        self.lengths: Float64Array = np.zeros(capacity, dtype=np.float64)
+        # Room not yet written holds code 0 (see `reserve`).
+        self.codes: ShiftedArray = np.zeros((0, dimension), dtype=np.uint8)
+        self.shifts: Float64Array = np.zeros(0, dtype=np.float64)
+        self.scales: Float64Array = np.zeros(0, dtype=np.float64)
+        self.errors: Float64Array = np.zeros(0, dtype=np.float64)
+        self.lengths: Float64Array = np.zeros(0, dtype=np.float64)
         self._dot_error = float32_dot_error(dimension)
+        self.reserve(capacity)
 
     @property
     def capacity(self) -> int:
