@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from timothy.store import Store
-from timothy.store.search import fts_total
+from timothy.store.search import fts_total, index_terms, matched_terms
 from timothy.text import fts_query, query_terms
 
 CORPUS = [
@@ -263,3 +263,25 @@ def test_term_counts_are_kept_for_one_state_of_the_index_only(store: Store) -> N
     found = documents("green tea garden")
     assert found == {term: counted(term) for term in ("green", "tea", "garden")}
     assert found["garden"] == 4  # the index still holds the superseded and archived rows
+
+
+def test_a_hits_evidence_is_the_query_terms_its_text_holds_as_the_index_stems_them(
+    store: Store,
+) -> None:
+    """text_hits' `matched`: a query term counts for a hit when every index term it stems to
+    is in the hit's text or day ("painting" finds "painted"), whatever its case or accents;
+    a term the text lacks is left out. The kept term lists share one string per term."""
+    painted = store.memories.add("Caroline painted a sunrise over the café")
+    baked = store.memories.add("Melanie baked bread")
+    hits = store.search.text_hits("Painting the CAFE sunrise with Melanie", 10)
+    assert sorted(hits.ids) == sorted([painted.id, baked.id])
+    assert hits.matched[baked.id] == ("melanie",)
+    assert set(hits.matched[painted.id]) == {"painting", "cafe", "sunrise"}  # query_terms folds
+    assert index_terms("painted sunrises, painting") == ("paint", "sunris")
+    assert matched_terms(["bread", "sunrise", "Toast"], "sunrises and bread") == (
+        "bread",
+        "sunrise",
+    )
+    assert matched_terms([], "anything") == ()
+    first, second = index_terms("the garden party"), index_terms("a garden of roses")
+    assert first[1] is second[1]  # "garden": one string for every kept text

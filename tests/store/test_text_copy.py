@@ -83,7 +83,9 @@ def hits_by_sql(store: PostgresStore, query: str) -> TextHits:
                 "SELECT id, content, day FROM memories WHERE id = ANY(%s)", (ids,)
             )
         }
-    matched = {i: tuple(t for t in terms if index_terms(t) <= index_terms(texts[i])) for i in ids}
+    matched = {
+        i: tuple(t for t in terms if set(index_terms(t)) <= set(index_terms(texts[i]))) for i in ids
+    }
     return TextHits(ids, matched, documents, total)
 
 

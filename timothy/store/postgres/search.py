@@ -29,7 +29,7 @@ from timothy.store.postgres.rows import Conn
 from timothy.store.postgres.text_copy import ANALYSE_SQL, HEAD_SQL, PgTextCopy, reading_of
 from timothy.store.postgres.vector_copy import PgVectorCopy
 from timothy.store.postgres.vectors import PgVectorStore
-from timothy.store.search import MAX_NAME_WORDS, TextHits, index_terms
+from timothy.store.search import MAX_NAME_WORDS, TextHits, index_terms, matched_terms
 from timothy.store.vectors import EmbeddingModel, Vector
 from timothy.text import name_candidates, pick_names, query_terms, words
 
@@ -306,10 +306,7 @@ class PgSearch:
         if not found:
             return TextHits([], {}, {}, 0)
         documents = dict(zip(terms, counts, strict=True))
-        matched: dict[str, tuple[str, ...]] = {}
-        for _, memory_id, text in found:
-            present = index_terms(text)
-            matched[memory_id] = tuple(term for term in terms if index_terms(term) <= present)
+        matched = {memory_id: matched_terms(terms, text) for _, memory_id, text in found}
         return TextHits([memory_id for _, memory_id, _ in found], matched, documents, total)
 
     # -- entity -------------------------------------------------------------------------
