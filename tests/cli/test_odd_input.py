@@ -1,8 +1,10 @@
 """Odd input through the real command line: ids that are not UTF-8, a data folder that cannot
-be made, a database from a newer Timothy. Each gets one plain line, never "unexpected error"."""
+be made, a database from a newer Timothy, a moment outside the years Timothy can store. Each
+gets one plain line, never "unexpected error"."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import apsw
 import pytest
 
 from tests.conftest import run_timothy
+from timothy.cli import main
 from timothy.store import Store
 from timothy.store.migrations import SCHEMA_VERSION
 
@@ -75,3 +78,85 @@ def test_a_newer_database_in_rollback_mode_is_left_byte_for_byte(data_dir: Path)
         assert "the file was left untouched" in result.stdout + result.stderr
         assert path.read_bytes() == before, args
         assert sorted(os.listdir(data_dir)) == files, args
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# Before 1970 an id's milliseconds go negative (two processes made the same id); before year
+# 1000 the stored time lost its fourth digit and every later read of the memory failed; past
+# year 1 or 9999 a zone offset overflowed.
+OUT_OF_RANGE = [
+    "0999-01-01T00:00:00Z",
+    "0001-01-01T00:00:00+05:00",
+    "1969-12-31T23:59:59Z",
+    "9999-06-01T00:00:00Z",
+    "9999-12-31T23:59:59-05:00",
+]
+
+
+@pytest.mark.parametrize("moment", OUT_OF_RANGE)
+def test_a_now_outside_the_years_ids_and_stored_times_hold_is_refused(
+    capsys: pytest.CaptureFixture[str], moment: str
+) -> None:
+    assert cli(capsys, "memories", "add", "My dentist is Dr. Ana Lopes")[0] == 0
+    for args in (
+        ("memories", "add", "I moved to Porto"),
+        ("recall", "dentist"),
+        ("memories", "fading"),
+        ("consolidate", "--dry-run"),
+    ):
+        code, _, err = cli(capsys, *args, "--now", moment)
+        assert code == 1, (args, err)
+        assert err == (
+            "timothy: --now needs an ISO 8601 time from 1970 to 9998 such as "
+            f"2026-01-31T09:00:00Z, not {moment!r}.\n"
+        )
+    code, out, err = cli(capsys, "memories", "list")
+    assert code == 0, err
+    assert [line.split(None, 3)[3] for line in out.splitlines()] == ["My dentist is Dr. Ana Lopes"]
+    code, out, err = cli(capsys, "recall", "dentist")
+    assert code == 0 and "My dentist is Dr. Ana Lopes" in out, err
+
+
+@pytest.mark.parametrize("moment", OUT_OF_RANGE)
+@pytest.mark.parametrize("field", ["created_at", "last_confirmed_at", "last_retrieved_at"])
+def test_an_imported_time_outside_those_years_aborts_the_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, moment: str
+) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        '{"content": "I drink green tea"}\n'
+        + json.dumps({"content": "My dentist is Dr. Ana Lopes", field: moment})
+        + "\n"
+    )
+    code, _, err = cli(capsys, "memories", "import", str(source))
+    assert code == 1
+    assert err == (
+        f"timothy: line 2: {field!r} is not an ISO 8601 time from 1970 to 9998: {moment!r} "
+        "(nothing was imported)\n"
+    )
+    assert cli(capsys, "memories", "list")[:2] == (0, "")
+
+
+def test_a_batch_request_with_a_now_outside_those_years_is_refused_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(capsys, "memories", "add", "My dentist is Dr. Ana Lopes")[0] == 0
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(
+        "".join(json.dumps({"query": "dentist", "now": m}) + "\n" for m in OUT_OF_RANGE)
+        + '{"query": "dentist"}\n'
+    )
+    code, out, _ = cli(capsys, "recall", "--batch", str(requests))
+    results = [json.loads(line) for line in out.splitlines()]
+    assert results[:-1] == [
+        {"error": f"line {n}: 'now' must be an ISO 8601 time from 1970 to 9998"}
+        for n in range(1, len(OUT_OF_RANGE) + 1)
+    ]
+    assert [item["content"] for item in results[-1]["items"]] == ["My dentist is Dr. Ana Lopes"]
+    code, out, err = cli(capsys, "memories", "list")
+    assert code == 0 and "My dentist is Dr. Ana Lopes" in out, err

@@ -16,7 +16,7 @@ from timothy.store import DamageCheck, Store
 from timothy.store.backup_folder import restore_advice
 from timothy.store.engine import StoreEngine
 from timothy.store.location import open_store
-from timothy.store.records import parse_time, utc_now
+from timothy.store.records import parse_given_time, utc_now
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -110,10 +110,11 @@ class Context:
         if not value:
             return utc_now()
         try:
-            return parse_time(value)
+            return parse_given_time(value)
         except ValueError:
             raise InvalidInputError(
-                f"--now needs an ISO 8601 time such as 2026-01-31T09:00:00Z, not {value!r}."
+                "--now needs an ISO 8601 time from 1970 to 9998 such as 2026-01-31T09:00:00Z, "
+                f"not {value!r}."
             ) from None
 
     @property

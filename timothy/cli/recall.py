@@ -14,7 +14,7 @@ from timothy.errors import InvalidInputError, TimothyError
 from timothy.providers.factory import query_embedder
 from timothy.retrieval import Recaller, RecallResult
 from timothy.settings import load_settings
-from timothy.store.records import parse_time
+from timothy.store.records import parse_given_time
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -121,9 +121,9 @@ def _parse_request(raw: str, ctx: Context) -> dict[str, Any]:
     now = ctx.now()
     if request.get("now") is not None:
         try:
-            now = parse_time(str(request["now"]))
+            now = parse_given_time(str(request["now"]))
         except ValueError:
-            raise InvalidInputError("'now' must be an ISO 8601 time") from None
+            raise InvalidInputError("'now' must be an ISO 8601 time from 1970 to 9998") from None
     budget = request.get("budget", ctx.args.budget)
     if budget is not None and (
         isinstance(budget, bool) or not isinstance(budget, int) or budget < 0

@@ -63,6 +63,25 @@ def parse_time(text: str) -> datetime:
     return moment.astimezone(UTC)
 
 
+# The moments Timothy takes from outside (`--now`, an imported memory's times): ids count
+# milliseconds from 1970, and the stored form (four-digit years, sorted as text) and the day
+# arithmetic done from a moment hold up to the end of year 9998.
+EARLIEST_GIVEN_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_GIVEN_TIME = datetime(9999, 1, 1, tzinfo=UTC)
+
+
+def parse_given_time(text: str) -> datetime:
+    """`parse_time` for a moment given from outside: a ValueError unless ISO 8601 and within
+    the years 1970 to 9998, so no id, stored time or date arithmetic can break on it."""
+    try:
+        moment = parse_time(text)
+    except OverflowError:  # a zone offset that takes it past year 1 or 9999
+        raise ValueError(f"{text!r} is out of range") from None
+    if not EARLIEST_GIVEN_TIME <= moment < LATEST_GIVEN_TIME:
+        raise ValueError(f"{text!r} is out of range")
+    return moment
+
+
 def _time_or_none(moment: datetime | None) -> str | None:
     return None if moment is None else format_time(moment)
 

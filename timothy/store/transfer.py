@@ -39,7 +39,7 @@ from timothy.store.records import (
     MemorySource,
     MemoryStatus,
     MemoryType,
-    parse_time,
+    parse_given_time,
     utc_now,
 )
 
@@ -198,9 +198,11 @@ def _optional_time(record: dict[str, Any], key: str, default: datetime | None) -
     if not isinstance(value, str):
         raise InvalidInputError(f"{key!r} must be an ISO 8601 time or null")
     try:
-        return parse_time(value)
+        return parse_given_time(value)
     except ValueError:
-        raise InvalidInputError(f"{key!r} is not an ISO 8601 time: {value!r}") from None
+        raise InvalidInputError(
+            f"{key!r} is not an ISO 8601 time from 1970 to 9998: {value!r}"
+        ) from None
 
 
 def _parse_record(record: dict[str, Any], now: datetime) -> tuple[Memory, str | None, Any]:
