@@ -255,3 +255,54 @@ def test_import_refuses_ids_already_stored(
 def test_a_group_without_action_explains_itself(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = cli(capsys, "memories")
     assert code == 2 and "needs an action" in err
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ['{"id": "S", "content": "I live in Lisbon", "superseded_by": "S"}'],
+        [
+            '{"id": "A", "content": "I live in Lisbon", "status": "superseded", '
+            '"superseded_by": "B"}',
+            '{"id": "B", "content": "I live in Porto", "status": "superseded", '
+            '"supersedes": "A", "superseded_by": "A"}',
+        ],
+        [
+            '{"id": "A", "content": "I live in Lisbon", "status": "superseded", '
+            '"superseded_by": "B"}',
+            '{"id": "B", "content": "I live in Porto", "status": "superseded", '
+            '"superseded_by": "C"}',
+            '{"id": "C", "content": "I live in Faro", "superseded_by": "B"}',
+        ],
+    ],
+)
+def test_versions_that_loop_back_abort_the_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lines: list[str]
+) -> None:
+    """Looping versions have no newest one: `chain` showed none of them and `forget --chain`
+    said "Forgot 0 memories" and kept them all."""
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"content": "I drink green tea"}\n' + "\n".join(lines) + "\n")
+    code, _, err = cli(capsys, "memories", "import", str(source))
+    assert code == 1
+    assert err == (
+        "timothy: line 2: its 'superseded_by' links come back round: no version would be the "
+        "newest (nothing was imported)\n"
+    )
+    assert cli_json(capsys, "memories", "list") == []
+
+
+def test_a_chain_that_ends_imports_and_forgets_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        '{"id": "A", "content": "I live in Lisbon", "status": "superseded", "superseded_by": "B"}\n'
+        '{"id": "B", "content": "I live in Porto", "status": "superseded", "supersedes": "A", '
+        '"superseded_by": "C"}\n'
+        '{"id": "C", "content": "I live in Faro", "supersedes": "B"}\n'
+    )
+    assert cli(capsys, "memories", "import", str(source))[0] == 0
+    assert [m["id"] for m in cli_json(capsys, "memories", "chain", "A")] == ["A", "B", "C"]
+    code, out, err = cli(capsys, "memories", "forget", "A", "--chain")
+    assert code == 0 and out.startswith("Forgot 3 memories for good"), err

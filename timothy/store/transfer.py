@@ -256,6 +256,23 @@ def _parse_embedding(value: Any) -> npt.NDArray[np.float32]:
     return np.asarray(value, dtype=np.float32)
 
 
+def _first_in_a_loop_of_versions(parsed: list[_Parsed]) -> _Parsed | None:
+    """The first line whose `superseded_by` links come round again: such versions have no
+    newest, so `chain` (and `forget --chain`) would find none of them."""
+    later = {item.memory.id: item.memory.superseded_by for item in parsed}
+    settled: set[str] = set()
+    for item in parsed:
+        path: set[str] = set()
+        current: str | None = item.memory.id
+        while current is not None and current in later and current not in settled:
+            if current in path:
+                return item
+            path.add(current)
+            current = later[current]
+        settled |= path
+    return None
+
+
 def import_memories(
     store: StoreEngine, lines: Iterable[str], *, now: datetime | None = None
 ) -> int:
@@ -309,6 +326,11 @@ def import_memories(
             link = getattr(item.memory, key)
             if link is not None and link not in seen_ids and link not in stored_links:
                 raise ImportFailedError(item.line, f"{key!r} names an unknown memory {link!r}")
+    looped = _first_in_a_loop_of_versions(parsed)
+    if looped is not None:
+        raise ImportFailedError(
+            looped.line, "its 'superseded_by' links come back round: no version would be the newest"
+        )
 
     used = {item.embedding_model for item in parsed if item.embedding_model is not None}
     with store.db.write() as conn:
