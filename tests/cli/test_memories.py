@@ -221,6 +221,7 @@ def test_import_of_content_only_lines(tmp_path: Path, capsys: pytest.CaptureFixt
         ('{"content": "x", "type": "gossip"}', "Unknown memory type"),
         ('{"content": "x", "embedding": [1, 2]}', "go together"),
         ('{"content": "x", "embedding": [1, 2], "embedding_model": "m"}', "numbers but"),
+        ('{"content": "x", "embedding": [1e39, 1, 2], "embedding_model": "m"}', "finite numbers"),
         ('{"content": "x", "supersedes": "GHOST"}', "unknown memory 'GHOST'"),
         ('{"content": "x", "id": "A1"}', "already appears on line 1"),
         ('{"content": "x", "created_at": "last week"}', "ISO 8601"),

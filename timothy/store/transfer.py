@@ -246,12 +246,16 @@ def _parse_record(record: dict[str, Any], now: datetime) -> tuple[Memory, str | 
     return memory, model, embedding
 
 
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
 def _parse_embedding(value: Any) -> npt.NDArray[np.float32]:
     if not isinstance(value, list) or not value:
         raise InvalidInputError("'embedding' must be a non-empty list of numbers")
     if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in value):
         raise InvalidInputError("'embedding' must hold only numbers")
-    if not all(math.isfinite(x) for x in value):
+    # Stored as float32: a larger number (1e39) would become infinite there.
+    if not all(math.isfinite(x) and abs(x) <= _FLOAT32_MAX for x in value):
         raise InvalidInputError("'embedding' must hold only finite numbers")
     return np.asarray(value, dtype=np.float32)
 
