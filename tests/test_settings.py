@@ -32,6 +32,18 @@ def test_broken_file_is_kept_aside_and_defaults_used() -> None:
     assert path.with_suffix(".broken.json").read_text(encoding="utf-8") == "{not json"
 
 
+def test_a_file_that_is_not_utf8_is_kept_aside_and_defaults_used() -> None:
+    """Saved by an editor in Latin-1, or damaged: every command failed with "unexpected
+    error" (the app too) instead of starting on the defaults."""
+    path = settings_path()
+    path.parent.mkdir(parents=True)
+    broken = '{"openai": {"model": "caf\xe9"}}'.encode("latin-1")
+    path.write_bytes(broken)
+    assert load_settings() == Settings()
+    assert path.with_suffix(".broken.json").read_bytes() == broken
+    assert not path.exists()
+
+
 def test_wrong_types_fall_back_to_defaults_field_by_field() -> None:
     path = settings_path()
     path.parent.mkdir(parents=True)

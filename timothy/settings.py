@@ -169,14 +169,14 @@ def load_settings(path: Path | None = None) -> Settings:
     kept aside (and the plain defaults used)."""
     target = path or settings_path()
     try:
-        text = target.read_text(encoding="utf-8")
+        raw = target.read_bytes()
     except FileNotFoundError:
         return first_run_settings()
     except OSError as exc:
         log.warning("cannot read settings %s: %s; using defaults", target, exc)
         return Settings()
     try:
-        data = json.loads(text)
+        data = json.loads(raw.decode("utf-8"))  # not UTF-8: a UnicodeDecodeError, a ValueError
         if not isinstance(data, dict):
             raise ValueError("settings must be a JSON object")
     except ValueError as exc:
