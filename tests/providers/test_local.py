@@ -264,6 +264,26 @@ def test_the_optimised_model_is_cached_and_gives_the_same_vectors() -> None:
     assert optimized_model(lean, onnxruntime.__version__) == (cached, True)  # made again
 
 
+def test_digests_damaged_out_of_utf8_are_remade_like_wrong_ones() -> None:
+    """The cache folder's digests are checked as text: bytes that are not UTF-8 failed the
+    vector search and `timothy embed` ("unexpected error") on every run until removed."""
+    import onnxruntime
+
+    from timothy.providers.local import lean_model, optimized_model
+
+    first = LocalEmbedder().embed_matrix([QUERY])  # the lean and the optimised model are made
+    lean = lean_model(model_file())
+    assert lean is not None
+    cached, ready = optimized_model(lean, onnxruntime.__version__)
+    assert ready
+    for made in (lean, cached):
+        made.with_name(made.name + ".sha256").write_bytes(b"\xff\xfe\x00 damaged")
+    assert optimized_model(lean, onnxruntime.__version__) == (cached, False)
+    assert lean_model(model_file()) == lean
+    assert np.array_equal(LocalEmbedder().embed_matrix([QUERY]), first)
+    assert optimized_model(lean, onnxruntime.__version__) == (cached, True)
+
+
 BATCH_SCRIPT = textwrap.dedent(
     """
     import json

@@ -167,7 +167,7 @@ def lean_model(source: Path) -> Path | None:
     try:
         if target.is_file() and digest.read_text(encoding="utf-8").strip() == sha256_of(target):
             return target
-    except OSError:
+    except (OSError, ValueError):  # unreadable, or a digest damaged out of UTF-8: remade
         pass
     global _last_made
     try:
@@ -201,7 +201,7 @@ def optimized_model(source: Path, version: str) -> tuple[Path, bool]:
     try:
         digest = target.with_name(target.name + ".sha256").read_text(encoding="utf-8")
         return target, target.is_file() and digest.strip() == sha256_of(target)
-    except OSError:
+    except (OSError, ValueError):  # a digest damaged out of UTF-8 matches nothing
         return target, False
 
 
