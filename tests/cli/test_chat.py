@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
-from tests.conftest import run_timothy
+from tests.conftest import REPO, run_timothy
 from tests.fakes.openai_server import OpenAIServer
 from tests.fakes.script import call
 from timothy.settings import Settings, save_settings
@@ -40,6 +43,32 @@ def test_chat_without_a_provider_says_what_to_do() -> None:
     assert result.returncode == 1
     assert "No chat provider is set up" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_message_that_is_not_utf8_is_refused_before_anything_is_written(
+    store: Store, openai_server: OpenAIServer
+) -> None:
+    """Bytes that are not UTF-8 reach the command as lone surrogates (an argument, or stdin
+    in the C locale): the turn made a conversation, then failed to store the message with
+    "unexpected error", leaving an empty "(untitled)" conversation each time."""
+    save_settings(Settings(chat_provider="openai", openai=openai_server.settings()))
+    refused = (
+        "timothy: This message holds broken characters (text that is not UTF-8) and cannot "
+        "be sent.\n"
+    )
+    result = run_timothy("chat", "--new", os.fsdecode(b"caf\xe9 au lait"))
+    assert (result.returncode, result.stderr) == (1, refused)
+    piped = subprocess.run(
+        [sys.executable, "-m", "app", "chat", "--new"],
+        input=b"caf\xe9 au lait\n",
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8:surrogateescape"},  # as in the C locale
+        cwd=REPO,
+    )
+    assert (piped.returncode, piped.stderr.decode()) == (1, refused)
+    assert store.sessions.list() == []
+    assert openai_server.chat_requests == []
 
 
 def test_chat_with_the_provider_down_keeps_the_message(
