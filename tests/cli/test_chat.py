@@ -58,15 +58,16 @@ def test_a_message_that_is_not_utf8_is_refused_before_anything_is_written(
     )
     result = run_timothy("chat", "--new", os.fsdecode(b"caf\xe9 au lait"))
     assert (result.returncode, result.stderr) == (1, refused)
-    piped = subprocess.run(
-        [sys.executable, "-m", "app", "chat", "--new"],
-        input=b"caf\xe9 au lait\n",
-        capture_output=True,
-        timeout=60,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8:surrogateescape"},  # as in the C locale
-        cwd=REPO,
-    )
-    assert (piped.returncode, piped.stderr.decode()) == (1, refused)
+    for errors in ("surrogateescape", "strict"):  # the C locale's stdin, and a UTF-8 locale's
+        piped = subprocess.run(
+            [sys.executable, "-m", "app", "chat", "--new"],
+            input=b"caf\xe9 au lait\n",
+            capture_output=True,
+            timeout=60,
+            env={**os.environ, "PYTHONIOENCODING": f"utf-8:{errors}"},
+            cwd=REPO,
+        )
+        assert (piped.returncode, piped.stderr.decode()) == (1, refused)
     assert store.sessions.list() == []
     assert openai_server.chat_requests == []
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import apsw
 import pytest
 
-from tests.conftest import run_timothy
+from tests.conftest import REPO, run_timothy
 from timothy.cli import main
 from timothy.store import Store
 from timothy.store.migrations import SCHEMA_VERSION
@@ -160,3 +162,37 @@ def test_a_batch_request_with_a_now_outside_those_years_is_refused_alone(
     assert [item["content"] for item in results[-1]["items"]] == ["My dentist is Dr. Ana Lopes"]
     code, out, err = cli(capsys, "memories", "list")
     assert code == 0 and "My dentist is Dr. Ana Lopes" in out, err
+
+
+@pytest.mark.parametrize(
+    ("args", "given", "refused"),
+    [
+        (
+            ("memories", "add", "-"),
+            b"caf\xe9 au lait\n",
+            "timothy: This text holds broken characters (unpaired UTF-16 surrogates) and cannot "
+            "be saved.\n",
+        ),
+        (
+            ("memories", "import", "-"),
+            b'{"content": "caf\xe9 au lait"}\n',
+            "timothy: line 1: This text holds broken characters (unpaired UTF-16 surrogates) and "
+            "cannot be saved (nothing was imported)\n",
+        ),
+    ],
+)
+def test_stdin_that_is_not_utf8_is_refused_plainly_in_a_utf8_locale(
+    data_dir: Path, args: tuple[str, ...], given: bytes, refused: str
+) -> None:
+    """A UTF-8 locale's stdin is strict: the read itself raised ("unexpected error")."""
+    result = subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        input=given,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"},
+        cwd=REPO,
+    )
+    assert (result.returncode, result.stderr.decode()) == (1, refused)
+    with Store.open(data_dir) as store:
+        assert store.memories.list() == []

@@ -79,6 +79,12 @@ def main(
     parser = build_parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     configure_logging(verbose=bool(getattr(args, "verbose", False)))
+    # Bytes on stdin that are not UTF-8 arrive as lone surrogates, as the C locale gives them
+    # and as arguments always do, where every command refuses them in plain words; a strict
+    # stdin raised UnicodeDecodeError at the read ("unexpected error").
+    reconfigure = getattr(sys.stdin, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="surrogateescape")
     ctx = Context(args)
     try:
         if args.self_check:
