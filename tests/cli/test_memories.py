@@ -198,6 +198,19 @@ def test_export_import_round_trip_is_identical(
         assert model is not None and model.dimension == 8
 
 
+def test_an_export_onto_a_folder_is_refused_plainly_and_leaves_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(capsys, "memories", "add", "I like tea")[0] == 0
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    code, out, err = cli(capsys, "memories", "export", str(folder))
+    assert (code, out) == (1, "")
+    assert err == f"timothy: Cannot write {folder}: Is a directory; nothing was exported.\n"
+    assert list(folder.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".export-")] == []
+
+
 def test_import_of_content_only_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "in.jsonl"
     source.write_text('{"content": "I like tea"}\n\n{"content": "Zoë", "id": "KEEP-ME"}\n')

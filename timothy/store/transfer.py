@@ -367,8 +367,10 @@ def export_to_file(store: StoreEngine, path: Path) -> int:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             count = export_memories(store, out)
         os.replace(temp_name, path)
-    except BaseException:
+    except BaseException as exc:
         Path(temp_name).unlink(missing_ok=True)
+        if isinstance(exc, OSError):  # a folder in the way, a full disk
+            raise StoreError(f"Cannot write {path}: {exc.strerror}; nothing was exported.") from exc
         raise
     return count
 
