@@ -129,3 +129,31 @@ def test_locked_database_waits_then_errors_cleanly(data_dir: Path) -> None:
         assert [m.content for m in store.memories.list()] == [kept.content]
         store.memories.add("after the lock")
         assert store.memories.count() == 2
+
+
+def test_another_programs_database_is_refused_and_left_untouched(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True)
+    path = data_dir / "timothy.db"
+    conn = apsw.Connection(str(path))
+    conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+    conn.execute("INSERT INTO notes (body) VALUES ('not a memory')")
+    conn.close()
+    before = path.read_bytes()
+    foreign = r"not a Timothy database \(it holds other tables: notes\)"
+    with pytest.raises(StoreError, match=foreign):
+        Store.open(data_dir)
+    assert path.read_bytes() == before
+    assert not (data_dir / "timothy.db-wal").exists()
+
+
+def test_an_empty_sqlite_file_becomes_a_store(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True)
+    path = data_dir / "timothy.db"
+    conn = apsw.Connection(str(path))
+    conn.execute("PRAGMA user_version = 0")
+    conn.execute("CREATE TABLE t (x)")
+    conn.execute("DROP TABLE t")  # a header and a schema page, no table
+    conn.close()
+    with Store.open(data_dir) as store:
+        store.memories.add("a first memory")
+        assert store.memories.count() == 1

@@ -204,6 +204,16 @@ class Database:
         if version > latest:
             raise StoreError(newer_message(self.path, version, latest))
         existing = bool(header)
+        if existing and version == 0:
+            # Schema 0 with tables: another program's database (every Timothy migration
+            # commits with its version bump, so a Timothy file at 0 holds no table).
+            foreign = self._tables()
+            if foreign:
+                shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+                raise StoreError(
+                    f"{self.path} is not a Timothy database (it holds other tables: {shown}); "
+                    "it was left untouched."
+                )
         # Opening writes to the file itself only to switch it to WAL or to migrate it: then
         # the check must have answered first. Otherwise it may run beside the app's start.
         must_write = version < latest or not header_in_wal_mode(header)
@@ -495,6 +505,17 @@ class Database:
     def schema_version(self) -> int:
         with self.read() as conn:
             return int(scalar(conn, "PRAGMA user_version"))
+
+    def _tables(self) -> list[str]:
+        """The file's own tables and views, by name (SQLite's internal ones left out)."""
+        with self.read() as conn:
+            return [
+                str(row[0])
+                for row in conn.execute(
+                    "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') "
+                    "AND name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY name"
+                )
+            ]
 
     def _migrate(self, conn: apsw.Connection) -> None:
         """Run the migrations the file has not had yet, in order, each in its own write
