@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import run_timothy
 from timothy.cli import main
 from timothy.store import Store
+from timothy.store.transfer import MAX_IMPORT_LINE_CHARS
 
 FIELDS = {
     "id",
@@ -253,6 +254,20 @@ def test_a_bad_line_aborts_the_whole_import(
     assert cli_json(capsys, "memories", "list") == []
     with Store.open(Path(str(tmp_path / "env" / "data"))) as store:
         assert store.vectors.models() == []
+
+
+def test_a_line_too_long_to_be_a_memory_is_refused_unread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "in.jsonl"
+    with source.open("w", encoding="utf-8") as out:
+        out.write('{"content": "first"}\n')
+        out.write("x" * (MAX_IMPORT_LINE_CHARS + 10))  # no line break: one endless line
+    code, _, err = cli(capsys, "memories", "import", str(source))
+    assert code == 1
+    assert err.startswith("timothy: line 2: longer than 4,000,000 characters")
+    assert "nothing was imported" in err
+    assert cli_json(capsys, "memories", "list") == []
 
 
 def test_import_refuses_ids_already_stored(

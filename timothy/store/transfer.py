@@ -277,6 +277,26 @@ def _first_in_a_loop_of_versions(parsed: list[_Parsed]) -> _Parsed | None:
     return None
 
 
+# The longest line an import reads: a memory at its 20,000 characters with an embedding of
+# 16,384 numbers takes well under a tenth of it. A longer line (a file that is not JSON Lines,
+# /dev/zero) is refused without being read whole into memory.
+MAX_IMPORT_LINE_CHARS = 4_000_000
+
+
+def _bounded_lines(lines: Iterable[str]) -> Iterator[str]:
+    """The lines of `lines`, read at most MAX_IMPORT_LINE_CHARS + 1 characters at a time
+    from a file (a longer line then arrives in pieces, the first one too long)."""
+    readline = getattr(lines, "readline", None)
+    if not callable(readline):
+        yield from lines
+        return
+    while True:
+        line = readline(MAX_IMPORT_LINE_CHARS + 1)
+        if not line:
+            return
+        yield line
+
+
 def import_memories(
     store: StoreEngine, lines: Iterable[str], *, now: datetime | None = None
 ) -> int:
@@ -285,7 +305,11 @@ def import_memories(
     parsed: list[_Parsed] = []
     seen_ids: dict[str, int] = {}
     dimensions: dict[str, int] = {m.name: m.dimension for m in store.vectors.models()}
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(_bounded_lines(lines), start=1):
+        if len(raw) > MAX_IMPORT_LINE_CHARS:
+            raise ImportFailedError(
+                number, f"longer than {MAX_IMPORT_LINE_CHARS:,} characters (not JSON Lines?)"
+            )
         if not raw.strip():
             continue
         try:
