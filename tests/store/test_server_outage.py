@@ -13,8 +13,11 @@ import pytest
 
 from tests.fakes.postgres import PgServer, refuse_memories_saying
 from timothy.errors import StoreUnreachableError
+from timothy.store import Store
 from timothy.store.location import open_store
 from timothy.store.postgres import PostgresStore
+from timothy.store.postgres.outbox import Outbox
+from timothy.store.records import Memory
 
 
 def test_memories_made_while_the_server_is_down_are_handed_over_when_it_returns(
@@ -259,3 +262,19 @@ def test_a_server_host_that_never_answers_does_not_hold_the_app_s_opening(
     # A short command (no change feed, no mirror to work from) is still told plainly.
     with pytest.raises(StoreUnreachableError):
         PostgresStore(silent_url, connect_timeout=1, follow_changes=False, outbox_dir=tmp_path)
+
+
+def test_a_pending_line_damaged_out_of_utf8_is_kept_byte_for_byte(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "data") as store:
+        memory = store.memories.add("I am allergic to cats")
+    outbox = Outbox(tmp_path / "pending.jsonl")
+    outbox.keep(memory)
+    damaged = b'{"id": "caf\xe9", "content": "half a line'
+    with outbox.path.open("ab") as out:
+        out.write(damaged + b"\n")
+    assert [m.id for m in outbox.pending()] == [memory.id]
+    assert outbox.waiting() == 2
+    handed: list[Memory] = []
+    assert outbox.hand_over(handed.extend) == 1
+    assert [m.content for m in handed] == ["I am allergic to cats"]
+    assert outbox.path.read_bytes() == damaged + b"\n"  # left for the owner, untouched

@@ -85,13 +85,16 @@ class Outbox:
     def _read(self) -> tuple[list[Memory], list[str]]:
         """The pending memories, and the lines that do not read (kept, never dropped)."""
         try:
-            text = self.path.read_text(encoding="utf-8")
+            # Bytes that are not UTF-8 (a damaged line) are kept as they are: such a line
+            # does not read, and is written back byte for byte.
+            text = self.path.read_bytes().decode("utf-8", "surrogateescape")
         except FileNotFoundError:
             return [], []
         found: list[Memory] = []
         unreadable: list[str] = []
         for raw in text.splitlines():
             try:
+                raw.encode("utf-8")  # UnicodeEncodeError (a ValueError) on damaged bytes
                 found.append(_from_json(json.loads(raw)))
             except (ValueError, KeyError, TypeError, AssertionError):
                 log.warning("a pending memory in %s does not read; left in place", self.path)
@@ -111,7 +114,9 @@ class Outbox:
                 log.info("pending memories wait for the server: %s", exc)
                 return 0
             if unreadable:
-                self.path.write_text("\n".join(unreadable) + "\n", encoding="utf-8")
+                self.path.write_text(
+                    "\n".join(unreadable) + "\n", encoding="utf-8", errors="surrogateescape"
+                )
             else:
                 self.path.unlink(missing_ok=True)
         log.info("handed %d pending memories to the memory server", len(memories))
