@@ -236,6 +236,10 @@ class MemoryBrowser(QWidget):
             self.view.selectionModel().setCurrentIndex(
                 self.model.index(0), QItemSelectionModel.SelectionFlag.ClearAndSelect
             )
+        elif self.model.rowCount() == 0 and self.detail.memory is not None:
+            # A new query resets the list without a current-row change: with nothing
+            # listed, the history must not keep (and act on) the last query's memory.
+            self.detail.show_memory(None)
 
     def _refresh_count(self) -> None:
         self.count_label.setText(

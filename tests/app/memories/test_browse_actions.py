@@ -178,6 +178,24 @@ def test_counts_stay_right_after_an_edit_in_a_search(
     assert browser.count_label.text() == "3 matches"
 
 
+def test_a_search_with_no_matches_leaves_no_memory_in_the_history(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
+) -> None:
+    """The bug: "No matches", yet the history below still showed the memory of the search
+    before, with Archive and Forget for good acting on a memory the list did not show."""
+    store.memories.add("Lives in Porto")
+    browser = open_browse(qtbot, pane, workers)
+    qtbot.waitUntil(lambda: browser.detail.memory is not None, timeout=5000)
+    browser.search.setText("NEAR(lisbon sea)")
+    browser.apply_query()
+    settle(qtbot, workers)
+    assert browser.count_label.text() == "No matches"
+    assert browser.detail.memory is None
+    assert not any(
+        button.isVisible() and button.isEnabled() for button in browser.detail.buttons.values()
+    )
+
+
 def test_a_status_filter_drops_what_no_longer_matches_and_recounts(
     qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
 ) -> None:
