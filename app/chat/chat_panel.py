@@ -227,6 +227,7 @@ class ChatPanel(QWidget):
         self._offer_composer()
 
     def _offer_composer(self) -> None:
+        self.transcript.set_turns_allowed(self.paused is None and self.chat_ready)
         if self.paused is not None:
             self.composer.set_available(False, self.paused)
             return
@@ -481,7 +482,9 @@ class ChatPanel(QWidget):
         """Resend an edited owner message: what followed it leaves the view (it stays in the
         conversation as an earlier branch, a version away)."""
         conversation_id = self.conversation_id
-        if self.runner.running or conversation_id is None or not text.strip():
+        if self.runner.running or self.paused is not None or conversation_id is None:
+            return
+        if not text.strip():
             return
         self.transcript.remove_from(message_id)
         self.transcript.add_user_message(text, self.now())

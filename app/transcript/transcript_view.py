@@ -111,6 +111,7 @@ class TranscriptView(QScrollArea):
         self.dividers: list[SummaryDivider] = []  # where older turns were summarised
         self.notices: dict[str, Notice] = {}  # memory id -> its "Remembered" notice
         self.reply: MessageWidget | None = None
+        self.turns_allowed = True  # False: no chat model, or a restore (set_turns_allowed)
         self._reply_text = ""
         self._pending = ""
         self._stick = True
@@ -297,7 +298,7 @@ class TranscriptView(QScrollArea):
                 widget.set_note(message.error, error=True)
             elif message.stopped:
                 widget.set_note("This reply was cut short.")
-            widget.set_idle(self.reply is None)
+            self._set_idle(widget, self.reply is None)
             if widget.role == "assistant":
                 widget.set_regenerable(False)  # only the newest may be, set by the caller
             for memory in message.remembered:
@@ -534,14 +535,27 @@ class TranscriptView(QScrollArea):
         last = self.last_assistant()
         idle = self.reply is None
         for widget in self.messages:
-            widget.set_idle(idle)
+            self._set_idle(widget, idle)
             if widget.role == "assistant":
-                widget.set_regenerable(widget is last and idle and widget is self.messages[-1])
+                widget.set_regenerable(
+                    widget is last and idle and self.turns_allowed and widget is self.messages[-1]
+                )
 
     def set_idle(self, idle: bool) -> None:
         """Edits and version switches wait while a reply is being written or sent."""
         for widget in self.messages:
-            widget.set_idle(idle and self.reply is None)
+            self._set_idle(widget, idle and self.reply is None)
+
+    def set_turns_allowed(self, allowed: bool) -> None:
+        """Whether a turn may start (no chat model, a restore: it may not). Edit and resend
+        and Regenerate start one, so they are offered only when it may; versions still switch."""
+        self.turns_allowed = allowed
+        self._refresh_regenerable()
+
+    def _set_idle(self, widget: MessageWidget, idle: bool) -> None:
+        widget.set_idle(idle)
+        if not self.turns_allowed:
+            widget.set_editable(False)
 
     def remove_from(self, message_id: str) -> None:
         """Take away a message and everything shown after it (an edited message is resent:

@@ -8,10 +8,11 @@ import json
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.mainwindow.main_window import MainWindow
+from app.mainwindow.main_window import RESTORING, MainWindow
 from app.transcript.message_widget import MessageWidget
 from tests.app.conftest import WindowFactory, settle, settle_engine
 from tests.fakes.openai_server import OpenAIServer
+from timothy.settings import Settings
 from timothy.store import Store
 
 NO_FACTS = json.dumps({"facts": []})
@@ -145,3 +146,47 @@ def test_the_usage_line_shows_the_servers_figures_and_the_model(
     window.open_conversation(conversation_id)
     qtbot.waitUntil(lambda: len(window.chat.transcript.messages) == 2, timeout=10_000)
     assert window.chat.transcript.messages[-1].usage_label.text() == text
+
+
+def test_with_no_chat_model_a_past_conversation_offers_no_edit_or_regenerate(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    """The bug: with no chat model (the composer says to set one up), the pencil and
+    Regenerate still worked: the reply gave way to an error, an edited message was lost."""
+    session = store.sessions.create(title="Porto")
+    store.sessions.add_message(session.id, "user", "I like Porto")
+    store.sessions.add_message(session.id, "assistant", "Porto is lovely.")
+    window = make_window(settings=Settings())
+    window.open_conversation(session.id)
+    qtbot.waitUntil(lambda: len(window.chat.transcript.messages) == 2, timeout=10_000)
+    settle(qtbot, window.workers)
+    assert not window.chat.composer.input.isEnabled()
+    question, reply = window.chat.transcript.messages
+    assert not question.edit_button.isEnabled()
+    assert question.start_editing() is None
+    assert reply.regenerate_button.isHidden()
+
+
+def test_while_a_restore_runs_no_edit_or_regenerate_starts_a_turn(
+    qtbot: QtBot, make_window: WindowFactory, openai_server: OpenAIServer
+) -> None:
+    """The bug: Send and Regenerate waited for a restore, an edited message was sent."""
+    window = make_window(server=openai_server)
+    openai_server.reply("Blue.")
+    openai_server.reply("Colours")
+    openai_server.reply(NO_FACTS)
+    send(qtbot, window, "Name a colour")
+    question, reply = window.chat.transcript.messages
+    assert question.edit_button.isEnabled() and not reply.regenerate_button.isHidden()
+    requests = len(openai_server.chat_requests)
+
+    window.chat.set_paused(RESTORING)
+    assert not question.edit_button.isEnabled() and reply.regenerate_button.isHidden()
+    assert question.message_id is not None
+    window.chat.edit_message(question.message_id, "Name a fruit")
+    settle_window(qtbot, window)
+    assert shown(window) == ["Name a colour", "Blue."]
+    assert len(openai_server.chat_requests) == requests
+
+    window.chat.set_paused(None)
+    assert question.edit_button.isEnabled() and not reply.regenerate_button.isHidden()
