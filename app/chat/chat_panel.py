@@ -14,6 +14,7 @@ from datetime import datetime
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QApplication,
     QDialog,
     QHBoxLayout,
     QLabel,
@@ -237,6 +238,16 @@ class ChatPanel(QWidget):
         )
 
     def _show_page(self) -> None:
+        before = (self.stack.currentWidget(), self.composer.isHidden())
+        focused = QApplication.focusWidget()
+        # Focus on what is about to be hidden (or nowhere in this window): Qt would hand it
+        # to the next widget in the window (the memory pane's Hide button).
+        lost = (
+            focused is None
+            or focused.window() is not self.window()
+            or self.stack.isAncestorOf(focused)
+            or self.composer.isAncestorOf(focused)
+        )
         if not self.transcript.is_empty():
             self.stack.setCurrentWidget(self.transcript)
         elif not self.chat_ready:
@@ -244,6 +255,12 @@ class ChatPanel(QWidget):
         else:
             self.stack.setCurrentWidget(self.blank)
         self.composer.setVisible(self.chat_ready or not self.transcript.is_empty())
+        if lost and before != (self.stack.currentWidget(), self.composer.isHidden()):
+            welcome = self._welcome
+            if welcome is not None and self.stack.currentWidget() is welcome:
+                welcome.settings_button.setFocus(Qt.FocusReason.OtherFocusReason)
+            elif not self.composer.isHidden():
+                self.composer.focus()
 
     def set_title(self, title: str) -> None:
         self.title = title

@@ -12,6 +12,7 @@ import time
 from datetime import timedelta
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.chat.local_servers import find_local_servers
@@ -138,6 +139,25 @@ def test_the_welcome_is_built_only_when_there_is_no_chat_model(
     assert window.chat.stack.currentWidget() is window.chat.welcome
     assert window.chat.composer.isHidden()
     assert not window.chat.welcome.settings_button.isHidden()
+
+
+def test_the_keyboard_focus_goes_where_the_owner_acts_next(
+    qtbot: QtBot, make_window: WindowFactory, openai_server: OpenAIServer
+) -> None:
+    """The bug: on the first window the focus fell on the memory pane's Hide button (the
+    composer it was on was hidden), so Space hid the pane."""
+    window = make_window(settings=Settings())
+    settle_window(qtbot, window)
+    welcome = window.chat.welcome
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is welcome.settings_button, timeout=5000)
+    assistant = window.assistant
+    assert assistant is not None
+    with qtbot.waitSignal(assistant.configured, timeout=5000):
+        window.apply_settings(chat_settings(openai_server))  # a chat model is set up
+    composer = window.chat.composer.input
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is composer, timeout=5000)
+    window.apply_settings(Settings())  # and taken away again
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is welcome.settings_button, timeout=5000)
 
 
 def test_first_run_lets_the_owner_pick_the_local_servers_model(
