@@ -47,6 +47,10 @@ class Composer(QWidget):
         self.hint.setObjectName("ComposerHint")
         self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.hint.setWordWrap(True)  # a narrow window wraps it rather than cut it
+        # Hidden while nothing can be sent (the box says why), its room kept: no jump.
+        policy = self.hint.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.hint.setSizePolicy(policy)
         outer.addWidget(self.hint)
         self.streaming = False
         self.available = True
@@ -104,6 +108,7 @@ class Composer(QWidget):
             self.button.setEnabled(self.available and bool(self.input.toPlainText().strip()))
             self.hint.setText(IDLE_HINT)
         self.input.setEnabled(self.available or self.streaming)
+        self.hint.setHidden(not (self.available or self.streaming))
 
     def focus(self) -> None:
         self.input.setFocus(Qt.FocusReason.OtherFocusReason)

@@ -161,6 +161,7 @@ def test_with_no_chat_model_a_past_conversation_offers_no_edit_or_regenerate(
     qtbot.waitUntil(lambda: len(window.chat.transcript.messages) == 2, timeout=10_000)
     settle(qtbot, window.workers)
     assert not window.chat.composer.input.isEnabled()
+    assert window.chat.composer.hint.isHidden()  # no "Enter to send" under a box that cannot
     question, reply = window.chat.transcript.messages
     assert not question.edit_button.isEnabled()
     assert question.start_editing() is None

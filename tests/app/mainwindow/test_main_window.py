@@ -156,6 +156,7 @@ def test_the_keyboard_focus_goes_where_the_owner_acts_next(
         window.apply_settings(chat_settings(openai_server))  # a chat model is set up
     composer = window.chat.composer.input
     qtbot.waitUntil(lambda: QApplication.focusWidget() is composer, timeout=5000)
+    assert not window.chat.composer.hint.isHidden()  # "Enter to send", now that it can
     window.apply_settings(Settings())  # and taken away again
     qtbot.waitUntil(lambda: QApplication.focusWidget() is welcome.settings_button, timeout=5000)
 
