@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -14,9 +15,10 @@ from hypothesis import strategies as st
 from timothy.errors import DatabaseLockedError, InvalidInputError, StoreError
 from timothy.store import Store
 from timothy.store.migrations import SCHEMA_VERSION
+from timothy.text import strip_invisible
 
 
-@pytest.mark.parametrize("text", ["", "   ", "\n\t \u3000"])
+@pytest.mark.parametrize("text", ["", "   ", "\n\t \u3000", "\x00", " \x00\x1b\u200b\u2060 "])
 def test_empty_text_is_refused(store: Store, text: str) -> None:
     with pytest.raises(InvalidInputError, match="empty"):
         store.memories.add(text)
@@ -56,7 +58,8 @@ def test_any_unicode_is_stored_and_returned_intact(store: Store, text: str) -> N
 @settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=1, max_size=300))
 def test_round_trip_of_arbitrary_text(store: Store, text: str) -> None:
-    if not text.strip():
+    # Nothing that shows (white space, control and zero-width characters only): refused.
+    if not re.search(r"[^\s\x00-\x1f\x7f-\x9f]", strip_invisible(text)):
         with pytest.raises(InvalidInputError):
             store.memories.add(text)
         return

@@ -44,7 +44,7 @@ from timothy.store.records import (
     MemoryType,
     utc_now,
 )
-from timothy.text import fts_query, normalise_name
+from timothy.text import fts_query, normalise_name, strip_invisible
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,8 @@ COLUMNS = (
 )
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
+# A character that shows: neither white space nor a control character (NUL, escapes).
+_SHOWN_RE = re.compile(r"[^\s\x00-\x1f\x7f-\x9f]")
 
 
 def _sessions_sql(dialect: Dialect) -> str:
@@ -155,6 +157,9 @@ def validate_content(content: str) -> str:
             f"A memory can hold at most {MAX_CONTENT_CHARS:,} characters; "
             f"this one has {len(text):,}."
         )
+    if not _SHOWN_RE.search(strip_invisible(text)):
+        # Only control or zero-width characters: a memory nobody could see or read.
+        raise InvalidInputError("A memory needs some text; this one is empty.")
     return text
 
 
