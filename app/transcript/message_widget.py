@@ -333,6 +333,12 @@ class MessageWidget(QWidget):
         if self.role == "user":
             self.edit_button.setEnabled(allowed and self.message_id is not None)
 
+    def set_edit_offered(self, offered: bool) -> None:
+        """Whether the pencil shows at all (not while no turn may start: no chat model, a
+        restore), as Regenerate does not; while a reply is written it only greys out."""
+        if self.role == "user":
+            self.edit_button.setHidden(not offered)
+
     def start_editing(self) -> MessageEditor | None:
         """Swap the bubble for a box holding its text; Send emits `edit_submitted`."""
         if self.role != "user" or self.message_id is None or not self.edit_button.isEnabled():

@@ -554,6 +554,7 @@ class TranscriptView(QScrollArea):
 
     def _set_idle(self, widget: MessageWidget, idle: bool) -> None:
         widget.set_idle(idle)
+        widget.set_edit_offered(self.turns_allowed)
         if not self.turns_allowed:
             widget.set_editable(False)
 

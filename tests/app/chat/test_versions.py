@@ -163,7 +163,7 @@ def test_with_no_chat_model_a_past_conversation_offers_no_edit_or_regenerate(
     assert not window.chat.composer.input.isEnabled()
     assert window.chat.composer.hint.isHidden()  # no "Enter to send" under a box that cannot
     question, reply = window.chat.transcript.messages
-    assert not question.edit_button.isEnabled()
+    assert not question.edit_button.isEnabled() and question.edit_button.isHidden()
     assert question.start_editing() is None
     assert reply.regenerate_button.isHidden()
 
@@ -183,6 +183,7 @@ def test_while_a_restore_runs_no_edit_or_regenerate_starts_a_turn(
 
     window.chat.set_paused(RESTORING)
     assert not question.edit_button.isEnabled() and reply.regenerate_button.isHidden()
+    assert question.edit_button.isHidden()
     assert question.message_id is not None
     window.chat.edit_message(question.message_id, "Name a fruit")
     settle_window(qtbot, window)
@@ -191,3 +192,4 @@ def test_while_a_restore_runs_no_edit_or_regenerate_starts_a_turn(
 
     window.chat.set_paused(None)
     assert question.edit_button.isEnabled() and not reply.regenerate_button.isHidden()
+    assert not question.edit_button.isHidden()
