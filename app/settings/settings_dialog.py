@@ -158,6 +158,8 @@ class SettingsDialog(QDialog):
         self.error_label.hide()
         outer.addWidget(self.error_label)
         self.key_edit.textChanged.connect(self._clear_error)
+        self.storage_page.url_edit.textChanged.connect(self._clear_error)
+        self.storage_page.choice.buttonToggled.connect(self._clear_error)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )

@@ -74,6 +74,23 @@ def test_a_wrong_address_or_a_password_in_it_is_refused_with_a_reason(
     assert not settings_path().exists()
 
 
+def test_the_address_error_goes_once_the_address_or_the_choice_changes(
+    qtbot: QtBot, dialog: SettingsDialog
+) -> None:
+    page = dialog.storage_page
+    page.server_button.setChecked(True)
+    page.url_edit.setText("nas.local/timothy")
+    dialog.buttons.button(dialog.buttons.StandardButton.Save).click()
+    assert not dialog.error_label.isHidden()
+    page.url_edit.setText("postgresql://timothy@nas.local/timothy")
+    assert dialog.error_label.isHidden()  # it spoke of the address as it was
+    page.url_edit.setText("nas.local/timothy")
+    dialog.buttons.button(dialog.buttons.StandardButton.Save).click()
+    assert not dialog.error_label.isHidden()
+    page.local_button.setChecked(True)
+    assert dialog.error_label.isHidden()
+
+
 def test_a_server_that_does_not_answer_is_said_plainly(
     qtbot: QtBot, dialog: SettingsDialog, tmp_path: Path
 ) -> None:
