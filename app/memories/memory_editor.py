@@ -25,8 +25,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.look import invisible, theme
+from timothy.errors import InvalidInputError
 from timothy.store import Memory, MemoryType
-from timothy.store.records import MAX_CONTENT_CHARS
+from timothy.store.memories import validate_content
 from timothy.text import strip_invisible
 
 
@@ -126,10 +127,10 @@ class MemoryEditor(QDialog):
             names = "; ".join(invisible.describe(char) for char in hidden[:4])
             self.invisible_label.setText(f"This text contains invisible characters: {names}.")
         problem = ""
-        if not text.strip():
-            problem = "A memory needs some text."
-        elif len(text.strip()) > MAX_CONTENT_CHARS:
-            problem = f"A memory can hold at most {MAX_CONTENT_CHARS:,} characters."
+        try:
+            validate_content(text)  # the store's own rule, so Save is never offered in vain
+        except InvalidInputError as exc:
+            problem = str(exc)
         self.problem_label.setText(problem)
         self.problem_label.setVisible(bool(problem))
         self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(not problem)

@@ -55,6 +55,25 @@ def test_add_a_memory_by_hand(qtbot: QtBot, make_window: WindowFactory, store: S
     assert window.banner.isVisible() and "Added" in window.banner.text_label.text()
 
 
+def test_add_a_memory_refuses_text_that_does_not_show_before_it_closes(
+    qtbot: QtBot, make_window: WindowFactory
+) -> None:
+    """The store refuses text of zero-width and control characters only; the editor says so
+    while the owner is still typing, rather than closing and losing the text to a banner."""
+    window = make_window()
+    window.menus.add_memory_action.trigger()
+    editor = window.memory_editor
+    assert editor is not None
+    save = editor.buttons.button(editor.buttons.StandardButton.Save)
+    for text in ("\u200b\u200b", " \x00\x1b\u2060 "):
+        editor.content_edit.setPlainText(text)
+        assert not save.isEnabled()
+        assert "needs some text" in editor.problem_label.text()
+    editor.content_edit.setPlainText("Ana\u200b lives in Porto")  # shown text, with one hidden
+    assert save.isEnabled() and editor.problem_label.isHidden()
+    editor.reject()
+
+
 def test_export_writes_json_lines_as_the_cli_does(
     qtbot: QtBot, make_window: WindowFactory, store: Store, tmp_path: Path
 ) -> None:
