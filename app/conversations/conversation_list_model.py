@@ -13,6 +13,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
 from app.conversations.chat_port import ConversationSummary
+from timothy.store.sessions import clean_title
+from timothy.text import strip_invisible
 
 Index = QModelIndex | QPersistentModelIndex
 CONVERSATION_ROLE = Qt.ItemDataRole.UserRole + 10
@@ -31,6 +33,12 @@ def heading_for(moment: datetime, now: datetime) -> str:
     if days < 30:
         return "Previous 30 days"
     return local.strftime("%B %Y")
+
+
+def _shows(title: str) -> bool:
+    """Whether a title has a character one can see (not only zero-width or control ones,
+    which would make a blank row)."""
+    return any(char.isprintable() and not char.isspace() for char in strip_invisible(title))
 
 
 class ConversationListModel(QAbstractListModel):
@@ -70,8 +78,8 @@ class ConversationListModel(QAbstractListModel):
         if role != Qt.ItemDataRole.EditRole or not index.isValid():
             return False
         row = self.rows[index.row()]
-        title = str(value).strip()
-        if isinstance(row, str) or not title or title == row.title:
+        title = clean_title(str(value))  # as the store keeps it: one line, not too long
+        if isinstance(row, str) or not _shows(title) or title == row.title:
             return False
         self.rows[index.row()] = replace(row, title=title)
         self.dataChanged.emit(index, index)

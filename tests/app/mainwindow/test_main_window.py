@@ -807,6 +807,27 @@ def test_the_window_title_follows_a_rename(
     assert window.windowTitle() == "Timothy"
 
 
+def test_a_rename_to_nothing_visible_is_refused_and_the_list_shows_the_title_kept(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    """F2's editor writes through the list's model: a title of zero-width or control
+    characters would be a blank row; a long or multi-line one shows as the store keeps it."""
+    chosen = add_conversation(store, "Porto trip", [("user", "x"), ("assistant", "y")])
+    window = make_window()
+    settle_window(qtbot, window)
+    model = window.sidebar.model
+    row = next(i for i, c in enumerate(model.rows) if not isinstance(c, str) and c.id == chosen)
+    for title in ("\u200b", "\u2060 \u200b", "\x1b"):
+        assert not model.setData(model.index(row, 0), title)
+    settle_window(qtbot, window)
+    assert store.sessions.get(chosen).title == "Porto trip"
+    assert [c.title for c in model.conversations()] == ["Porto trip"]
+    assert model.setData(model.index(row, 0), "Porto\ntrip " + "x" * 300)
+    settle_window(qtbot, window)
+    kept = store.sessions.get(chosen).title
+    assert kept.startswith("Porto trip x") and [c.title for c in model.conversations()] == [kept]
+
+
 def test_a_turn_that_recalled_nothing_says_so(
     qtbot: QtBot, make_window: WindowFactory, openai_server: OpenAIServer
 ) -> None:
