@@ -87,6 +87,14 @@ def _plain(kind: Any) -> Any:
     return kind
 
 
+def _exact(spin: QDoubleSpinBox, value: float) -> Callable[[], float]:
+    """The spin box's number, or `value` itself while the box still shows it as set: the
+    box rounds to its decimals (0.027727 shows as 0.0277), and an untouched field must not
+    save the rounding."""
+    shown = spin.value()
+    return lambda: value if spin.value() == shown else spin.value()
+
+
 class SettingsSectionForm(QWidget):
     """Edits the chosen fields of a settings dataclass; `value()` returns the edited copy."""
 
@@ -139,7 +147,7 @@ class SettingsSectionForm(QWidget):
             double.setDecimals(4 if abs(float(value or 0)) < 1 else 2)
             double.setSingleStep(0.001 if abs(float(value or 0)) < 0.1 else 0.1)
             double.setValue(float(value or 0.0))
-            return double, double.value
+            return double, _exact(double, float(value or 0.0))
         if kind is str:
             line = QLineEdit(str(value or ""), self)
             return line, line.text
@@ -166,7 +174,7 @@ class SettingsSectionForm(QWidget):
                     weight.setSingleStep(0.05)
                     weight.setValue(float(number))
                     form.addRow(shown, weight)
-                    readers[key] = weight.value
+                    readers[key] = _exact(weight, float(number))
             return box, lambda: {key: read() for key, read in readers.items()}
         return None
 

@@ -242,6 +242,17 @@ def test_a_settings_section_form_edits_whatever_fields_a_feature_defines(qtbot: 
     assert advanced.value().half_life_days[list(MemoryType)[2]] == 30.0
 
 
+def test_saving_untouched_settings_changes_no_number(qtbot: QtBot, dialog: SettingsDialog) -> None:
+    """A spin box shows a rounded number (the minimum score 0.02773 as 0.0277); saving
+    without touching it must keep the exact value, not the rounding."""
+    assert dialog.chosen_settings() == Settings()
+    advanced = dialog.section_forms["recall"][1]
+    spin = advanced.editors["min_score"]
+    assert isinstance(spin, QDoubleSpinBox)
+    spin.setValue(0.05)
+    assert dialog.chosen_settings().recall.min_score == 0.05
+
+
 def save_failing_for_want_of_a_keyring(
     qtbot: QtBot, dialog: SettingsDialog, workers: Workers
 ) -> None:
