@@ -115,17 +115,56 @@ def below_floor_html(recall: RecallRecord) -> str:
     )
 
 
+FADED_NOTE = (
+    "Found but faded: relevant, but unconfirmed for so long that its score fell under the "
+    "minimum, so the model never saw it. Confirming it (Still true?) brings it back."
+)
+
+
+def _faded_html(memory: RecalledMemory) -> str:
+    """A relevant memory time took out, greyed: what it is, how long unconfirmed, its score."""
+    c = theme.colours()
+    muted = c.muted.name()
+    content = invisible.reveal_html(
+        memory.content, c.invisible_marker.name(), c.invisible_marker_background.name()
+    )
+    found = " · ".join(f"<b>{html.escape(leg)}</b> #{memory.ranks[leg]}" for leg in memory.legs)
+    maths = (
+        f"rrf {memory.rrf:.4f} × decay {memory.decay:.3f} × weight {memory.weight:.2f} = "
+        f"<b>{memory.score:.4f}</b>"
+    )
+    return (
+        f'<table width="100%" cellspacing="0" cellpadding="8" '
+        f'style="border:1px dashed {c.faint.name()}; margin-bottom:6px;"><tr><td>'
+        f'<span style="color:{muted};">{html.escape(memory.type.value)} · faded, unconfirmed '
+        f"for {memory.days_unconfirmed:,.0f} days</span><br>"
+        f'<span style="color:{muted};">{content}</span><br>'
+        f'<span style="color:{muted}; font-size:small;">found by {found or "–"}<br>{maths}'
+        f"</span></td></tr></table>"
+    )
+
+
+def faded_html(recall: RecallRecord) -> str:
+    if not recall.faded:
+        return ""
+    muted = theme.colours().muted.name()
+    return f'<p style="color:{muted};">{FADED_NOTE}</p>' + "".join(
+        _faded_html(memory) for memory in recall.faded
+    )
+
+
 def items_html(recall: RecallRecord) -> str:
     muted = theme.colours().muted.name()
     if not recall.items:
-        why = (
-            "nothing it found cleared the relevance floor"
-            if recall.below_floor and not recall.ranked
-            else "none matched well enough, or none fitted the budget"
-        )
+        if recall.below_floor and not recall.ranked and not recall.faded:
+            why = "nothing it found cleared the relevance floor"
+        elif recall.faded and not recall.ranked:
+            why = "what it found has faded, unconfirmed for too long"
+        else:
+            why = "none matched well enough, or none fitted the budget"
         return (
             f'<p style="color:{muted};">No memory was packed into the block for this turn '
-            f"({why}).</p>" + below_floor_html(recall)
+            f"({why}).</p>" + faded_html(recall) + below_floor_html(recall)
         )
     ranks = {candidate.id: candidate.rank for candidate in recall.ranked}
     rows = [_item_html(item, ranks) for item in recall.items]  # in the block's order
@@ -137,6 +176,7 @@ def items_html(recall: RecallRecord) -> str:
             f'<p style="color:{muted};">{left_out} more ranked above the minimum score but did '
             "not fit the token budget.</p>"
         )
+    rows.append(faded_html(recall))
     rows.append(below_floor_html(recall))
     return "".join(rows)
 
@@ -271,7 +311,7 @@ class RecallView(QWidget):
         recall = self.recall
         if recall is None:
             return
-        named = {m.id for m in (*recall.items, *recall.ranked)}
+        named = {m.id for m in (*recall.items, *recall.ranked, *recall.faded)}
         named.update(m.id for m in recall.below_floor)
         if memory_id not in named:
             return

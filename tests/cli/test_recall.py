@@ -46,6 +46,7 @@ def test_recall_json_explains_every_candidate(data_dir: Path) -> None:
         "items",
         "ranked",
         "below_floor",
+        "faded",
         "legs",
         "elapsed_ms",
     ]

@@ -371,6 +371,35 @@ def test_decay_can_be_switched_off(store: Store, recaller: Recaller) -> None:
     assert candidate.memory.id == old.id and candidate.explanation.decay == 1.0
 
 
+def test_a_memory_that_faded_under_the_minimum_is_listed_as_faded_never_packed(
+    store: Store, recaller: Recaller
+) -> None:
+    old = store.memories.add("My dentist is Dr. Ana Lopes", now=NOW - timedelta(days=400))
+    fresh = store.memories.add("My dentist's office is in Porto", now=NOW)
+    result = recaller.recall("Who is my dentist?", now=NOW)
+    assert [c.memory.id for c in result.ranked] == [fresh.id]
+    assert "Ana Lopes" not in result.block
+    (faded,) = result.faded
+    assert faded.memory.id == old.id and faded.rank == 0
+    why = faded.explanation
+    assert why.score < recaller.settings.min_score
+    assert why.days_unconfirmed == pytest.approx(400.0)
+    assert why.score == pytest.approx(why.rrf * why.decay * why.weight)
+    assert faded.floors["text"].cleared  # it was relevant: only time took it out
+    data = result.to_json()
+    assert [entry["id"] for entry in data["faded"]] == [old.id]
+    assert data["faded"][0]["rank"] == 0
+    # Confirmed again, it is recalled again.
+    store.memories.confirm(old.id, now=NOW)
+    again = recaller.recall("Who is my dentist?", now=NOW)
+    assert old.id in [c.memory.id for c in again.ranked] and again.faded == ()
+
+
+def test_without_decay_nothing_fades(store: Store, recaller: Recaller) -> None:
+    store.memories.add("green tea", now=NOW - timedelta(days=400))
+    assert recaller.recall("green tea", now=NOW, decay=False).faded == ()
+
+
 def test_budget_defaults_to_the_setting_and_can_be_given(store: Store) -> None:
     for i in range(40):
         store.memories.add(f"tea fact {i}: " + "long detail " * 10, now=NOW)
@@ -392,6 +421,7 @@ def test_json_shape(store: Store, recaller: Recaller) -> None:
         "items",
         "ranked",
         "below_floor",
+        "faded",
         "legs",
         "elapsed_ms",
     ]

@@ -293,6 +293,24 @@ def test_only_the_forgotten_line_is_redacted_even_when_escaped(store: Store) -> 
     )
 
 
+def test_a_faded_memory_in_a_turns_recall_record_is_redacted_too(store: Store) -> None:
+    faded = store.memories.add("My old PIN is 4711", now=NOW - timedelta(days=400))
+    with Recaller(store) as recaller:
+        result = recaller.recall("What is my old PIN?", now=NOW, mark=False)
+    assert [c.memory.id for c in result.faded] == [faded.id]
+    reply = recorded_turn(store, result.block)
+    store.sessions.update_message(reply, recall=result.record())
+    assert "4711" in json.dumps(store.sessions.message(reply).recall.to_json())  # type: ignore[union-attr]
+
+    forget(store, [faded.id])
+
+    kept = store.sessions.message(reply).recall
+    assert kept is not None
+    (entry,) = kept.faded
+    assert entry.id == faded.id and entry.content == "[forgotten]" and entry.entities == ()
+    assert "4711" not in json.dumps(kept.to_json())
+
+
 def test_the_consolidation_report_loses_the_forgotten_excerpts(store: Store) -> None:
     one = store.memories.add("The owner's shed code is 1234", now=NOW)
     two = store.memories.add("The owner's shed code is 1234.", now=NOW)

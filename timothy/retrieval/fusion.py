@@ -132,9 +132,11 @@ def fuse(
     *,
     decay: bool = True,
     floors: Mapping[str, Mapping[str, LegVerdict]] | None = None,
+    faded: list[Candidate] | None = None,
 ) -> list[Candidate]:
     """Merge the legs' ranked ids into scored candidates, best first, above the minimum;
-    `floors` (memory id -> leg -> verdict) is carried on each candidate.
+    `floors` (memory id -> leg -> verdict) is carried on each candidate. With `faded`, the
+    candidates the minimum left out are added to it (unplaced, rank 0), best first.
 
     A memory found by several legs carries each rank; ids with no memory (deleted meanwhile)
     are skipped. Ties: higher RRF sum, then more recently confirmed, then id.
@@ -164,7 +166,7 @@ def fuse(
         factor = float(0.5 ** (days / settings.half_life(memory.type))) if decay else 1.0
         weight = settings.weight(memory.type)
         score = rrf * factor * weight
-        if score < min_score:
+        if score < min_score and faded is None:
             continue
         why = Explanation(
             ranks={leg: found[leg] for leg in order if leg in found},
@@ -177,6 +179,14 @@ def fuse(
         scored.append(((-score, -rrf, -confirmed.timestamp(), memory_id), memory, why))
     scored.sort(key=lambda entry: entry[0])
     verdicts = floors or {}
+    if faded is not None:
+        kept = [entry for entry in scored if entry[2].score >= min_score]
+        faded.extend(
+            Candidate(memory, why, rank=0, floors=_read_only(verdicts.get(memory.id)))
+            for _, memory, why in scored
+            if why.score < min_score
+        )
+        scored = kept
     return [
         Candidate(memory, why, rank=place, floors=_read_only(verdicts.get(memory.id)))
         for place, (_, memory, why) in enumerate(scored, start=1)

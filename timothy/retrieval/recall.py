@@ -116,6 +116,9 @@ class RecallResult:
     elapsed_ms: float
     # Found by some leg, admitted by none (the relevance floor): listed, never packed.
     below_floor: tuple[BelowFloor, ...] = ()
+    # Admitted, but long unconfirmed: their score decayed under the minimum (rank 0, best
+    # first). Listed, never packed; confirming one (Still true?) brings it back.
+    faded: tuple[Candidate, ...] = ()
 
     @property
     def packed_ids(self) -> list[str]:
@@ -132,6 +135,7 @@ class RecallResult:
             legs={leg: self.legs.get(leg, LEG_OFF) for leg in LEGS},
             elapsed_ms=self.elapsed_ms,
             below_floor=tuple(candidate.recalled() for candidate in self.below_floor),
+            faded=tuple(candidate.recalled() for candidate in self.faded),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -598,7 +602,10 @@ class Recaller:
         # Each memory's verdicts, read-only once: its candidate and its place below the
         # floor share them (fusion takes a read-only view as it is).
         floors = {memory_id: MappingProxyType(legs) for memory_id, legs in by_id.items()}
-        ranked = fuse(admitted, active, self.settings, moment, decay=decay, floors=floors)
+        faded: list[Candidate] = []
+        ranked = fuse(
+            admitted, active, self.settings, moment, decay=decay, floors=floors, faded=faded
+        )
         # After fusion: the conversational neighbourhood, then the days the query names.
         ranked = self._in_context(ranked, moment, decay, active, turn, deadline)
         ranked = at_time(ranked, text, self.settings, moment)
@@ -608,6 +615,7 @@ class Recaller:
             if i in active and not any(v.cleared for v in by_id[i].values())
         )
         packed = pack(ranked, budget)
+        placed = {candidate.memory.id for candidate in ranked}  # a neighbour may be placed
         result = RecallResult(
             block=packed.block,
             tokens=packed.tokens,
@@ -617,6 +625,7 @@ class Recaller:
             legs=status,
             elapsed_ms=(time.monotonic() - started) * 1000.0,
             below_floor=below,
+            faded=tuple(c for c in faded if c.memory.id not in placed),
         )
         if mark and result.items:
             self._mark_retrieved(result.packed_ids, moment)

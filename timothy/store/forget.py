@@ -168,7 +168,7 @@ def _redact_turns(
                 data = None
             if isinstance(data, dict):
                 changed = False
-                for key in ("items", "ranked", "below_floor"):
+                for key in ("items", "ranked", "below_floor", "faded"):
                     for entry in data.get(key) or ():
                         changed = redact_recalled(entry, forgotten) or changed
                 if isinstance(data.get("block"), str):

@@ -524,6 +524,9 @@ class RecallRecord:
     elapsed_ms: float
     # Found by some leg, admitted by none (the relevance floor): listed, never packed.
     below_floor: Sequence[BelowFloorMemory] = ()
+    # Admitted, but unconfirmed so long that the score decayed under the minimum: listed
+    # (rank 0), never packed. A record kept before this was listed has none.
+    faded: Sequence[RecalledMemory] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "legs", MappingProxyType(dict(self.legs)))
@@ -541,6 +544,7 @@ class RecallRecord:
             "items": [item.to_json() for item in self.items],
             "ranked": [candidate.to_json() for candidate in self.ranked],
             "below_floor": [memory.to_json() for memory in self.below_floor],
+            "faded": [candidate.to_json() for candidate in self.faded],
             "legs": dict(self.legs),
             "elapsed_ms": round(self.elapsed_ms, 2),
         }
@@ -557,6 +561,7 @@ class RecallRecord:
             legs={str(leg): str(value) for leg, value in legs.items()},
             elapsed_ms=float(data.get("elapsed_ms") or 0.0),
             below_floor=ReadLater(_listed(data.get("below_floor")), BelowFloorMemory.from_json),
+            faded=ReadLater(_listed(data.get("faded")), RecalledMemory.from_json),
         )
 
 

@@ -479,7 +479,7 @@ def test_last_recall_reads_the_stored_json_shape(qtbot: QtBot, pane: MemoryPane)
         "elapsed_ms": 7.5,
     }
     record = RecallRecord.from_json(recall)
-    assert record.to_json() == {**recall, "below_floor": []}
+    assert record.to_json() == {**recall, "below_floor": [], "faded": []}
     pane.show_recall(record)
     view = pane.recall_view
     items = view.items_view.toPlainText()

@@ -4,6 +4,7 @@ after what was sent, each with why its legs let it go."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from pytestqt.qtbot import QtBot
@@ -95,3 +96,26 @@ def test_a_record_shown_while_the_tab_is_hidden_is_rendered_when_the_tab_opens(
     assert "Ana Lopes" not in view._items_view.toPlainText()
     assert "Ana Lopes" not in view._block_view.toPlainText()
     assert view.stack.currentWidget() is view.empty
+
+
+def test_a_relevant_memory_that_faded_is_shown_with_its_days_and_score(
+    qtbot: QtBot, pane: MemoryPane, store: Store
+) -> None:
+    """The bug: a memory the question matched, long unconfirmed, was left out with no word
+    of why (neither sent nor below the floor)."""
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    store.memories.add("The owner's dentist is Dr. Ana Lopes", now=now - timedelta(days=412))
+    with Recaller(store) as recaller:
+        record = recaller.recall("Who is my dentist?", now=now, mark=False).record()
+    assert record.items == () and [m.content for m in record.faded] == [
+        "The owner's dentist is Dr. Ana Lopes"
+    ]
+
+    pane.show_recall(record, "The reply of 09:00")
+    pane.open_recall_tab()
+    text = pane.recall_view.items_view.toPlainText()
+    assert "No memory was packed" in text and "faded, unconfirmed for too long" in text
+    assert "Found but faded" in text and "Still true?" in text
+    assert "faded, unconfirmed for 412 days" in text
+    assert "The owner's dentist is Dr. Ana Lopes" in text
+    assert f"= {record.faded[0].score:.4f}" in text
