@@ -178,3 +178,16 @@ def test_parse_keeps_only_well_formed_facts() -> None:
         ("B", "semantic", 0.7),
     ]
     assert parsed[1].entities == ("X",)
+
+
+def test_a_fact_whose_type_is_not_a_word_does_not_sink_the_others() -> None:
+    parsed = parse_proposals(
+        '{"facts": [{"content": "The owner has a cat", "type": ["episodic"]},'
+        ' {"content": "The owner lives in Porto", "type": {"x": 1}},'
+        ' {"content": "The owner likes tea", "type": "preference"}]}'
+    )
+    assert [(p.content, p.type.value) for p in parsed] == [
+        ("The owner has a cat", "semantic"),
+        ("The owner lives in Porto", "semantic"),
+        ("The owner likes tea", "preference"),
+    ]

@@ -262,3 +262,29 @@ def test_timothy_chat_says_it_plainly_and_keeps_the_message(
     [session] = store.sessions.list()
     assert [m.content for m in store.sessions.messages(session.id)] == [OWNER, "Once "]
     assert store.memories.list() == []
+
+
+@pytest.mark.parametrize("kind", [["preference"], {"is": "semantic"}])
+@pytest.mark.parametrize("server_name", ["openai_server", "bedrock_server"])
+def test_a_remember_type_that_is_not_a_word_is_read_as_a_plain_fact(
+    store: Store,
+    make_engine: MakeEngine,
+    request: pytest.FixtureRequest,
+    server_name: str,
+    kind: object,
+) -> None:
+    server = request.getfixturevalue(server_name)
+    engine = make_engine(server)
+    fact = {"content": "The owner's dentist is Dr Ana Lopes", "type": kind}
+    server.reply(tool_calls=[call("remember", fact, id="t-1")])
+    server.reply("Noted.")
+    events = run(engine.send("Please remember that my dentist is Dr Ana Lopes"))
+    finished = next(e for e in events if isinstance(e, TurnFinished)).message
+    assert finished.content == "Noted."
+    [saved] = [e for e in events if isinstance(e, MemorySaved)]
+    memory = store.memories.get(saved.memory.id)
+    assert (memory.content, memory.type.value) == (fact["content"], "semantic")
+    [result] = [
+        m for m in store.sessions.messages(session_of(events)) if m.role is MessageRole.TOOL
+    ]
+    assert json.loads(result.content)["status"] == "saved"

@@ -89,6 +89,8 @@ def parse_proposals(answer: str) -> list[Proposal]:
             continue
         content = " ".join(content.split())[:MAX_FACT_CHARS]
         kind = item.get("type")
+        if not isinstance(kind, str):  # a list or an object is no type (and unhashable)
+            kind = None
         memory_type = MemoryType(kind) if kind in {t.value for t in MemoryType} else None
         entities = item.get("entities", [])
         if not isinstance(entities, list):

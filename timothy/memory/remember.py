@@ -99,8 +99,8 @@ def apply_remember(
     entities = args.get("entities", [])
     if not isinstance(entities, list) or not all(isinstance(e, str) for e in entities):
         entities = []
-    if kind not in {t.value for t in MemoryType}:
-        kind = MemoryType.SEMANTIC.value
+    if not isinstance(kind, str) or kind not in {t.value for t in MemoryType}:
+        kind = MemoryType.SEMANTIC.value  # a list or an object is no type either
     content = absolutise(content, local_date(now, tz))
     if ask_before_saving:
         reason: str | None = ASKED_TO_REVIEW
