@@ -55,6 +55,8 @@ OPENAI_GARBAGE = {
     "a chunk of the wrong shape": b'data: {"choices": "everything"}\n\n',
     "a delta of the wrong shape": b'data: {"choices": [{"index": 0, "delta": 42}]}\n\n',
     "a JSON list instead of a chunk": b"data: [1, 2, 3]\n\n",
+    "text that is a number": b'data: {"choices": [{"index": 0, "delta": {"content": 42}}]}\n\n',
+    "text that is a list": b'data: {"choices": [{"index": 0, "delta": {"content": ["a"]}}]}\n\n',
     "bytes that are not UTF-8": b"data: \xff\xfe\xfd\n\n",
 }
 
@@ -206,6 +208,12 @@ BEDROCK_GARBAGE = {
     "bytes that are not a frame": b"this is not an event-stream frame, just junk bytes!!",
     "an event of the wrong shape": eventstream.event(
         "contentBlockDelta", {"contentBlockIndex": "zero", "delta": 5}
+    ),
+    "text that is a number": eventstream.event(
+        "contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": 42}}
+    ),
+    "text that is an object": eventstream.event(
+        "contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": {"a": 1}}}
     ),
 }
 

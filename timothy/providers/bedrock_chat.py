@@ -268,6 +268,8 @@ class BedrockChat:
                     payload = event["contentBlockDelta"]
                     delta = payload.get("delta", {})
                     if delta.get("text"):
+                        if not isinstance(delta["text"], str):  # botocore does not check
+                            raise TypeError(f"a text delta of type {type(delta['text'])}")
                         yield TextDelta(delta["text"])
                     elif "toolUse" in delta:
                         index = int(payload.get("contentBlockIndex", 0))

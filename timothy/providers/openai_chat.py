@@ -235,6 +235,8 @@ class OpenAIChat:
                 for choice in chunk.choices[:1]:
                     delta = choice.delta
                     if delta is not None and delta.content:
+                        if not isinstance(delta.content, str):  # the SDK does not check
+                            raise TypeError(f"a text delta of type {type(delta.content)}")
                         yield TextDelta(delta.content)
                     for piece in (delta.tool_calls if delta is not None else None) or []:
                         partial = calls.setdefault(_call_index(piece, calls), _PartialCall())
