@@ -83,11 +83,12 @@ LOOKALIKES = {
 
 
 def invisible(char: str) -> bool:
-    """Format characters, variation selectors, Hangul fillers and the grapheme joiner: drawn as
-    nothing, so they can sit inside a tag unseen."""
+    """Format and control characters (but white space), variation selectors, Hangul fillers
+    and the grapheme joiner: drawn as nothing, so they can sit inside a tag unseen."""
     name = unicodedata.name(char, "")
     return (
         unicodedata.category(char) == "Cf"
+        or (unicodedata.category(char) == "Cc" and not char.isspace())
         or "VARIATION SELECTOR" in name
         or (name.startswith(("HANGUL", "HALFWIDTH HANGUL")) and name.endswith("FILLER"))
         or name == "COMBINING GRAPHEME JOINER"
@@ -181,6 +182,10 @@ def test_the_seeds_planted_memory_is_neutralised() -> None:
         "<\u202e/memory>",  # right-to-left override
         "<\U000e0041/memory>",  # tag character
         "<\ufeff/memory>",  # byte order mark
+        "<\x00/memory>",  # NUL
+        "</mem\x1bory>",  # escape
+        "<\x7f/memory>",  # delete
+        "<\x9b/memory>",  # a C1 control
         "\uff1c\uff0f\uff4d\uff45\uff4d\uff4f\uff52\uff59\uff1e",  # fullwidth ＜／ｍｅｍｏｒｙ＞
         "\ufe64/memory\ufe65",  # small form variants
         "</\U0001d426\U0001d41e\U0001d426\U0001d428\U0001d42b\U0001d432>",  # mathematical bold
@@ -293,7 +298,7 @@ def _spelled(char: str) -> st.SearchStrategy[str]:
     forms = [char, char.upper(), chr(ord(char) + 0xFEE0)]  # fullwidth forms sit at +0xFEE0
     forms += [c for c, a in LOOKALIKES.items() if a == char]
     forms += [c.upper() for c, a in LOOKALIKES.items() if a == char]
-    hidden = st.sampled_from(["", "", "\u200b", "\u2060", "\ufe0f", "\u00ad", "\u3164"])
+    hidden = st.sampled_from(["", "", "\u200b", "\u2060", "\ufe0f", "\u00ad", "\u3164", "\x00"])
     return st.tuples(st.sampled_from(forms), hidden).map("".join)
 
 

@@ -69,6 +69,8 @@ _TAG_RE = re.compile(r"<\s*(/?)\s*memory")
 
 def _fold_char(char: str) -> str:
     """What one character reads as when looking for tags: NFKC, no format chars, folded."""
+    if unicodedata.category(char) == "Cc" and not char.isspace():
+        return ""  # NUL, ESC, DEL, C1 controls: drawn as nothing, as a zero-width space is
     if char.isascii():
         return char.lower()
     folded = strip_invisible(unicodedata.normalize("NFKC", char)).casefold()
@@ -104,9 +106,9 @@ def _neutralise_tags(text: str) -> str:
 def escape_content(text: str) -> str:
     """Memory text made safe inside the fence: one line, and no tag that opens or closes it.
 
-    `</memory>`, `< / MEMORY >`, fullwidth `＜／ｍｅｍｏｒｙ＞`, zero-width characters
-    inside the tag and look-alike letters all become `&lt;/memory` (the seed's escape); the
-    rest of the text is left exactly as it was.
+    `</memory>`, `< / MEMORY >`, fullwidth `＜／ｍｅｍｏｒｙ＞`, zero-width and control
+    characters inside the tag and look-alike letters all become `&lt;/memory` (the seed's
+    escape); the rest of the text is left exactly as it was.
     """
     flat = _LINE_BREAKS_RE.sub(" ", text).strip()
     if not _MAYBE_TAG_RE.search(flat):
