@@ -296,3 +296,44 @@ def test_a_remember_type_that_is_not_a_word_is_read_as_a_plain_fact(
         m for m in store.sessions.messages(session_of(events)) if m.role is MessageRole.TOOL
     ]
     assert json.loads(result.content)["status"] == "saved"
+
+
+@pytest.mark.parametrize("server_name", ["openai_server", "bedrock_server"])
+def test_fifty_remember_calls_for_one_fact_save_it_once(
+    store: Store, make_engine: MakeEngine, request: pytest.FixtureRequest, server_name: str
+) -> None:
+    server = request.getfixturevalue(server_name)
+    engine = make_engine(server)
+    store.memories.add("The owner's sister Maria lives in Lisbon")
+    fact = "The owner's dentist is Dr Ana Lopes"
+    spellings = [fact, f"  {fact} ", fact.upper()]
+    server.reply(
+        tool_calls=[call("remember", {"content": spellings[n % 3]}, id=f"t-{n}") for n in range(50)]
+    )
+    server.reply("Noted.")
+    events = run(engine.send("Please remember that my dentist is Dr Ana Lopes"))
+    [saved] = [e for e in events if isinstance(e, MemorySaved)]  # one fact, one undo
+    assert saved.memory.content == fact and not saved.staged
+    assert [m.content for m in store.memories.list(status="active", text="dentist")] == [fact]
+    results = [
+        json.loads(m.content)
+        for m in store.sessions.messages(session_of(events))
+        if m.role is MessageRole.TOOL
+    ]
+    assert len(results) == 50
+    assert {(r["saved"], r["id"]) for r in results} == {(True, saved.memory.id)}
+    assert engine.wait_idle(10)
+    # Later turns recall the fact once, beside the others, not fifty times over.
+    server.reply("Dr Ana Lopes; Maria lives in Lisbon.")
+    run(engine.send("Who is my dentist, and where does my sister Maria live?"))
+    system = last_system_prompt(server)
+    assert system.count("Dr Ana Lopes") == 1 and "Maria lives in Lisbon" in system
+
+
+def last_system_prompt(server: OpenAIServer | BedrockServer) -> str:
+    """The system prompt of the last streamed request, as one text."""
+    if isinstance(server, OpenAIServer):
+        streamed = [r for r in server.chat_requests if r.get("stream")]
+        return str(streamed[-1]["messages"][0]["content"])
+    system = server.requests_for("ConverseStream")[-1]["system"]
+    return "\n\n".join(block["text"] for block in system if "text" in block)

@@ -22,7 +22,7 @@ from timothy.memory.provenance import staging_reason
 from timothy.providers.base import ToolSpec
 from timothy.store.engine import StoreEngine
 from timothy.store.forget import FORGOTTEN
-from timothy.store.records import Memory, MemorySource, MemoryType
+from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
 
 REMEMBER_TOOL = ToolSpec(
     name="remember",
@@ -108,6 +108,14 @@ def apply_remember(
         reason = "there was no message of yours to check it against"
     else:
         reason = staging_reason(content, owner_message)
+    same = _same_fact(store, content)
+    if same is not None and (same.status is MemoryStatus.ACTIVE or reason is not None):
+        # Stored already (a model may call the tool fifty times for one fact): no second
+        # copy to be recalled beside it, and no undo that would reject the first one.
+        status = "saved" if same.status is MemoryStatus.ACTIVE else "staged for the owner"
+        already = {"saved": True, "id": same.id, "content": same.content}
+        already["status"] = f"already {status}"
+        return RememberOutcome(None, False, json.dumps(already, ensure_ascii=False))
     try:
         if reason is not None:
             memory = store.memories.stage(
@@ -139,6 +147,16 @@ def apply_remember(
     return RememberOutcome(
         memory, reason is not None, json.dumps(result, ensure_ascii=False), reason
     )
+
+
+def _same_fact(store: StoreEngine, content: str) -> Memory | None:
+    """An active or staged memory with this very text (case and spacing aside)."""
+    wanted = " ".join(content.split()).casefold()
+    statuses = (MemoryStatus.ACTIVE, MemoryStatus.STAGED)
+    for memory in store.memories.list(status=statuses, text=content, limit=25):
+        if " ".join(memory.content.split()).casefold() == wanted:
+            return memory
+    return None
 
 
 def saved_memory_id(result: str) -> str | None:
