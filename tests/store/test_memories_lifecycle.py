@@ -328,3 +328,19 @@ def test_kept_memories_share_their_entity_names_and_short_words(store: StoreEngi
         value = keys[0][column]
         if isinstance(value, str) and len(value) <= 16 and value == keys[1][column]:
             assert value is keys[1][column]
+
+
+def test_a_nul_in_text_is_saved_on_either_engine(store: StoreEngine, store_kind: str) -> None:
+    """A SQLite file keeps a NUL; PostgreSQL's text cannot hold one, so the server keeps
+    U+FFFD in its place rather than fail the write (a turn whose reply holds one)."""
+    kept = "\x00" if store_kind == "sqlite" else "\ufffd"
+    memory = store.memories.add("nul\x00inside", entities=["Ana\x00Lopes"])
+    again = store.memories.get(memory.id)
+    assert again.content == f"nul{kept}inside"
+    assert again.entities == (f"Ana{kept}Lopes",)
+    staged = store.memories.stage("a staged \x00 fact")
+    assert store.memories.get(staged.id).content == f"a staged {kept} fact"
+    session = store.sessions.create(title="tea\x00time")
+    message = store.sessions.add_message(session.id, "assistant", "a reply\x00with a NUL")
+    assert store.sessions.message(message.id).content == f"a reply{kept}with a NUL"
+    assert store.sessions.get(session.id).title == f"tea{kept}time"

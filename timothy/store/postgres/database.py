@@ -22,7 +22,9 @@ from typing import Any
 import psycopg
 import psycopg.errors
 from pgvector.psycopg import register_vector
+from psycopg.abc import Buffer
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.types.string import StrBinaryDumper, StrDumperUnknown
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from timothy.errors import StoreError, StoreUnreachableError
@@ -65,6 +67,28 @@ def newer_message(location: str, version: int, latest: int) -> str:
         f"this version reads up to {latest}). Update Timothy on this machine to use it; the "
         "server was left untouched."
     )
+
+
+# PostgreSQL's text cannot hold NUL (a SQLite file can): a NUL in any text sent to the
+# server (a memory, a message, a title) becomes U+FFFD, shown where it stood, rather than
+# an error that fails the write (and with it the turn).
+NUL_STANDIN = "\ufffd"
+
+
+class _NulSafeText(StrDumperUnknown):
+    def dump(self, obj: str) -> Buffer | None:
+        return super().dump(obj.replace("\x00", NUL_STANDIN) if "\x00" in obj else obj)
+
+
+class _NulSafeBinaryText(StrBinaryDumper):
+    def dump(self, obj: str) -> Buffer | None:
+        return super().dump(obj.replace("\x00", NUL_STANDIN) if "\x00" in obj else obj)
+
+
+def register_text(conn: psycopg.Connection[Any]) -> None:
+    """Text parameters on `conn` without NUL (see NUL_STANDIN)."""
+    conn.adapters.register_dumper(str, _NulSafeText)
+    conn.adapters.register_dumper(str, _NulSafeBinaryText)
 
 
 class PgDatabase:
@@ -170,6 +194,7 @@ class PgDatabase:
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         register_vector(conn)
+        register_text(conn)
         with self._backends_lock:
             self._backends.add(conn.info.backend_pid)
 
@@ -190,6 +215,7 @@ class PgDatabase:
         with self.errors():
             conn = psycopg.connect(self.conninfo, autocommit=True)
         register_vector(conn)
+        register_text(conn)
         return conn
 
     @contextlib.contextmanager
