@@ -76,7 +76,12 @@ class EditConflicts(QObject):
             return
         change = conflict.change
         shown = replace(newest, content=change.content, type=change.type, entities=change.entities)
-        editor = MemoryEditor(shown, save_label="Save as the newest version", parent=self.window)
+        editor = MemoryEditor(
+            shown,
+            save_label="Save as the newest version",
+            unchanged_from=newest,
+            parent=self.window,
+        )
         editor.accepted.connect(lambda: self._save(newest, editor))
         editor.finished.connect(lambda _code: editor.deleteLater())
         self.editor = editor

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.look import invisible, theme
 from timothy.errors import InvalidInputError
-from timothy.store import Memory, MemoryType
+from timothy.store import Memory, MemoryStatus, MemoryType
 from timothy.store.memories import validate_content
 from timothy.text import strip_invisible
 
@@ -42,16 +42,30 @@ def parse_entities(text: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
+class _Same:
+    """The default of `unchanged_from`: the memory being edited."""
+
+
+_SAME = _Same()
+
+
 class MemoryEditor(QDialog):
     def __init__(
         self,
         memory: Memory | None,
         *,
         save_label: str = "Save new version",
+        unchanged_from: Memory | _Same | None = _SAME,
         parent: QWidget | None = None,
     ) -> None:
+        """`unchanged_from`: the active memory a Save would only copy when nothing differs
+        from it (Save waits for a change); by default `memory` itself when it is active."""
         super().__init__(parent)
         self.memory = memory
+        baseline = memory if isinstance(unchanged_from, _Same) else unchanged_from
+        self.baseline = (
+            baseline if baseline is not None and baseline.status is MemoryStatus.ACTIVE else None
+        )
         self.setWindowTitle("Edit memory" if memory is not None else "Add a memory")
         self.setMinimumWidth(520)
         layout = QVBoxLayout(self)
@@ -90,8 +104,10 @@ class MemoryEditor(QDialog):
             self.type_combo.addItem(kind.value.capitalize(), kind.value)
         kind = memory.type if memory else MemoryType.SEMANTIC
         self.type_combo.setCurrentIndex(list(MemoryType).index(kind))
+        self.type_combo.currentIndexChanged.connect(self._refresh)
         form.addRow("Type", self.type_combo)
         self.entities_edit = QLineEdit(", ".join(memory.entities) if memory else "", self)
+        self.entities_edit.textChanged.connect(self._refresh)
         self.entities_edit.setPlaceholderText(
             "People, places, things it is about, separated by commas"
         )
@@ -133,7 +149,21 @@ class MemoryEditor(QDialog):
             problem = str(exc)
         self.problem_label.setText(problem)
         self.problem_label.setVisible(bool(problem))
-        self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(not problem)
+        save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        # Nothing changed: a Save would only add a copy of the version to its history.
+        save.setEnabled(not problem and not self.unchanged())
+
+    def unchanged(self) -> bool:
+        """Whether the fields say exactly what the active memory (`baseline`) says."""
+        base = self.baseline
+        if base is None:
+            return False
+        edit = self.edit()
+        return (edit.content, edit.type, edit.entities) == (
+            base.content,
+            base.type,
+            tuple(base.entities),
+        )
 
     def edit(self) -> MemoryEdit:
         kind = self.type_combo.currentData()

@@ -322,3 +322,34 @@ def test_at_the_windows_minimum_size_nothing_of_the_pane_is_cut_off(
     assert pane_right < central.width()
     label = browser.count_label
     assert label.width() >= label.fontMetrics().horizontalAdvance(label.text())
+
+
+def test_an_unchanged_edit_offers_no_save(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
+) -> None:
+    """The bug: Save on an active memory with nothing changed added a copy of it to its
+    history, a version that said the same."""
+    tea = store.memories.add("Drinks green tea", entities=["Tea"])
+    browser = pane.browser
+    pane.tabs.setCurrentWidget(browser)
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 1, timeout=5000)
+    editor = browser.detail.open_editor(tea)
+    save = editor.buttons.button(editor.buttons.StandardButton.Save)
+    assert not save.isEnabled()
+    editor.content_edit.setPlainText("Drinks green tea daily")
+    assert save.isEnabled()
+    editor.content_edit.setPlainText("  Drinks green tea  ")  # the same once trimmed
+    assert not save.isEnabled()
+    editor.type_combo.setCurrentIndex(editor.type_combo.findData("preference"))
+    assert save.isEnabled()
+    editor.type_combo.setCurrentIndex(editor.type_combo.findData("semantic"))
+    editor.entities_edit.setText("Tea, Green tea")
+    assert save.isEnabled()
+    editor.reject()
+    staged = store.memories.stage("Likes oolong")
+    # Staged, Save means "Save and confirm": offered as it is.
+    editor = browser.detail.open_editor(staged)
+    assert editor.buttons.button(editor.buttons.StandardButton.Save).isEnabled()
+    editor.reject()
+    settle(qtbot, workers)
+    assert [m.content for m in store.memories.chain(tea.id)] == ["Drinks green tea"]
