@@ -16,6 +16,9 @@ INVISIBLE_CHARS = (
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
 )
 INVISIBLE_RE = re.compile(f"[{INVISIBLE_CHARS}]")
+# Half a UTF-16 pair: what bytes that are not UTF-8 become (surrogateescape); no store can
+# hold one.
+LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _WORD_RE = re.compile(r"\w+")
 _SPACE_RE = re.compile(r"\s+")
 _POSSESSIVE_RE = re.compile(r"['\u2019\u02bc]s\b", re.IGNORECASE)

@@ -84,35 +84,41 @@ BELOW_FLOOR_NOTE = (
 )
 
 
-def _below_floor_html(memory: BelowFloorMemory) -> str:
-    """A candidate no leg admitted, greyed: what it is and why each leg let it go."""
+def _greyed_card(memory: BelowFloorMemory | RecalledMemory, label: str, detail: str) -> str:
+    """A memory the model never saw, greyed: its type and `label`, its text, `detail`."""
     c = theme.colours()
     muted = c.muted.name()
     content = invisible.reveal_html(
         memory.content, c.invisible_marker.name(), c.invisible_marker_background.name()
     )
-    reasons = "<br>".join(
-        f"<b>{html.escape(leg)}</b> #{verdict.rank}: {html.escape(verdict.why)}"
-        for leg, verdict in memory.floors.items()
-    )
     return (
         f'<table width="100%" cellspacing="0" cellpadding="8" '
         f'style="border:1px dashed {c.faint.name()}; margin-bottom:6px;"><tr><td>'
-        f'<span style="color:{muted};">{html.escape(memory.type.value)} · below the floor'
-        f"</span><br>"
+        f'<span style="color:{muted};">{html.escape(memory.type.value)} · {label}</span><br>'
         f'<span style="color:{muted};">{content}</span><br>'
-        f'<span style="color:{muted}; font-size:small;">{reasons}</span>'
+        f'<span style="color:{muted}; font-size:small;">{detail}</span>'
         f"</td></tr></table>"
     )
 
 
-def below_floor_html(recall: RecallRecord) -> str:
-    if not recall.below_floor:
+def _greyed_section(note: str, cards: list[str]) -> str:
+    if not cards:
         return ""
     muted = theme.colours().muted.name()
-    return f'<p style="color:{muted};">{BELOW_FLOOR_NOTE}</p>' + "".join(
-        _below_floor_html(memory) for memory in recall.below_floor
+    return f'<p style="color:{muted};">{note}</p>' + "".join(cards)
+
+
+def _below_floor_html(memory: BelowFloorMemory) -> str:
+    """A candidate no leg admitted: what it is and why each leg let it go."""
+    reasons = "<br>".join(
+        f"<b>{html.escape(leg)}</b> #{verdict.rank}: {html.escape(verdict.why)}"
+        for leg, verdict in memory.floors.items()
     )
+    return _greyed_card(memory, "below the floor", reasons)
+
+
+def below_floor_html(recall: RecallRecord) -> str:
+    return _greyed_section(BELOW_FLOOR_NOTE, [_below_floor_html(m) for m in recall.below_floor])
 
 
 FADED_NOTE = (
@@ -122,35 +128,18 @@ FADED_NOTE = (
 
 
 def _faded_html(memory: RecalledMemory) -> str:
-    """A relevant memory time took out, greyed: what it is, how long unconfirmed, its score."""
-    c = theme.colours()
-    muted = c.muted.name()
-    content = invisible.reveal_html(
-        memory.content, c.invisible_marker.name(), c.invisible_marker_background.name()
-    )
+    """A relevant memory time took out: how long unconfirmed, and its score."""
     found = " · ".join(f"<b>{html.escape(leg)}</b> #{memory.ranks[leg]}" for leg in memory.legs)
     maths = (
         f"rrf {memory.rrf:.4f} × decay {memory.decay:.3f} × weight {memory.weight:.2f} = "
         f"<b>{memory.score:.4f}</b>"
     )
-    return (
-        f'<table width="100%" cellspacing="0" cellpadding="8" '
-        f'style="border:1px dashed {c.faint.name()}; margin-bottom:6px;"><tr><td>'
-        f'<span style="color:{muted};">{html.escape(memory.type.value)} · faded, unconfirmed '
-        f"for {memory.days_unconfirmed:,.0f} days</span><br>"
-        f'<span style="color:{muted};">{content}</span><br>'
-        f'<span style="color:{muted}; font-size:small;">found by {found or "–"}<br>{maths}'
-        f"</span></td></tr></table>"
-    )
+    label = f"faded, unconfirmed for {memory.days_unconfirmed:,.0f} days"
+    return _greyed_card(memory, label, f"found by {found or '–'}<br>{maths}")
 
 
 def faded_html(recall: RecallRecord) -> str:
-    if not recall.faded:
-        return ""
-    muted = theme.colours().muted.name()
-    return f'<p style="color:{muted};">{FADED_NOTE}</p>' + "".join(
-        _faded_html(memory) for memory in recall.faded
-    )
+    return _greyed_section(FADED_NOTE, [_faded_html(m) for m in recall.faded])
 
 
 def items_html(recall: RecallRecord) -> str:

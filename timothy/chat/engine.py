@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -74,6 +73,7 @@ from timothy.store.records import (
     StoredToolCall,
     utc_now,
 )
+from timothy.text import LONE_SURROGATE_RE
 from timothy.tokens import count_tokens
 
 log = logging.getLogger(__name__)
@@ -739,15 +739,10 @@ def _bounded(call: ToolCall) -> ToolCall:
     return ToolCall(call.id[: MAX_TOOL_NAME_CHARS * 2], name, arguments)
 
 
-# What bytes that are not UTF-8 become in a command's arguments or stdin (surrogateescape);
-# no store can hold them, so they are refused before the turn writes anything.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _check_text(text: str) -> None:
     if not text.strip():
         raise InvalidInputError("There is nothing to send.")
-    if _LONE_SURROGATE.search(text):
+    if LONE_SURROGATE_RE.search(text):
         raise InvalidInputError(
             "This message holds broken characters (text that is not UTF-8) and cannot be sent."
         )

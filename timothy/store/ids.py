@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 import threading
 from datetime import datetime
 
+from timothy.text import LONE_SURROGATE_RE
+
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-# What bytes that are not UTF-8 become in a command's arguments (surrogateescape).
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _lock = threading.Lock()
 _last: tuple[int, int] = (-1, 0)
 
@@ -37,4 +36,4 @@ def new_id(at: datetime | None = None) -> str:
 def could_be_stored(value: object) -> bool:
     """Whether `value` is text SQLite could hold as an id: a string with no lone surrogates.
     Looking up anything else finds nothing (and is never sent to SQLite)."""
-    return isinstance(value, str) and _LONE_SURROGATE.search(value) is None
+    return isinstance(value, str) and LONE_SURROGATE_RE.search(value) is None

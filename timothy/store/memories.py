@@ -44,7 +44,7 @@ from timothy.store.records import (
     MemoryType,
     utc_now,
 )
-from timothy.text import fts_query, normalise_name, strip_invisible
+from timothy.text import LONE_SURROGATE_RE, fts_query, normalise_name, strip_invisible
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,6 @@ COLUMNS = (
     "m.supersedes, m.superseded_by, m.created_at, m.last_confirmed_at, m.last_retrieved_at"
 )
 
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 # A character that shows: neither white space nor a control character (NUL, escapes).
 _SHOWN_RE = re.compile(r"[^\s\x00-\x1f\x7f-\x9f]")
 
@@ -146,7 +145,7 @@ def validate_content(content: str) -> str:
     if not isinstance(content, str):
         raise InvalidInputError("A memory's text must be a string.")
     text = content.strip()
-    if _SURROGATE_RE.search(text):
+    if LONE_SURROGATE_RE.search(text):
         raise InvalidInputError(
             "This text holds broken characters (unpaired UTF-16 surrogates) and cannot be saved."
         )
@@ -174,7 +173,7 @@ def validate_entities(entities: Iterable[str]) -> list[tuple[str, str]]:
         name = raw.strip()
         if not name:
             continue
-        if _SURROGATE_RE.search(name):
+        if LONE_SURROGATE_RE.search(name):
             raise InvalidInputError("An entity name holds broken characters (lone surrogates).")
         if len(name) > MAX_ENTITY_CHARS:
             raise InvalidInputError(
