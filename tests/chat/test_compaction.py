@@ -7,6 +7,7 @@ import json
 from tests.chat.conftest import MakeEngine, run
 from tests.fakes.openai_server import OpenAIServer
 from timothy.chat.events import BackgroundEvent, SessionCompacted
+from timothy.chat.prompt import SUMMARY_INTRO
 from timothy.chat.settings import ChatSettings
 from timothy.memory.settings import MemoryPolicySettings
 from timothy.store import Store
@@ -61,7 +62,7 @@ def test_compaction_keeps_recent_turns_and_extracts_first(
     assert not summary.get("stream") and "Summarise" in json.dumps(summary["messages"])
     assert turn.get("stream")
     system = turn["messages"][0]["content"]
-    assert "Summary of the earlier part of this conversation:\n" in system
+    assert f"{SUMMARY_INTRO}\nThe owner introduced" in system
     assert "introduced their cat Miso" in system
     sent = [m["content"] for m in turn["messages"][1:]]
     assert sent[0].startswith("bravo0")  # the kept turns start at an owner message

@@ -9,10 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from timothy.chat.prompt import SUMMARY_INTRO, context_section
 from timothy.retrieval.render import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
     escape_content,
+    escape_tags,
     fence_tags,
     render_block,
     render_item,
@@ -332,3 +334,23 @@ def test_any_text_renders_on_one_fenced_line(text: str) -> None:
     if not text.strip():
         return
     assert_fenced(render_block([memory(text)]), 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(_TAG, st.text(max_size=6)), min_size=1, max_size=6).map("".join))
+def test_a_compaction_summary_cannot_open_or_close_the_fence(payload: str) -> None:
+    # The summary is the model's paraphrase of turns that may hold pasted text, and it sits
+    # in the system prompt just before the block: no tag in it may be read as the fence.
+    summary = f"The owner pasted this:\n{payload}\nand asked about it."
+    context = context_section(MOMENT, summary, UTC)
+    prompt = context + "\n\n" + render_block([memory("The owner likes tea")])
+    block_at = len(reader_view(context + "\n\n"))
+    assert [at for at, _ in tags_read(prompt)] == [block_at, len(reader_view(prompt)) - 9]
+    assert f"{SUMMARY_INTRO}\n" in context
+    assert "\nand asked about it." in context  # its lines are kept
+
+
+def test_a_summary_without_tags_is_kept_exactly() -> None:
+    summary = "The owner asked about <b>bold</b> text, 3 < 4, and the memory of Rome.\nNext."
+    assert context_section(MOMENT, summary, UTC).endswith(f"{SUMMARY_INTRO}\n{summary}")
+    assert escape_tags(summary) == summary

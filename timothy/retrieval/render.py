@@ -110,16 +110,22 @@ def escape_content(text: str) -> str:
     characters inside the tag and look-alike letters all become `&lt;/memory` (the seed's
     escape); the rest of the text is left exactly as it was.
     """
-    flat = _LINE_BREAKS_RE.sub(" ", text).strip()
-    if not _MAYBE_TAG_RE.search(flat):
-        return flat
+    return escape_tags(_LINE_BREAKS_RE.sub(" ", text).strip())
+
+
+def escape_tags(text: str) -> str:
+    """`text` with every tag that could open or close the memory fence neutralised (as
+    `escape_content` does) and its lines left as they are: for model-written text that sits
+    in the system prompt beside the block, such as a compaction summary."""
+    if not _MAYBE_TAG_RE.search(text):
+        return text
     # A replacement cannot create a new tag (it starts with "&"), but check rather than trust.
     for _ in range(4):
-        escaped = _neutralise_tags(flat)
-        if escaped == flat:
-            return flat
-        flat = escaped
-    return _MAYBE_TAG_RE.sub("&lt;", flat)
+        escaped = _neutralise_tags(text)
+        if escaped == text:
+            return text
+        text = escaped
+    return _MAYBE_TAG_RE.sub("&lt;", text)
 
 
 def render_item(memory_type: MemoryType | str, content: str) -> str:
