@@ -14,6 +14,7 @@ from hypothesis import settings
 
 from tests.fakes.keyring_backend import FileKeyring
 from tests.fakes.postgres import PgServer
+from tests.fakes.screens import DESKTOP, offscreen_platform
 from timothy.store import Store
 from timothy.store.engine import StoreEngine
 from timothy.store.location import STORE_URL_ENV
@@ -28,6 +29,16 @@ settings.load_profile("timothy")
 
 # The fake provider servers (`openai_server`, `bedrock_server`) for every test.
 pytest_plugins = ["tests.fakes.fixtures"]
+
+
+@pytest.fixture(scope="session")
+def qapp_args(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """pytest-qt's application, offscreen on a desktop-sized screen (tests/fakes/screens.py):
+    the window opens at its full size, as on the owner's desktop."""
+    args = [pytestconfig.getini("qt_qapp_name")]
+    if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
+        args += ["-platform", offscreen_platform(tmp_path_factory.mktemp("screen"), DESKTOP)]
+    return args
 
 
 @pytest.fixture(autouse=True)
