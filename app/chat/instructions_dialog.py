@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.look.screen_room import fitted_width
 from timothy.store.sessions import MAX_INSTRUCTIONS_CHARS
 
 
@@ -20,7 +21,7 @@ class InstructionsDialog(QDialog):
     def __init__(self, instructions: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Instructions for this conversation")
-        self.setMinimumWidth(440)
+        self.setMinimumWidth(fitted_width(self, 440))
         layout = QVBoxLayout(self)
         intro = QLabel(
             "Timothy follows these in this conversation only, on every turn: a tone, a "

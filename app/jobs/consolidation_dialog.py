@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.look import theme
+from app.look.screen_room import fitted
 from app.look.time_text import exact_time
 from timothy.memory.consolidation import ConsolidationReport
 
@@ -21,7 +22,7 @@ class ConsolidationDialog(QDialog):
     def __init__(self, report: ConsolidationReport, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Memory consolidation")
-        self.resize(720, 440)
+        self.resize(fitted(self, 720, 440))
         layout = QVBoxLayout(self)
         lines = report.details()
         self.summary_label = QLabel(lines[0], self)

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from app.jobs.workers import Workers
 from app.look import icons
+from app.look.screen_room import fitted
 from timothy import __version__, paths
 
 if TYPE_CHECKING:
@@ -120,7 +121,7 @@ class AboutDialog(QDialog):
     def __init__(self, data_folder: Path, workers: Workers, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("About Timothy")
-        self.resize(560, 520)
+        self.resize(fitted(self, 560, 520))
         layout = QVBoxLayout(self)
         top = QHBoxLayout()
         logo = QLabel(self)

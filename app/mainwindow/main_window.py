@@ -28,6 +28,7 @@ from app.conversations.conversation_list import ConversationList
 from app.conversations.store_conversations import StoreConversations
 from app.jobs.store_copy import StoreCopy
 from app.jobs.workers import Failure, Workers
+from app.look.screen_room import fitted
 from app.mainwindow.about_dialog import AboutDialog
 from app.mainwindow.banner import Banner
 from app.mainwindow.memory_upkeep import (
@@ -79,6 +80,8 @@ log = logging.getLogger(__name__)
 
 DELETE_UNDO_MS = 8000
 EMBEDDER_QUIT_WAIT_SECONDS = 60.0  # a first start also rewrites the model (a few seconds)
+DEFAULT_SIZE = (1380, 860)  # px, on a screen with room for it
+MINIMUM_SIZE = (760, 480)
 DEFAULT_SIZES = [260, 780, 420]
 CHAT_MIN_WIDTH = 320  # px: the composer and a readable column of text
 SIDEBAR_MIN_WIDTH = 200
@@ -173,10 +176,11 @@ class MainWindow(QMainWindow):
         self._restoring_from: Backup | None = None
         self._last_forget: ForgetReport | None = None  # what the last purge of backups is for
         self.setWindowTitle("Timothy")
-        self.resize(1380, 860)
+        # Both within the screen's room: at 200 % a 1280x800 panel is 640x400 (screen_room).
+        self.resize(fitted(self, *DEFAULT_SIZE))
         # Below the panes' own minimums side by side, panes give way (`_fit_panes`): none is
         # ever cut off at the window's edge.
-        self.setMinimumSize(760, 480)
+        self.setMinimumSize(fitted(self, *MINIMUM_SIZE))
 
         central = QWidget(self)
         layout = QVBoxLayout(central)

@@ -15,6 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.look.screen_room import fitted
+
 # Keys that belong to no menu item.
 OTHER_KEYS = (
     ("Enter", "Send the message"),
@@ -40,7 +42,7 @@ class ShortcutsDialog(QDialog):
     def __init__(self, actions: list[QAction], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Keyboard shortcuts")
-        self.resize(440, 420)
+        self.resize(fitted(self, 440, 420))
         layout = QVBoxLayout(self)
         self.rows = shortcut_rows(actions)
         table = QTableWidget(len(self.rows), 2, self)

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayo
 
 from app.jobs.workers import Failure, Workers
 from app.look import theme
+from app.look.screen_room import fitted
 from timothy import paths
 from timothy.health import Check
 
@@ -57,7 +58,7 @@ class UserGuideDialog(QDialog):
     def __init__(self, readme: Path, workers: Workers, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("User guide")
-        self.resize(720, 680)
+        self.resize(fitted(self, 720, 680))
         layout = QVBoxLayout(self)
         self.browser = QTextBrowser(self)
         self.browser.setOpenExternalLinks(True)

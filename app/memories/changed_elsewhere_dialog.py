@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.look.screen_room import fitted_width
 from app.memories.memory_editor import MemoryEdit
 from timothy.store import Memory
 
@@ -46,7 +47,7 @@ class ChangedElsewhereDialog(QDialog):
         super().__init__(parent)
         self.conflict = conflict
         self.setWindowTitle("Changed on another machine")
-        self.setMinimumWidth(640)
+        self.setMinimumWidth(fitted_width(self, 640))
         layout = QVBoxLayout(self)
         explanation = QLabel(EXPLANATION, self)
         explanation.setWordWrap(True)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.look import invisible, theme
+from app.look.screen_room import fitted_width
 from timothy.errors import InvalidInputError
 from timothy.store import Memory, MemoryStatus, MemoryType
 from timothy.store.memories import validate_content
@@ -67,7 +68,7 @@ class MemoryEditor(QDialog):
             baseline if baseline is not None and baseline.status is MemoryStatus.ACTIVE else None
         )
         self.setWindowTitle("Edit memory" if memory is not None else "Add a memory")
-        self.setMinimumWidth(520)
+        self.setMinimumWidth(fitted_width(self, 520))
         layout = QVBoxLayout(self)
         explanation = QLabel(
             "Saving keeps the current text in this memory's history and makes the new text "

@@ -15,7 +15,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QAbstractButton, QMessageBox, QPushButton, QWidget
 
+from app.look.screen_room import screen_room
 from timothy.store.backups import Backup
+
+# Wide enough for the kept-aside path on one line or two, not cut every few words (less
+# where the screen has less room).
+TEXT_WIDTH = 560  # px
 
 
 def _memories(backup: Backup) -> str:
@@ -57,8 +62,6 @@ class RestoreConfirmation(QMessageBox):
         self.setIcon(QMessageBox.Icon.Warning)
         self.setTextFormat(Qt.TextFormat.RichText)
         self.setText(confirmation_html(backup, made, kind, aside))
-        # Wide enough for the kept-aside path on one line or two, not cut every few words.
-        self.setStyleSheet("QLabel#qt_msgbox_label { min-width: 560px; }")
         self.restore_button: QPushButton = self.addButton(
             "Restore this backup", QMessageBox.ButtonRole.DestructiveRole
         )
@@ -66,6 +69,12 @@ class RestoreConfirmation(QMessageBox):
         self.setDefaultButton(self.cancel_button)  # Enter never restores by accident
         self.setEscapeButton(self.cancel_button)
         self.buttonClicked.connect(self._clicked)
+        self._set_text_width(TEXT_WIDTH)
+        beside = self.minimumSizeHint().width() - TEXT_WIDTH  # the icon and margins
+        self._set_text_width(min(TEXT_WIDTH, screen_room(self).width() - beside))
+
+    def _set_text_width(self, width: int) -> None:
+        self.setStyleSheet(f"QLabel#qt_msgbox_label {{ min-width: {width}px; }}")
 
     def text_shown(self) -> str:
         """The question as the owner reads it (without markup)."""

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from app.jobs.workers import Failure, Workers
 from app.look import theme
+from app.look.screen_room import fitted
 from app.settings import connection_check
 from app.settings.backups_page import BackupsPage
 from app.settings.settings_section_form import SettingsSectionForm, is_basic
@@ -126,7 +127,7 @@ class SettingsDialog(QDialog):
         # Per test button, bumped by each test and its end: an older outcome is dropped.
         self._test_runs: dict[QPushButton, int] = {}
         self.setWindowTitle("Settings")
-        self.resize(760, 560)
+        self.resize(fitted(self, 760, 560))  # its pages scroll below that
         outer = QVBoxLayout(self)
         body = QHBoxLayout()
         self.nav = QListWidget(self)

@@ -1,0 +1,208 @@
+"""On a laptop's 1280x800 panel at 150 % and 200 % display scale (853x533 and 640x400
+logical pixels) the window and every dialog fit the screen: each lies inside its available
+area, whole (never squeezed below its own minimum), Settings' Save and Cancel are on screen
+on every page, the window lays out whole at its minimum size, and a window saved at its full
+size on a desktop screen comes back onto the small one.
+
+Each scale runs in a fresh interpreter on an offscreen screen of that size (the tests' own
+application is on a desktop screen: tests/fakes/screens.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from tests.app.conftest import WindowFactory, chat_settings
+from tests.fakes.openai_server import OpenAIServer
+from tests.fakes.screens import LAPTOP, offscreen_platform
+from timothy.settings import save_settings
+from timothy.store import Store
+
+CHILD = """
+import json, sys
+from datetime import datetime, timezone
+from pathlib import Path
+from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QWidget
+app = QApplication(sys.argv[:1])
+from app.look import theme
+theme.apply(app, scheme=Qt.ColorScheme.Light)
+from app.chat.instructions_dialog import InstructionsDialog
+from app.jobs.consolidation_dialog import ConsolidationDialog
+from app.mainwindow.main_window import MainWindow
+from app.memories.changed_elsewhere_dialog import ChangedElsewhereDialog, EditConflict
+from app.memories.memory_editor import MemoryEdit
+from app.settings.restore_confirmation import RestoreConfirmation
+from app.settings.settings_dialog import PAGES
+from tests.app.mainwindow.test_layout import assert_laid_out_whole
+from timothy import paths
+from timothy.memory.consolidation import ConsolidationReport
+from timothy.settings import load_settings
+from timothy.store import Store
+from timothy.store.backups import Backup, BackupReason
+
+area = app.primaryScreen().availableGeometry()
+found = {"area": area.getRect(), "outside": [], "squeezed": [], "cut": []}
+
+def settle():
+    for _ in range(5):
+        app.processEvents()
+
+def check(name, window):
+    \"\"\"On screen (frame and all) and at least its layout's minimum size.\"\"\"
+    settle()
+    if not area.contains(window.frameGeometry()):
+        found["outside"].append([name, window.frameGeometry().getRect()])
+    need = window.minimumSizeHint()
+    if window.width() < need.width() or window.height() < need.height():
+        found["squeezed"].append([name, window.size().toTuple(), need.toTuple()])
+
+def on_screen(name, widget):
+    \"\"\"The widget lies whole inside its window and the screen's available area.\"\"\"
+    top = widget.window()
+    inside = QRect(widget.mapTo(top, QPoint(0, 0)), widget.size())
+    where = QRect(widget.mapToGlobal(QPoint(0, 0)), widget.size())
+    if not widget.isVisible() or not top.rect().contains(inside) or not area.contains(where):
+        found["cut"].append([name, where.getRect()])
+
+store = Store.open(paths.data_dir(None))
+window = MainWindow(store, settings=load_settings(), consolidation_delay_ms=None)
+window.show()
+QTest.qWaitForWindowExposed(window)
+check("window", window)
+found["window"] = window.frameGeometry().getRect()
+window.resize(window.minimumSize())
+settle()
+try:
+    assert_laid_out_whole(window)
+except AssertionError as error:
+    found["squeezed"].append(["window at its minimum", str(error)])
+
+settings = window.open_settings()
+for page in PAGES:
+    settings.show_page(page)
+    check(f"Settings {page}", settings)
+    for button in settings.buttons.buttons():
+        on_screen(f"Settings {page}: {button.text()}", button)
+settings.reject()
+
+editor = window.add_memory()
+check("memory editor", editor)
+for button in editor.buttons.buttons():
+    on_screen(f"memory editor: {button.text()}", button)
+editor.reject()
+for name, dialog in (
+    ("about", window.show_about()),
+    ("shortcuts", window.show_shortcuts()),
+    ("user guide", window.show_user_guide()),
+):
+    check(name, dialog)
+    dialog.reject()
+now = datetime.now(timezone.utc)
+memory = store.memories.add("Works at Acme as a data analyst in the Lisbon office")
+conflict = EditConflict(memory, MemoryEdit("Works at Globex", memory.type, ()), "Works at Acme")
+backup = Backup(Path("backups") / "timothy.db", now, BackupReason.MANUAL, 4096, 2, 1)
+aside = Path("/home/owner/.local/share/timothy/timothy.db.before-restore")
+for name, dialog in (
+    ("instructions", InstructionsDialog("Answer in French.", window.chat)),
+    ("consolidation", ConsolidationDialog(ConsolidationReport(ran_at=now), window)),
+    ("changed elsewhere", ChangedElsewhereDialog(conflict, window)),
+    ("restore", RestoreConfirmation(backup, "Wed 01 Jan 2025, 10:00", "daily", aside, window)),
+):
+    dialog.open()
+    check(name, dialog)
+    dialog.reject()
+window.close()
+store.close()
+print(json.dumps(found))
+"""
+
+
+# The window left at a size, its state saved as at quitting.
+SAVING = """
+import sys
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv[:1])
+from app.mainwindow.main_window import MainWindow
+from timothy import paths
+from timothy.settings import load_settings
+from timothy.store import Store
+store = Store.open(paths.data_dir(None))
+window = MainWindow(store, settings=load_settings(), consolidation_delay_ms=None)
+window.show()
+QTest.qWaitForWindowExposed(window)
+window.resize(int(sys.argv[1]), int(sys.argv[2]))
+QTest.qWait(50)
+window.close()
+store.close()
+import json
+print(json.dumps(window.size().toTuple()))
+"""
+
+
+def on_laptop(scale: str, folder: Path, child: str = CHILD, *args: str) -> dict[str, list[object]]:
+    """Run `child` on a 1280x800 offscreen screen at `scale`; what it found."""
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": offscreen_platform(folder, LAPTOP),
+        "QT_SCALE_FACTOR": scale,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", child, *args], capture_output=True, text=True, timeout=180, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    found: dict[str, list[object]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+@pytest.mark.parametrize(("scale", "logical"), [("1.5", (853, 533)), ("2", (640, 400))])
+def test_the_window_and_its_dialogs_fit_a_laptop_screen_at_scale(
+    data_dir: Path,
+    tmp_path: Path,
+    openai_server: OpenAIServer,
+    scale: str,
+    logical: tuple[int, int],
+) -> None:
+    Store.open(data_dir).close()
+    save_settings(chat_settings(openai_server))  # a chat model: the composer as it is used
+    found = on_laptop(scale, tmp_path)
+    assert found["area"] == [0, 0, *logical]
+    assert found["outside"] == []
+    assert found["squeezed"] == []
+    assert found["cut"] == []
+
+
+def test_a_window_saved_on_a_desktop_screen_comes_back_onto_a_small_one(
+    qtbot: QtBot, make_window: WindowFactory, tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    save_settings(chat_settings(openai_server))
+    window = make_window()
+    window.resize(1380, 860)
+    window.move(480, 300)  # its lower right corner far past a 640x400 screen
+    qtbot.waitUntil(lambda: window.size().toTuple() == (1380, 860), timeout=5000)
+    window.save_state()
+    found = on_laptop("2", tmp_path)
+    assert found["outside"] == []
+    x, y, width, height = found["window"]  # type: ignore[misc]
+    assert x >= 0 and y >= 0 and x + width <= 640 and y + height <= 400
+
+
+def test_a_window_saved_at_a_smaller_scale_is_shrunk_onto_the_screen(
+    data_dir: Path, tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    """From 175 % (731x457) to 200 % (640x400): Qt's restore moves and shrinks the saved
+    geometry onto the screen, as far as the window's minimum lets it."""
+    Store.open(data_dir).close()
+    save_settings(chat_settings(openai_server))
+    assert on_laptop("1.75", tmp_path, SAVING, "720", "430") == [720, 430]
+    found = on_laptop("2", tmp_path)
+    assert found["outside"] == []
+    assert found["squeezed"] == []
