@@ -56,6 +56,7 @@ OWN_SECTIONS = ("openai", "bedrock", "memory", "store")
 PAGES = {"chat": 0, "embeddings": 1, "memory": 2, "storage": 3, "backups": 4}
 OPENAI_MODELS = ["gpt-4o-mini", "gpt-4o", "gpt-4.1-mini", "gpt-4.1", "o4-mini"]
 BEDROCK_MODELS = list(KNOWN_MODELS)  # until the region's own list arrives, or without one
+PROVIDER_MIN_CHARS = 20
 PROVIDERS = [
     (None, "None: memory only"),
     ("openai", "OpenAI, or a compatible server (Ollama, LM Studio, llama.cpp)"),
@@ -196,6 +197,11 @@ class SettingsDialog(QDialog):
         s = self.settings
         form = QFormLayout()
         self.provider_combo = QComboBox(page)
+        # Narrower than its longest choice on a small screen (the list shows it whole).
+        self.provider_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.provider_combo.setMinimumContentsLength(PROVIDER_MIN_CHARS)
         for value, label in PROVIDERS:
             self.provider_combo.addItem(label, value)
         self.provider_combo.setCurrentIndex(
