@@ -3,7 +3,8 @@ when it has older or newer versions, every version's), that the text also leaves
 blocks recorded with past turns, that it cannot be undone, and which backups still hold it,
 with a box (ticked) to remove it from them too.
 
-Opened with `open()` (window-modal, never a nested event loop), answered by its buttons:
+Opened with `open()` (window-modal, never a nested event loop), answered by its buttons (the
+text scrolls; the buttons are always in view):
 `chosen(chain)` says which (`False`: only the chosen versions; `True`: every version);
 `purge_backups()` says whether the box was ticked.
 """
@@ -12,14 +13,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
+from math import ceil
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QAbstractButton, QCheckBox, QMessageBox, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QStyle,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
+from app.look.screen_room import fitted, fitted_width
 from timothy.store import Memory
 from timothy.store.forget import FORGOTTEN
+
+TEXT_WIDTH = 520  # px: the question's text, as wide as a message box's
+MIN_TEXT_WIDTH = 240
+ICON_SIZE = 48
 
 
 def _quoted(memory: Memory) -> str:
@@ -85,7 +104,11 @@ def confirmation_html(
     return "".join(parts), len(versions)
 
 
-class ForgetConfirmation(QMessageBox):
+class ForgetConfirmation(QDialog):
+    """A warning dialog rather than a message box: its text (every chosen memory, every
+    version) scrolls, so with many memories chosen, or a long one, or on a small screen at
+    200 %, the buttons stay on the screen."""
+
     chosen = Signal(bool)  # True: every version of each chain
 
     def __init__(
@@ -100,11 +123,30 @@ class ForgetConfirmation(QMessageBox):
         """`holding`: the backups that hold any of these memories' versions."""
         super().__init__(parent)
         self.setWindowTitle("Forget for good")
-        self.setIcon(QMessageBox.Icon.Warning)
-        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setWindowModality(Qt.WindowModality.WindowModal)
         html, versions = confirmation_html(chosen, chains, backups, holding)
-        self.setText(html)
         self.holding = list(holding)
+        self.memories = list(chosen)
+
+        top = QHBoxLayout()
+        icon = QLabel(self)
+        icon.setPixmap(
+            self.style()
+            .standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning, None, self)
+            .pixmap(ICON_SIZE, ICON_SIZE)
+        )
+        icon.setAlignment(Qt.AlignmentFlag.AlignTop)
+        top.addWidget(icon)
+        self.text_view = QTextBrowser(self)
+        self.text_view.setOpenLinks(False)
+        self.text_view.setFrameShape(QFrame.Shape.NoFrame)
+        self.text_view.viewport().setAutoFillBackground(False)  # reads as the dialog's text
+        self.text_view.setHtml(html)
+        self.text_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        top.addWidget(self.text_view, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top, 1)
+
         self.purge_box: QCheckBox | None = None
         if holding:
             count = len(holding)
@@ -115,25 +157,53 @@ class ForgetConfirmation(QMessageBox):
                 self,
             )
             self.purge_box.setChecked(True)  # forgetting for good means gone everywhere
-            self.setCheckBox(self.purge_box)
-        self.memories = list(chosen)
+            layout.addWidget(self.purge_box)
+
+        self.buttons = QDialogButtonBox(self)
         count = len(chosen)
         if versions == count:
             label = "Forget this memory" if count == 1 else f"Forget {count} memories"
         else:
             label = "Forget this version" if count == 1 else f"Forget these {count} versions"
-        self.this_button: QPushButton = self.addButton(
-            label, QMessageBox.ButtonRole.DestructiveRole
+        self.this_button: QPushButton = self.buttons.addButton(
+            label, QDialogButtonBox.ButtonRole.DestructiveRole
         )
         self.chain_button: QPushButton | None = None
         if versions > len(chosen):
-            self.chain_button = self.addButton(
-                f"Forget all {versions} versions", QMessageBox.ButtonRole.DestructiveRole
+            self.chain_button = self.buttons.addButton(
+                f"Forget all {versions} versions", QDialogButtonBox.ButtonRole.DestructiveRole
             )
-        self.cancel_button: QPushButton = self.addButton(QMessageBox.StandardButton.Cancel)
-        self.setDefaultButton(self.cancel_button)  # Enter never forgets by accident
-        self.setEscapeButton(self.cancel_button)
-        self.buttonClicked.connect(self._clicked)
+        cancel = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        assert cancel is not None
+        self.cancel_button: QPushButton = cancel
+        # Enter never forgets by accident: only Cancel is a default button, and it has the
+        # focus; Escape rejects, as a message box's escape button does.
+        for button in self.buttons.buttons():
+            if isinstance(button, QPushButton):
+                button.setAutoDefault(button is self.cancel_button)
+        self.cancel_button.setDefault(True)
+        self.cancel_button.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.buttons.clicked.connect(self._clicked)
+        layout.addWidget(self.buttons)
+        self._fit_to_text()
+
+    def _fit_to_text(self) -> None:
+        """As tall as the text needs at TEXT_WIDTH, or the screen's room: beyond it, the
+        text scrolls and the box and buttons stay in view."""
+        width = fitted_width(self, TEXT_WIDTH)
+        document = self.text_view.document().clone(self)  # the view lays its own out late
+        document.setTextWidth(width)
+        margins = self.text_view.contentsMargins()
+        text_height = ceil(document.size().height()) + margins.top() + margins.bottom()
+        self.text_view.setMinimumWidth(min(width, MIN_TEXT_WIDTH))
+        around = self.sizeHint().height() - self.text_view.sizeHint().height()
+        icon_width = self.sizeHint().width() - self.text_view.sizeHint().width()
+        self.resize(fitted(self, width + icon_width, text_height + around))
+        document.deleteLater()
+
+    def text(self) -> str:
+        """The question's HTML."""
+        return self.text_view.toHtml()
 
     def purge_backups(self) -> bool:
         """Whether the owner asked to remove it from the backups as well."""
@@ -141,12 +211,14 @@ class ForgetConfirmation(QMessageBox):
 
     def text_shown(self) -> str:
         """The question as the owner reads it (without markup)."""
-        document = QTextDocument()
-        document.setHtml(self.text())
-        return document.toPlainText()
+        return self.text_view.toPlainText()
 
     def _clicked(self, button: QAbstractButton) -> None:
         if button is self.this_button:
+            self.accept()
             self.chosen.emit(False)
         elif self.chain_button is not None and button is self.chain_button:
+            self.accept()
             self.chosen.emit(True)
+        else:
+            self.reject()

@@ -38,6 +38,7 @@ from app.chat.instructions_dialog import InstructionsDialog
 from app.jobs.consolidation_dialog import ConsolidationDialog
 from app.mainwindow.main_window import MainWindow
 from app.memories.changed_elsewhere_dialog import ChangedElsewhereDialog, EditConflict
+from app.memories.forget_confirmation import ForgetConfirmation
 from app.memories.memory_editor import MemoryEdit
 from app.settings.restore_confirmation import RestoreConfirmation
 from app.settings.settings_dialog import PAGES
@@ -122,6 +123,15 @@ for name, dialog in (
     dialog.open()
     check(name, dialog)
     dialog.reject()
+# Forgetting 40 memories at once, one of them long: the list scrolls, the buttons stay.
+chosen = [store.memories.add(f"Memory {i} of the move to the Lisbon office") for i in range(39)]
+chosen.append(store.memories.add("A long one. " * 400))
+forget = ForgetConfirmation(chosen, {}, Path("backups"), window, holding=[Path("backups/a.db")])
+forget.open()
+check("forget", forget)
+for button in (forget.this_button, forget.cancel_button, forget.purge_box):
+    on_screen(f"forget: {button.text()}", button)
+forget.reject()
 window.close()
 store.close()
 print(json.dumps(found))

@@ -259,6 +259,26 @@ def test_forgetting_one_version_keeps_the_others_and_cancel_keeps_everything(
     assert [m.id for m in store.memories.chain(second.id)] == [second.id]
 
 
+def test_enter_and_escape_on_the_question_never_forget(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    kept = store.memories.add("Prefers aisle seats")
+    window = make_window()
+    browser, _actions = browse(qtbot, window, kept)
+    for key in (Qt.Key.Key_Return, Qt.Key.Key_Escape):
+        window.activateWindow()
+        qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+        choose(qtbot, browser, kept)
+        qtbot.keyClick(browser.view, Qt.Key.Key_Delete)
+        dialog = confirmation(qtbot, browser)
+        assert dialog.cancel_button.hasFocus() or not dialog.isActiveWindow()
+        assert dialog.cancel_button.isDefault() and not dialog.this_button.autoDefault()
+        qtbot.keyClick(dialog, key)
+        qtbot.waitUntil(lambda: browser.forget_confirmation is None, timeout=5000)
+        settle(qtbot, window.workers)
+        assert set(store.memories.get_many([kept.id])) == {kept.id}
+
+
 def test_restore_a_rejected_and_an_archived_memory_from_the_browser(
     qtbot: QtBot, make_window: WindowFactory, store: Store
 ) -> None:
