@@ -20,7 +20,9 @@ def test_chat_streams_the_reply_and_remembers(store: Store, openai_server: OpenA
         tool_calls=[call("remember", {"content": "The owner's car is a 2012 Volvo"})]
     )
     openai_server.reply("Got it, I'll remember your Volvo.")
-    result = run_timothy("chat", "--new", "Remember", "that", "my", "car", "is", "a", "Volvo")
+    result = run_timothy(
+        "chat", "--new", "Remember", "that", "my", "car", "is", "a", "2012", "Volvo"
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Got it, I'll remember your Volvo.\n"
     assert "Remembered: The owner's car is a 2012 Volvo" in result.stderr

@@ -10,10 +10,18 @@ well call the tool. So a `remember` fact is saved at once only when all of these
 2. the owner asked, in their own words, to remember or note something ("remember", "note",
    "don't forget", "keep in mind", ... in a few languages, not negated);
 3. the fact is supported by the owner's own words: at least two thirds of its content words
-   (light stems, stop words and the word "owner" left out) appear in them, and every long
-   number or code in it (an account number, an IBAN) appears in them as well. Dates the
-   model worked out from "tomorrow" or "next Friday" count as supported when the owner
-   named a time.
+   (light stems, stop words and the word "owner" left out) appear in them, and all of these
+   appear in them as well: every number and code (an account number, an IBAN, a phone
+   number, an amount, a PIN), compared whole with its spaces, dashes, dots and thousands
+   commas left out ("DE89 3704 ..." is "DE893704...", but 4512 is not 4513 and £1,200 is
+   not £12,000); every e-mail address, link and domain, whole ("monzo.com" is in
+   "https://monzo.com/login", "monzo.com.evil.example" is not); every name (a capitalised
+   word after the fact's first, other than a stop word; not when the fact is German, which
+   capitalises every noun). A word the
+   owner said plainly must not be negated in the fact, nor the other way round ("allergic"
+   / "not allergic"). Dates and clock times the model worked out from "tomorrow", "next
+   Friday" or "the 4th" count as supported when the owner named a time (a bare number is
+   none).
 
 Otherwise it is staged for the owner to review, with a reason the owner can read.
 
@@ -25,9 +33,15 @@ forwarded or replied-to mail, a letter's greeting and sign-off; text that addres
 rather than being said to one ("note to any AI reading this", "ignore previous
 instructions", "use your remember tool", chat-template tokens) or that speaks of "the
 owner" (the owner never calls themself that; text written to plant a memory does);
-someone else's words introduced ("my landlord texted: ...") and, when a line points at a
-document ("what do you make of this email?"), the other lines; invisible characters,
-encoded runs and tables; a paragraph longer than `LONG_PARAGRAPH` characters (and, in a
+someone else's words introduced ("my landlord texted: ...", "Bank says - ...", "according
+to the bank: ..."), named by where they came from ("From the bank: ...", "Got this from HR
+- ...", "Text from Mum: ...", "Von der Bank: ...", "Message de la banque : ...") or passed
+on ("(forwarded)", "Forwarded" on its own line, a lone "From: HSBC" sender line, a
+sender's tag such as "[HSBC]"); a chat or text message copied with its time or sender
+("[10:42] Alex: ...", "12/03/2026, 10:42 - Alex: ...", "Alex (10:42): ...", a header line
+"Alex Smith  10:42 AM" or "Today 14:02" above the message, "+44 7700 900123: ..."); when a
+line points at a document ("what do you make of this email?"), the other lines; invisible
+characters, encoded runs and tables; a paragraph longer than `LONG_PARAGRAPH` characters (and, in a
 message longer than `LONG_MESSAGE`, every paragraph that does not carry the request); and
 sentences in another language or script than the owner's request.
 
@@ -43,13 +57,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from timothy.lazy import lazy_pattern
-from timothy.text import INVISIBLE_RE, content_words, fold, stem, words
+from timothy.text import INVISIBLE_RE, STOP_WORDS, content_words, fold, stem, words
 
 LONG_PARAGRAPH = 500  # characters: longer than anyone types a "please remember"
 LONG_MESSAGE = 1_500
 MIN_QUOTE_WORDS = 6  # a quotation this long is someone else's text; shorter is a name
 MIN_SUPPORT = 2 / 3
-MIN_IDENTIFIER_CHARS = 5  # a word this long holding a digit is a number or code
 MIN_SENTENCE_WORDS = 4  # fewer words say nothing reliable about their language
 MAX_SENTENCE = 1_000  # characters searched either side for a sentence's ends
 # A message longer than this is pasted material as a whole (nobody types it in one go), and
@@ -151,23 +164,78 @@ def _ask_at(text: str, match: re.Match[str]) -> bool:
 
 # -- support -------------------------------------------------------------------------------
 
+# The owner named a time: a day, a month, a relative time ("tomorrow", "next week"), an
+# ordinal ("the 4th"), a clock time or a year. A bare number ("my locker is 12") is none.
 _TIME_RE = lazy_pattern(
     r"\b(?:today|tonight|tomorrow|yesterday|next|last|this|coming|ago|weekend|week|month|year|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
     r"january|february|march|april|may|june|july|august|september|october|november|december|"
-    r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|\d{1,4})\b",
+    r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|"
+    r"\d{1,2}(?:st|nd|rd|th)|\d{1,2}(?:[:.]\d{2})?[ \t]*[ap]\.?m|\d{1,2}:\d{2}|"
+    r"(?:19|20|21)\d{2})\b",
     re.IGNORECASE,
 )
 _DATE_WORDS = frozenset(
     """monday tuesday wednesday thursday friday saturday sunday january february march april
     may june july august september october november december week""".split()  # noqa: SIM905
 )
+_MONTHS = frozenset(
+    """january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec""".split()  # noqa: SIM905
+)
+# A date or clock time in the fact, which the model may have worked out from "next Friday"
+# or "tomorrow at 3pm": its numbers need not be the owner's when the owner named a time.
+# `month` must be a month's name (`_dates`).
+_DATE_IN_FACT_RE = lazy_pattern(
+    r"\b\d{1,2}(?:st|nd|rd|th)?(?:[ \t]+of)?[ \t]+(?P<month>[^\W\d_]{3,9})\b\.?"
+    r"(?:,?[ \t]+\d{4}\b)?|"
+    r"\b(?P<month_first>[^\W\d_]{3,9})\.?(?:[ \t]+\d{1,2}(?:st|nd|rd|th)?\b"
+    r"(?:,?[ \t]+\d{4}\b)?|,?[ \t]+\d{4}\b)|"
+    r"\b\d{4}-\d{2}-\d{2}\b|"
+    r"\b(?:in|since|by|until|from|before|after|during|of)[ \t]+(?:19|20|21)\d{2}\b|"
+    r"\b\d{1,2}(?:[:.]\d{2})?[ \t]*[ap]\.?m\b\.?|\b\d{1,2}:\d{2}\b",
+    re.IGNORECASE,
+)
 
 
-def _is_date_word(word: str) -> bool:
-    if word in _DATE_WORDS:
-        return True
-    return word.isdigit() and (len(word) <= 2 or (len(word) == 4 and 1900 <= int(word) <= 2200))
+def _dates(fact: str) -> list[tuple[int, int]]:
+    """Where the fact names a date or a clock time, in order."""
+    found = []
+    for match in _DATE_IN_FACT_RE.finditer(fact):
+        month = match.group("month") or match.group("month_first")
+        if month is not None and month.casefold() not in _MONTHS:
+            continue
+        found.append(match.span())
+    return found
+
+
+# A number or code, whole: runs of pieces holding a digit, joined by one separator, with
+# a short capitalised piece between two of them (an IBAN's bank code: "GB33 BUKB 2020").
+# Compared with the separators left out: "DE89 3704 0044" ~ "DE8937040044", "07700 900123"
+# ~ "07700900123", "£1,200" ~ "£1200", "04-00-04" ~ "04 00 04".
+_NUMBER_PIECE = r"[^\W\d_]*\d[^\W_]*"
+_NUMBER_RE = lazy_pattern(
+    rf"(?<![^\W_]){_NUMBER_PIECE}(?:(?:[ ./-]|,(?=\d))(?:[A-Z]{{1,4}}[ ./-])?{_NUMBER_PIECE})*"
+)
+# An e-mail address, a link or a domain name, whole.
+_ADDRESS_RE = lazy_pattern(
+    r"(?<![\w@.+-])(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|"
+    r"(?:https?://|www\.)[^\s<>\"']+|[^\W_][\w-]*(?:\.[\w-]+)*\.[^\W\d_]{2,}\b)",
+    re.IGNORECASE,
+)
+# Words that turn what follows round; a word said with one is not the same fact without it
+# ("allergic" / "not allergic").
+_NEGATIONS = frozenset(
+    """not no never nor neither without cannot t nothing none nicht kein keine keinen keinem
+    keiner nie niemals ne pas jamais nunca nada não nao niet geen nooit non""".split()  # noqa: SIM905
+)
+_NEGATED_WORDS = 2  # content words after a negation that it turns round
+# A fact's words as compared, and the marks that end a clause (a negation stops there).
+_CLAUSE_WORD_RE = lazy_pattern(r"(?P<stop>[,;:.!?()\n]|\s[-–—]+\s)|\d+|[^\W\d]+")
+_SEPARATOR_RE = lazy_pattern(r"[\W_]")
+_DIGIT_RE = lazy_pattern(r"\d")
+# In these the negation often follows what it turns round ("ich mag Kaffee nicht").
+_NEGATION_AFTER = frozenset({"nicht", "pas", "niet"})
 
 
 def _fact_words(text: str) -> list[str]:
@@ -178,25 +246,116 @@ def _fact_words(text: str) -> list[str]:
     return found
 
 
+def _numbers(text: str) -> list[tuple[int, int, str]]:
+    """Each number or code in `text` (NFKC): where it is, and its characters, folded,
+    without separators."""
+    return [
+        (m.start(), m.end(), _SEPARATOR_RE.sub("", m.group(0)).casefold())
+        for m in _NUMBER_RE.finditer(INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", text)))
+    ]
+
+
+def _addresses(text: str) -> set[str]:
+    """The e-mail addresses, links and domains in `text`, folded, without the scheme, "www."
+    or a trailing slash; a link's or an address's domain too ("monzo.com" is in
+    "https://monzo.com/login", but "monzo.com" is not "monzo.com.evil.example")."""
+    found: set[str] = set()
+    for match in _ADDRESS_RE.finditer(text):
+        address = re.sub(r"^(?:https?://)?(?:www\.)?", "", fold(match.group(0)))
+        address = address.rstrip(".,;:!?)/")
+        found.add(address)
+        found.add(address.split("/", 1)[0].rsplit("@", 1)[-1])
+    return found
+
+
+def _verbatim(fact: str, own_words: str, named_a_time: bool) -> set[str] | None:
+    """The numbers and codes of the fact, when every one of them, and every e-mail address,
+    link and domain of it, is in the owner's words, whole (dates and times the model worked
+    out aside); None when one is not."""
+    own_numbers = {number for _, _, number in _numbers(own_words)}
+    fact = INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", fact))
+    dates = iter(_dates(fact) if named_a_time else [])
+    date = next(dates, None)
+    found: set[str] = set()
+    for start, end, number in _numbers(fact):  # in order, as the dates are
+        while date is not None and date[1] < end:
+            date = next(dates, None)
+        if date is not None and date[0] <= start:
+            continue  # a date or time the model worked out
+        if number not in own_numbers:
+            return None
+        found.add(number)
+    if not _addresses(fact) <= _addresses(own_words):
+        return None
+    return found
+
+
+def _polarity(text: str) -> dict[str, set[bool]]:
+    """Each content word's stem and whether it was said turned round by a negation (within
+    its clause; "don't forget" is the request, not a negated fact)."""
+    found: dict[str, set[bool]] = {}
+    stems: dict[str, str] = {}
+    negated_left = 0
+    content: list[str] = []  # the clause's content words so far
+    for match in _CLAUSE_WORD_RE.finditer(fold(text)):
+        word = match.group(0)
+        if match.group("stop") is not None:
+            negated_left, content = 0, []
+        elif word in _NEGATIONS:
+            negated_left = _NEGATED_WORDS
+            if word in _NEGATION_AFTER and content:
+                found[stems[content[-1]]].add(True)
+        elif word in _FORGET:
+            negated_left = 0  # "don't forget", "vergiss nicht": the request
+        elif _is_content(word) and not word.isdigit():
+            content.append(word)
+            if word not in stems:
+                stems[word] = stem(word)
+            found.setdefault(stems[word], set()).add(negated_left > 0)
+            negated_left = max(0, negated_left - 1)
+    return found
+
+
+def _is_content(word: str) -> bool:
+    """Whether a folded word carries meaning of its own in a fact."""
+    return word not in STOP_WORDS and word not in FRAMING_WORDS and word not in _FUNCTION_WORDS
+
+
+def _names(fact: str) -> set[str]:
+    """The stems of the capitalised words of the fact after its first (names: "Quickcash",
+    "Harbor Estates")."""
+    raw = re.findall(r"\w+", INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", fact)))[1:]
+    capitalised = {w.casefold() for w in raw if w[0].isupper() and not _DIGIT_RE.search(w)}
+    return {stem(w) for w in capitalised if _is_content(w)}
+
+
 def support(fact: str, own_words: str) -> float:
     """The share of the fact's content words (stems) found in the owner's own words.
 
-    Dates the model computed are found when the owner named a time; a long number or code
-    that is not in the owner's words makes the support 0 on its own."""
+    Dates the model computed are found when the owner named a time. It is 0 on its own when
+    a number, code, e-mail address, link or domain of the fact is not in the owner's words,
+    when a name (a capitalised word) is not, or when a word the owner said plainly is
+    negated in the fact, or the other way round."""
     own = content_words(own_words) | {stem(w) for w in _fact_words(own_words)}
     named_a_time = _TIME_RE.search(fold(own_words)) is not None
-    wanted: set[str] = set()
+    numbers = _verbatim(fact, own_words, named_a_time)
+    if numbers is None:
+        return 0.0
+    names = _names(fact) - (_DATE_WORDS if named_a_time else frozenset())
+    if not names <= own and language_of(fact) != "de":  # German capitalises every noun
+        return 0.0
+    own_polarity = _polarity(own_words)
+    for word, said in _polarity(fact).items():
+        if word in own_polarity and not said & own_polarity[word]:
+            return 0.0
+    wanted = {f"#{number}" for number in numbers}  # compared whole, above: all found
+    own |= wanted
     for word in _fact_words(fact):
-        if word in FRAMING_WORDS or word in _FUNCTION_WORDS or not content_words(word):
+        if word.isdigit() or not _is_content(word):
             continue
-        if named_a_time and _is_date_word(word):
+        if named_a_time and word in _DATE_WORDS:
             continue
         wanted.add(stem(word))
-    own_whole = set(words(own_words))
-    for word in words(fact):  # a code as one whole word: DE89370400440532013000
-        is_code = any(c.isdigit() for c in word) and len(word) >= MIN_IDENTIFIER_CHARS
-        if is_code and word not in own_whole:
-            return 0.0
     if not wanted:
         return 1.0
     return len(wanted & own) / len(wanted)
@@ -230,6 +389,33 @@ _ROLE_INLINE_RE = lazy_pattern(
 _LABEL_LINE_RE = lazy_pattern(
     r"^[ \t]*(?:\[[^\]\n]{1,30}\][ \t]*|\d{1,2}[:.]\d{2}(?:[ \t]*[ap]\.?m\.?)?[ \t,-]*)?"
     r"(?P<label>[^\W\d][^:\n]{0,30}?)[ \t]*:[ \t]+\S",
+    re.M | re.I,
+)
+# A message copied out of a chat app carries its time: "[10:42] Alex: ...", "[12/03/2026,
+# 10:42:13] Alex: ...", "12/03/2026, 10:42 - Alex: ...", "Alex (10:42): ...", or a header
+# line "Alex Smith  10:42 AM" / "Alex, 10:42" / "Today 14:02" above the message. One such
+# line is enough: nobody stamps their own words with the time. A phone number as the label
+# ("+44 7700 900123: ...") is a pasted text message.
+_CLOCK = r"\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:[ \t]*[ap]\.?m\.?)?"
+_DAY = r"\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}"
+_STAMP = rf"(?:{_DAY},?[ \t]*)?{_CLOCK}"
+_CHAT_NAME = r"[^\W\d_][^\n:\[\]()]{0,40}?"
+# (A bare "09:00 Dentist: bring the card" is the owner's agenda: the time needs brackets or
+# a date before it.)
+_STAMPED_LINE_RE = lazy_pattern(
+    rf"^[ \t]*(?:\[[ \t]*{_STAMP}[ \t]*\]|{_DAY},?[ \t]*{_CLOCK})[ \t]*[-–,]?[ \t]*{_CHAT_NAME}"
+    r"[ \t]*:[ \t]|"
+    rf"^[ \t]*{_CHAT_NAME}[ \t]*[\[(][ \t]*{_STAMP}[ \t]*[\])][ \t]*(?::|$)|"
+    rf"^[ \t]*(?:today|yesterday|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?|"
+    rf"\d{{1,4}}[/.-]\d{{1,2}}[/.-]\d{{1,4}})[ \t,]*(?:at[ \t]+)?{_CLOCK}[ \t]*$|"
+    r"^[ \t]*\+?(?:\d[ \t().-]?){7,15}[ \t]*:[ \t]*\S",
+    re.M | re.I,
+)
+# A chat app's header line, a name then the time: "Alex Smith  10:42 AM", "Alex, 10:42".
+# The name's words are capitalised ("Remember the dentist at 10:30" is the owner's).
+_NAME_AND_TIME_RE = lazy_pattern(
+    rf"^[ \t]*(?P<name>[^\W\d_][\w'.-]*(?:[ \t][^\W\d_][\w'.-]*){{0,3}})"
+    rf"(?:[ \t]*,|[ \t]{{2,}}|[ \t]+[-–—][ \t]+)[ \t]*{_CLOCK}[ \t]*$",
     re.M | re.I,
 )
 _EMAIL_HEADER_RE = lazy_pattern(
@@ -297,8 +483,62 @@ _INTRODUCED_RE = lazy_pattern(
     r"(?:e-?mails?|mails?|messages?|letters?|texts?|pages?|sites?|websites?|articles?|documents?|"
     r"docs?|posts?|notes?|chats?|conversations?|transcripts?|reviews?|comments?|files?|pdfs?|"
     r"threads?|tweets?|paragraphs?|excerpts?|snippets?|passages?)\b[^\n:]{0,30}|"
-    r"\b(?:says?|said|wrote|writes|emailed|texted|posted|reads)\b[^\n:]{0,20}):[ \t]*(?=\S|\n)",
+    r"\b(?:says?|said|wrote|writes|emailed|texted|posted|reads)\b[^\n:]{0,20}|"
+    r"\baccording to\b[^\n:.!?]{1,30}):[ \t]*(?=\S|\n)|"
+    # "Bank wrote - ...": a dash right after the verb (mid-sentence, "says he ... - " is prose)
+    r"\b(?:says?|said|wrote|writes|emailed|texted|messaged|posted|replied|tweeted)"
+    r"[ \t]*(?:[ \t]-+|[–—]+)[ \t]*(?=\S)",
     re.I,
+)
+# Someone else's words named by where they came from, at a line's or sentence's start: "From
+# the bank: ...", "Got this from HR - ...", "Text from Mum: ...", "Von der Bank: ...",
+# "Message de la banque : ...". The words before "from" must say a thing was received
+# (`_RELAY_LEADS`: "I'm from Leeds - born and raised" is the owner's); a time is no source
+# ("from now on:"). Other languages name the thing first (`_RELAY_NOUNS`).
+_RELAYED_RE = lazy_pattern(
+    r"(?:^|(?<=[.!?])[ \t])[ \t]*(?:"
+    r"(?P<lead>(?:[^\W\d_]+[^\w\n.!?:]{1,3}){0,5}?)(?:from|via|von|vom)[ \t]+"
+    r"(?!(?:now|today|tonight|tomorrow|then|on|next|this|the start|the beginning|monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday)\b)"
+    r"[^\n.!?:–—]{1,40}?(?:[ \t]*:|[ \t]+-+[ \t]|[ \t]*[–—]+|(?P<eol>[ \t]*$))|"
+    r"(?P<noun>[^\W\d_]+)[^\w\n]{1,3}(?:de|du|des|del|do|da|dos|das|dal|dalla|dello|della|der|"
+    r"van)\b[^\n.!?:]{1,40}?[ \t]*:)[ \t]*(?=\S|\n)",
+    re.M | re.I,
+)
+_RELAY_LEADS = frozenset(
+    """just got received copied pasted forwarded quoted taken straight this that these it a an
+    the my new latest one another message msg text txt sms email e mail note letter notice
+    notification alert update reminder dm post reply voicemail whatsapp imessage slack teams
+    signal telegram""".split()  # noqa: SIM905
+)
+_RELAY_NOUNS = frozenset(
+    """message messaggio mensaje mensagem nachricht bericht sms texto courriel correo email
+    mail lettre carta lettera brief nota notiz avis aviso mitteilung benachrichtigung""".split()  # noqa: SIM905
+)
+
+
+def _relayed(match: re.Match[str]) -> bool:
+    """Whether a `_RELAYED_RE` match names a source: its lead words say a thing was received
+    (any words may come before a "this": "Remember this from the bank:"), or its noun is a
+    message's."""
+    if match.group("noun") is not None:
+        return fold(match.group("noun")) in _RELAY_NOUNS
+    lead = words(match.group("lead"))
+    if match.group("eol") is not None and not lead:
+        return False  # "From Leeds originally" at a line's end: a lead must say "received"
+    marks = [index for index, word in enumerate(lead) if word in ("this", "these")]
+    return all(word in _RELAY_LEADS for word in lead[marks[-1] + 1 if marks else 0 :])
+
+
+# A line that says what follows was passed on: "(forwarded)", "[Forwarded]", "Copied:",
+# "Forwarded" on its own line (as a chat app copies it), a sender on its own ("From: HSBC",
+# "Absender: ..."), or a sender's tag before a text message ("[HSBC] Your ...", "【Bank】...").
+_PASSED_ON_RE = lazy_pattern(
+    r"^[ \t]*(?:[(\[][ \t]*(?:fwd?|forwarded|copied|pasted|quoted)(?:[ \t]+\w+)?[ \t]*[)\]]"
+    r"[ \t]*:?|(?:forwarded|copied|pasted|quoted)(?:[ \t]+\w+)?[ \t]*(?::|[ \t]-+[ \t]|[–—]|$)|"
+    r"(?:from|sender|sent by|von|absender|de|expéditeur|remitente|da|mittente|afzender)"
+    r"[ \t]*:|\[[^\]\n]{2,30}\](?=[ \t]*[^\W\d_])|【[^】\n]{1,30}】)[ \t]*(?=\S|\n)",
+    re.M | re.I,
 )
 # A line that points at a document ("can you summarise this email?"): the message's other
 # lines are that document.
@@ -390,15 +630,7 @@ def _structural_spans(text: str) -> Iterator[Span]:
         yield (*_line_span(text, match.start(), match.end() - 1), "instructions")
     for match in _JSON_LINE_RE.finditer(text):
         yield match.start(), match.end(), "code"
-    covered = 0
-    for match in _INTRODUCED_RE.finditer(text):
-        if match.end() < covered:
-            continue
-        # the introduced text runs to the end of its paragraph, or all of the next one
-        rest = _REST_RE.match(text, match.end())
-        if rest and rest.group(0).strip():
-            covered = match.end() + len(rest.group(0).rstrip())
-            yield match.end(), covered, "pasted"
+    yield from _introduced_spans(text)
     yield from _sentences_with(text, _ADDRESSES_AI_RE, "instructions")
     yield from _runs(text, _CODE_LINE_RE, "code", min_lines=2)
     yield from _runs(text, _TABLE_ROW_RE, "markup", min_lines=2)
@@ -409,6 +641,24 @@ def _structural_spans(text: str) -> Iterator[Span]:
         inner = match.group(0)[1:-1]
         if "\n" in inner.strip() or len(words(inner)) >= MIN_QUOTE_WORDS:
             yield match.start(), match.end(), "quote"
+
+
+def _introduced_spans(text: str) -> Iterator[Span]:
+    """Someone else's words after what introduces them ("my landlord texted:", "From the
+    bank:", "(forwarded)"): to the end of the paragraph, or all of the next one."""
+    found = [
+        *_INTRODUCED_RE.finditer(text),
+        *filter(_relayed, _RELAYED_RE.finditer(text)),
+        *_PASSED_ON_RE.finditer(text),
+    ]
+    covered = 0
+    for match in sorted(found, key=lambda m: m.end()):
+        if match.end() < covered:
+            continue
+        rest = _REST_RE.match(text, match.end())
+        if rest and rest.group(0).strip():
+            covered = match.end() + len(rest.group(0).rstrip())
+            yield match.end(), covered, "pasted"
 
 
 def _email_spans(text: str) -> Iterator[Span]:
@@ -458,6 +708,25 @@ def _conversation_spans(text: str) -> Iterator[Span]:
         yield first, last, "conversation"
     for match in _ROLE_INLINE_RE.finditer(text):
         yield match.start(), _line_span(text, match.start(), match.start())[1], "conversation"
+    yield from _stamped_spans(text)
+
+
+def _stamped_spans(text: str) -> Iterator[Span]:
+    """A line stamped with a time as chat apps copy it, with the rest of its paragraph (or
+    all of the next one, below a header line)."""
+    stamped = [m.start() for m in _STAMPED_LINE_RE.finditer(text)] + [
+        m.start()
+        for m in _NAME_AND_TIME_RE.finditer(text)
+        if all(word[0].isupper() for word in m.group("name").split())
+    ]
+    covered = 0
+    for start in sorted(stamped):
+        if start < covered:
+            continue
+        rest = _REST_RE.match(text, start)
+        if rest and rest.group(0).strip():
+            covered = start + len(rest.group(0).rstrip())
+            yield start, covered, "conversation"
 
 
 def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
@@ -578,7 +847,7 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
 # The language a request verb is in: the owner's request sets the language of their words.
 _ASK_LANGUAGE = [
     ("en", lazy_pattern(r"\b(?:remember|forget|keep in mind|note|save|store|memori[sz]e)\b", re.I)),
-    ("fr", lazy_pattern(r"\b(?:souviens|rappelle|retiens|oublie|oubliez|notez|enregistre)", re.I)),
+    ("fr", lazy_pattern(r"\b(?:souviens|rappelle|retiens|oublie|oubliez|notez?|enregistre)", re.I)),
     ("es", lazy_pattern(r"\b(?:recuerda|recuerde|acu[ée]rdate|olvides|olvide|apunta)\b", re.I)),
     ("pt", lazy_pattern(r"\b(?:lembr[ae]|lembre-se|esque[çc]as?)\b", re.I)),
     ("de", lazy_pattern(r"\b(?:merk|merke|merken|vergiss|notier|speicher)", re.I)),
@@ -588,10 +857,16 @@ _ASK_LANGUAGE = [
 
 
 def _request_language(sentence: str) -> str | None:
+    """The language of a request: its verb's, or the sentence's when its verb is that
+    language's too ("note" is English and French: "Note que mon code est 4512")."""
+    said_in = language_of(sentence)
+    for language, verbs in _ASK_LANGUAGE:
+        if language == said_in and verbs.search(sentence):
+            return language
     for language, verbs in _ASK_LANGUAGE:
         if verbs.search(sentence):
             return language
-    return language_of(sentence)
+    return said_in
 
 
 def _foreign_spans(blanked: str) -> list[Span]:
