@@ -101,6 +101,25 @@ def test_a_code_the_owner_never_wrote_is_never_supported() -> None:
 def test_dates_worked_out_from_a_time_the_owner_named_are_supported() -> None:
     assert support("The owner's exam is on Friday, 4 December 2026", "my exam is next Friday") == 1
     assert support("The owner's exam is on Friday, 4 December 2026", "my exam is soon") < 2 / 3
+    took = "The owner took the antibiotic on 3 December 2026"
+    assert support(took, "remember I took the antibiotic this morning") == 1
+    boiler = "The owner's boiler service is on Sunday, 6 December 2026"
+    assert support(boiler, "remember the boiler service is in three days") == 1
+
+
+@pytest.mark.parametrize(
+    "own",
+    [
+        "Remember this: my dentist appointment is at the Leeds clinic",
+        "Next time remember that my dentist appointment is at the Leeds clinic",
+        "remember that my dentist appointment is at the Leeds clinic, last one was fine",
+    ],
+)
+def test_this_or_next_on_its_own_names_no_time(own: str) -> None:
+    """A date the model adds is the owner's only when they named a time."""
+    fact = "The owner's dentist appointment is on 9 December 2026 at the Leeds clinic"
+    assert support(fact, own) < 2 / 3
+    assert support("The owner's dentist appointment is at the Leeds clinic", own) == 1
 
 
 def test_the_reasons() -> None:

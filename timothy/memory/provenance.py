@@ -164,10 +164,13 @@ def _ask_at(text: str, match: re.Match[str]) -> bool:
 
 # -- support -------------------------------------------------------------------------------
 
-# The owner named a time: a day, a month, a relative time ("tomorrow", "next week"), an
-# ordinal ("the 4th"), a clock time or a year. A bare number ("my locker is 12") is none.
+# The owner named a time: a day, a month, a relative time ("tomorrow", "next week", "in
+# three days", "this morning"), an ordinal ("the 4th"), a clock time or a year. A bare
+# number ("my locker is 12") is none, and so is "this" or "next" on its own ("remember
+# this", "next time"): neither lets the model add a date of its own.
 _TIME_RE = lazy_pattern(
-    r"\b(?:today|tonight|tomorrow|yesterday|next|last|this|coming|ago|weekend|week|month|year|"
+    r"\b(?:today|tonight|tomorrow|yesterday|ago|weekends?|weeks?|months?|years?|days?|hours?|"
+    r"fortnight|morning|afternoon|evening|night|noon|midnight|christmas|easter|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
     r"january|february|march|april|may|june|july|august|september|october|november|december|"
     r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|"
