@@ -378,13 +378,18 @@ class SettingsDialog(QDialog):
         policy = self.settings.memory
         saving = QGroupBox("Saving", page)
         saving_layout = QVBoxLayout(saving)
+        # Short enough for the page at 100 % in a desktop's 10-12 pt type (no sideways scroll).
         self.ask_before_saving = QCheckBox(
-            "Ask before saving: facts I tell Timothy to remember wait for my confirmation", saving
+            "Ask me before saving what I tell Timothy to remember", saving
+        )
+        self.ask_before_saving.setToolTip(
+            "Facts you ask Timothy to remember wait for your confirmation, as picked-up ones do"
         )
         self.ask_before_saving.setChecked(policy.ask_before_saving)
         saving_layout.addWidget(self.ask_before_saving)
-        self.extraction = QCheckBox(
-            "Pick up facts from conversations and queue them for me to confirm", saving
+        self.extraction = QCheckBox("Pick up facts from conversations for me to confirm", saving)
+        self.extraction.setToolTip(
+            "After each reply, facts from that exchange wait in the memory pane for you to confirm"
         )
         self.extraction.setChecked(policy.extraction_enabled)
         saving_layout.addWidget(self.extraction)

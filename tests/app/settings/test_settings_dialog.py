@@ -13,11 +13,12 @@ from types import MappingProxyType
 import keyring
 import pytest
 from keyring.backends import fail
-from PySide6.QtWidgets import QDoubleSpinBox
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QApplication, QDoubleSpinBox, QScrollArea
 from pytestqt.qtbot import QtBot
 
 from app.jobs.workers import Workers
-from app.settings.settings_dialog import SettingsDialog
+from app.settings.settings_dialog import PAGES, SettingsDialog
 from app.settings.settings_section_form import SettingsSectionForm, is_basic
 from tests.app.conftest import WindowFactory, settle
 from tests.fakes.openai_server import OpenAIServer
@@ -399,3 +400,36 @@ def test_a_new_server_address_lists_that_servers_models(
         f"The server at {openai_server.base_url} does not list its models; type the model's name."
     )
     assert dialog.list_models_button.isEnabled()
+
+
+def test_no_page_scrolls_sideways_at_its_size(qtbot: QtBot, workers: Workers) -> None:
+    """At 100 % in a desktop's usual type (11 pt), every page is read without a sideways
+    scroll bar (the Memory page's first option was wider than the page)."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    before = app.font()
+    app.setFont(QFont("DejaVu Sans", 11))
+    try:
+        dialog = SettingsDialog(Settings(), workers)
+        qtbot.addWidget(dialog)
+        dialog.show()
+        no_sideways_scrolling(qtbot, workers, dialog)
+    finally:
+        app.setFont(before)
+
+
+def no_sideways_scrolling(qtbot: QtBot, workers: Workers, dialog: SettingsDialog) -> None:
+    settle(qtbot, workers)
+    for advanced in (False, True):
+        if advanced != dialog.advanced_toggle.isChecked():
+            dialog.advanced_toggle.click()
+        for page in PAGES:
+            dialog.show_page(page)
+            area = dialog.pages.currentWidget()
+            if not isinstance(area, QScrollArea):
+                continue  # the backups page: a table of its own
+            # Laid out once shown (a page's scroll bars settle in the events after that).
+            qtbot.waitUntil(lambda area=area: area.widget().isVisible(), timeout=2000)
+            qtbot.wait(0)
+            bar = area.horizontalScrollBar()
+            assert bar.maximum() == 0, (page, advanced, bar.maximum())
