@@ -126,12 +126,13 @@ _ASK_RE = lazy_pattern(
     r"in (?:your )?memory)\b|\s*:)|"
     r"(?<=please )(?:save|store|record|note)|(?<=can you )(?:save|store|record|note)|"
     r"(?<=could you )(?:save|store|record|note)|(?<=would you )(?:save|store|record|note)|"
-    r"souviens|rappelle-toi|retiens|m[ée]morise|note|notez|oublie|oubliez|enregistre|"
-    r"garde en m[ée]moire|"
-    r"recuerda|recuerde|acu[ée]rdate|olvides|olvide|apunta|anota|memoriza|"
-    r"lembr[ae](?:-se)?|lembre-se|esque[çc]as?|anote|memorize|"
-    r"merk|merke|merken|vergiss|notier|notiere|speicher|speichere|"
-    r"ricorda|ricordati|dimenticare|annota|memorizza|segnati|"
+    r"souviens|souvenez-vous|rappelle-toi|rappelez-vous|retiens|retenez|m[ée]morisez?|note|"
+    r"notez|oublie|oubliez|enregistrez?|garde en m[ée]moire|gardez en m[ée]moire|"
+    r"recuerda|recuerde|recordad|acu[ée]rdate|olvides|olvide|apunta|anota|memoriza|"
+    r"ten(?:ga|ed)? en cuenta|"
+    r"lembr[ae](?:-se)?|lembre-se|esque[çc]as?|anote|memorize|tenha em mente|"
+    r"merk|merke|merken|vergiss|notier|notiere|speicher|speichere|denk(?:en sie)? daran|"
+    r"ricorda|ricordati|dimenticare|annota|memorizza|segnati|tieni (?:a mente|presente)|"
     r"onthoud|vergeet|noteer)\b",
     re.IGNORECASE,
 )
@@ -850,11 +851,31 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
 # The language a request verb is in: the owner's request sets the language of their words.
 _ASK_LANGUAGE = [
     ("en", lazy_pattern(r"\b(?:remember|forget|keep in mind|note|save|store|memori[sz]e)\b", re.I)),
-    ("fr", lazy_pattern(r"\b(?:souviens|rappelle|retiens|oublie|oubliez|notez?|enregistre)", re.I)),
-    ("es", lazy_pattern(r"\b(?:recuerda|recuerde|acu[ée]rdate|olvides|olvide|apunta)\b", re.I)),
-    ("pt", lazy_pattern(r"\b(?:lembr[ae]|lembre-se|esque[çc]as?)\b", re.I)),
-    ("de", lazy_pattern(r"\b(?:merk|merke|merken|vergiss|notier|speicher)", re.I)),
-    ("it", lazy_pattern(r"\b(?:ricorda|ricordati|dimenticare|annota|memorizza)\b", re.I)),
+    (
+        "fr",
+        lazy_pattern(
+            r"\b(?:souviens|souvenez|rappelle|rappelez|retiens|retenez|oublie|oubliez|notez?|"
+            r"enregistre|m[ée]morisez)",
+            re.I,
+        ),
+    ),
+    (
+        "es",
+        lazy_pattern(
+            r"\b(?:recuerda|recuerde|recordad|acu[ée]rdate|olvides|olvide|apunta|"
+            r"ten(?:ga|ed)? en cuenta)\b",
+            re.I,
+        ),
+    ),
+    ("pt", lazy_pattern(r"\b(?:lembr[ae]|lembre-se|esque[çc]as?|tenha em mente)\b", re.I)),
+    ("de", lazy_pattern(r"\b(?:merk|merke|merken|vergiss|notier|speicher|denk)", re.I)),
+    (
+        "it",
+        lazy_pattern(
+            r"\b(?:ricorda|ricordati|dimenticare|annota|memorizza|tieni (?:a mente|presente))\b",
+            re.I,
+        ),
+    ),
     ("nl", lazy_pattern(r"\b(?:onthoud|vergeet|noteer)\b", re.I)),
 ]
 
