@@ -64,13 +64,15 @@ class PostgresStore:
         )
         folder = outbox_dir if outbox_dir is not None else paths.data_dir()
         self.outbox = Outbox(outbox_path(folder, self.db.location))
-        self.memories = PgMemoryRepository(self.db, self.outbox)
-        self.vectors = PgVectorStore(self.db)
         self.sessions = MirroredSessions(
             PgSessionRepository(self.db),
             self.db,
             ConversationMirror(mirror_path(folder, self.db.location)),
         )
+        self.memories = PgMemoryRepository(
+            self.db, self.outbox, local_copies=self.sessions.catch_up_forgets
+        )
+        self.vectors = PgVectorStore(self.db)
         self.search = PgSearch(self.db, self.vectors)
         self._last_retry = 0.0
         # What the last hand-over left here (refused by the server): see `kept_here`.
@@ -105,6 +107,7 @@ class PostgresStore:
         self._count_kept()
         try:
             self.sessions.refresh()
+            self.sessions.catch_up_forgets()  # a forget made while this machine was away
         except StoreUnreachableError:
             raise
         except Exception as exc:  # the mirror catches up on the next reconnection
@@ -154,6 +157,12 @@ class PostgresStore:
             )
 
     def _announced(self, batch: list[Announcement]) -> None:
+        if any(event == "forgotten" for event, _, _ in batch):
+            # Before the window hears it: this machine's copies of the words go first.
+            try:
+                self.sessions.catch_up_forgets()
+            except StoreError as exc:  # tried again at the next reconnection
+                log.warning("the conversation mirror did not catch up with a forget: %s", exc)
         if not self.memories.listeners:
             return
         found = self.memories.get_many(memory_id for _, memory_id, _ in batch)

@@ -9,11 +9,18 @@ What PostgreSQL keeps of deleted rows until VACUUM reclaims them is the server's
 a plain VACUUM of the touched tables runs afterwards (outside the transaction), and the
 report says whether it could (`compacted`). The server's own backups and WAL archive still
 hold the text; that is for the server's admin.
+
+Each machine also keeps copies of past turns in its conversation mirror (offline.py). The
+forget leaves a new mark in the server's meta (`FORGETS_KEY`), in its transaction; a mirror
+that finds the mark moved (at once on the machine that forgot and on those that hear it,
+else when the machine next reaches the server) reads its conversations again and rebuilds
+its file without the words.
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Sequence
 
 import psycopg
@@ -24,9 +31,12 @@ from timothy.store.postgres.rows import Conn
 
 log = logging.getLogger(__name__)
 
+FORGETS_KEY = "forgets_mark"  # meta: changes with every forget (a new random value)
+
 
 def remove_memories(conn: Conn, seqs: Sequence[int], messages_rewritten: bool) -> int:
-    """Delete the memories `seqs` with their vectors of every model; the vectors removed."""
+    """Delete the memories `seqs` with their vectors of every model, and move the forget mark
+    (the mirrors' cue); the vectors removed."""
     vectors = 0
     for (model_id,) in conn.execute("SELECT id FROM embedding_models ORDER BY id").fetchall():
         gone = conn.execute(
@@ -36,6 +46,11 @@ def remove_memories(conn: Conn, seqs: Sequence[int], messages_rewritten: bool) -
         ).fetchall()
         vectors += len(gone)
     conn.execute("DELETE FROM memories WHERE seq = ANY(%s)", (list(seqs),))
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (%s, %s) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (FORGETS_KEY, uuid.uuid4().hex),
+    )
     return vectors
 
 

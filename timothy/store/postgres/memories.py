@@ -9,11 +9,12 @@ ChangedElsewhereError with both versions, and changes nothing.
 from __future__ import annotations
 
 import builtins
+import logging
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from timothy.errors import ChangedElsewhereError, StoreUnreachableError
+from timothy.errors import ChangedElsewhereError, StoreError, StoreUnreachableError
 from timothy.store.dialect import POSTGRES
 from timothy.store.ids import could_be_stored
 from timothy.store.memories import (
@@ -30,6 +31,8 @@ from timothy.store.postgres.outbox import Outbox
 from timothy.store.postgres.rows import Conn, local_day
 from timothy.store.records import Memory
 from timothy.text import query_terms
+
+log = logging.getLogger(__name__)
 
 # Memories with their entity names (in their order) in one statement: one round trip, where
 # reading the entities after the rows takes two (a recall reads each leg's hits so).
@@ -69,10 +72,19 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
 
     dialect = POSTGRES
 
-    def __init__(self, db: PgDatabase, outbox: Outbox | None = None) -> None:
+    def __init__(
+        self,
+        db: PgDatabase,
+        outbox: Outbox | None = None,
+        *,
+        local_copies: Callable[[], bool] | None = None,
+    ) -> None:
         super().__init__(db)
         # Where new memories wait while the server does not answer (None: such a write fails).
         self.outbox = outbox
+        # Clears this machine's own copies of forgotten words (the conversation mirror's)
+        # after a forget; whether it could.
+        self.local_copies = local_copies
 
     def get_many(self, memory_ids: Iterable[str]) -> dict[str, Memory]:
         ids = [i for i in dict.fromkeys(memory_ids) if could_be_stored(i)]
@@ -127,7 +139,15 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         return remove_memories(conn, seqs, messages_rewritten)
 
     def _compact(self) -> bool:
-        return vacuum(self.db)
+        vacuumed = vacuum(self.db)
+        if self.local_copies is None:
+            return vacuumed
+        try:
+            cleared = self.local_copies()
+        except StoreError as exc:  # the forget stands; the copies are cleared next time
+            log.warning("this machine's copies were not cleared after forgetting: %s", exc)
+            cleared = False
+        return vacuumed and cleared
 
     def _newest_version(self, conn: Conn, memory_id: str) -> str:
         """What the chain of `memory_id` says now, in words for the owner."""

@@ -11,6 +11,11 @@ cut off by a crash is simply done again) and only then unmarked.
 
 What the owner sees: the conversations this machine has seen, a turn that saves its messages
 and goes on without memories, and nothing lost when the server returns.
+
+A memory forgotten for good (on any machine) is redacted in the server's past turns; the
+mirror holds copies of them, so when the server's forget mark moves (see forget.py) the
+mirror reads every conversation again and rebuilds its file, as the file store does after a
+forget: what it held of the words leaves this machine too.
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ import apsw
 
 from timothy.errors import NotFoundError, StoreError, StoreUnreachableError
 from timothy.store.db import DamageCheck, Database
+from timothy.store.forget import compact, secure_deletion
 from timothy.store.postgres.database import PgDatabase
+from timothy.store.postgres.forget import FORGETS_KEY
 from timothy.store.postgres.sessions import PgSessionRepository
 from timothy.store.records import (
     Message,
@@ -269,6 +276,18 @@ class ConversationMirror:
                     conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
                     conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
+    def forgets_seen(self) -> str | None:
+        """The server's forget mark as this mirror last caught up with it."""
+        return self.db.get_meta(FORGETS_KEY)
+
+    def saw_forgets(self, mark: str) -> None:
+        self.db.set_meta(FORGETS_KEY, mark)
+
+    def optimise(self) -> None:
+        """Rewrite the messages' text index, so terms of rewritten messages leave it."""
+        with self.db.write() as conn:
+            conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
+
     def updated_at(self) -> dict[str, str]:
         with self.db.read() as conn:
             return {
@@ -328,6 +347,7 @@ class MirroredSessions:
         self.db = db
         self.mirror = mirror
         self._handing_over = threading.Lock()
+        self._catching_up = threading.Lock()
 
     # -- the two paths -----------------------------------------------------------------
 
@@ -735,21 +755,40 @@ class MirroredSessions:
             ]  # deleted here since: not listed
         return [self.mirror.repo.message(message_id) for message_id in order]
 
-    def refresh(self) -> int:
+    def refresh(self, *, every: bool = False) -> int:
         """Bring the mirror up to what the server has (after an absence, or at start):
-        every conversation's own fields, and the messages of those changed since. How many
-        conversations' messages were read."""
+        every conversation's own fields, and the messages of those changed since (`every`:
+        of all of them). How many conversations' messages were read."""
         # The refresh runs on the change feed's thread while the window goes on: what the
         # mirror held before each read of the server is all that read can say is gone.
         known = self.mirror.updated_at()
         sessions = self.server.list(include_deleted=True)
         self.mirror.put_sessions(sessions)
-        changed = [s for s in sessions if known.get(s.id) != format_time(s.updated_at)]
+        changed = [s for s in sessions if every or known.get(s.id) != format_time(s.updated_at)]
         for session in changed:
             before = self.mirror.message_ids(session.id)
             self.mirror.replace_messages(session.id, self.server.messages(session.id), among=before)
         self.mirror.drop_sessions_except({s.id for s in sessions}, among=set(known))
         return len(changed)
+
+    def catch_up_forgets(self) -> bool:
+        """After a forget on any machine (the server's mark moved since this mirror last
+        looked): every conversation read again, with what it rewrites overwritten, then the
+        file rebuilt and its log truncated, so the forgotten words leave this machine's copy.
+        False when the file could not be rebuilt (the words may linger in its free space;
+        the next forget tries again)."""
+        with self._catching_up:
+            mark = self.db.get_meta(FORGETS_KEY)
+            if mark is None or mark == self.mirror.forgets_seen():
+                return True
+            with secure_deletion(self.mirror.db):
+                self.refresh(every=True)
+                self.mirror.optimise()
+            rebuilt = compact(self.mirror.db)
+            if rebuilt:
+                self.mirror.saw_forgets(mark)
+            log.info("the conversation mirror caught up with a forget on the memory server")
+            return rebuilt
 
     def close(self) -> None:
         self.mirror.close()
