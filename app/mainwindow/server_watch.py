@@ -14,6 +14,11 @@ AWAY_TEXT = (
     "The memory server {where} is out of reach — retrying. Your conversations are kept on "
     "this machine and replies go on without your memories until it answers again."
 )
+REFUSED_LOGIN_TEXT = (
+    "The memory server {where} refused this machine: {why}. Check the address and the "
+    "password in Settings ▸ Storage. Your conversations are kept on this machine and replies "
+    "go on without your memories until it lets this machine in."
+)
 BACK_TEXT = "The memory server answers again: what was kept on this machine has been handed over."
 
 
@@ -28,13 +33,19 @@ def refused_text(count: int) -> str:
 
 
 def away_text(store: StoreEngine) -> str:
+    """Why the window works from this machine: a server that does not answer (it mends
+    itself), or one that turned this machine's login away (the owner must act)."""
+    if store.refused is not None:
+        return REFUSED_LOGIN_TEXT.format(where=store.location, why=store.refused)
     return AWAY_TEXT.format(where=store.location)
 
 
 def is_unreachable_message(message: str) -> bool:
-    """A view's failure that only says the server did not answer (the away banner says it
-    already, with the retrying)."""
-    return message.startswith("The memory server") and "did not answer" in message
+    """A view's failure that only says the server did not answer or let this machine in
+    (the away banner says it already)."""
+    return message.startswith("The memory server") and (
+        "did not answer" in message or "refused this machine" in message
+    )
 
 
 class ServerWatch(QObject):

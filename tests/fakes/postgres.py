@@ -21,6 +21,8 @@ from urllib.parse import quote
 import pgserver
 import psycopg
 from pgserver._commands import pg_ctl
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 
 _schemas = itertools.count(1)
 START_SECONDS = 180.0
@@ -104,3 +106,29 @@ def refuse_memories_saying(url: str, words: str) -> None:
             "CREATE TRIGGER refuse_memory BEFORE INSERT ON memories "
             "FOR EACH ROW EXECUTE FUNCTION refuse_memory()"
         )
+
+
+def password_role(server: PgServer, name: str, password: str) -> str:
+    """A role on `server` that must give its password (scram; every other role is trusted),
+    and the server's address for it without the password, as the owner writes it."""
+    parts = {key: value for key, value in conninfo_to_dict(server.uri).items() if key != "password"}
+    with psycopg.connect(server.uri, autocommit=True) as conn:
+        found = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
+        if found is None:
+            conn.execute(
+                sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+                    sql.Identifier(name), sql.Literal(password)
+                )
+            )
+        hba = Path(server._server.pgdata) / "pg_hba.conf"
+        rule = f"local all {name} scram-sha-256\n"
+        if rule not in hba.read_text():
+            hba.write_text(rule + hba.read_text())
+            conn.execute("SELECT pg_reload_conf()")
+    address = f"postgresql://{name}@/{parts['dbname']}?host={quote(parts['host'])}"
+    while True:  # the server reads its rules again on a signal: until then it trusts anyone
+        try:
+            psycopg.connect(address, connect_timeout=5).close()
+        except psycopg.OperationalError:
+            return address
+        time.sleep(0.05)  # polling another process's reload: nothing to wait on

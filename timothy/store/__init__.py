@@ -104,6 +104,11 @@ class Store:
         """A file on this machine always answers."""
         return True
 
+    @property
+    def refused(self) -> str | None:
+        """A file turns no one away."""
+        return None
+
     def on_reachability(self, listener: Callable[[bool], None]) -> None:
         """Nothing to tell: see `reachable`."""
 

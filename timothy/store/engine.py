@@ -289,6 +289,12 @@ class StoreEngine(Protocol):
         """Whether the store answers (a server can be out of reach; a file always answers)."""
         ...
 
+    @property
+    def refused(self) -> str | None:
+        """Why the store's server turned this machine away (a wrong or missing password, an
+        unknown user or database), when that is why it is out of reach; None otherwise."""
+        ...
+
     def on_reachability(self, listener: Callable[[bool], None]) -> None:
         """Call `listener(reachable)`, on any thread, each time the store goes or returns."""
         ...

@@ -170,7 +170,7 @@ def check_server(url: str, *, sslmode: str = "", ca_file: str = "", password: st
     import psycopg
     from psycopg.conninfo import make_conninfo
 
-    from timothy.store.postgres.database import safe_location
+    from timothy.store.postgres.database import login_refusal, safe_location
 
     conninfo = server_conninfo(url, sslmode=sslmode, ca_file=ca_file)
     if password:
@@ -208,6 +208,9 @@ def check_server(url: str, *, sslmode: str = "", ca_file: str = "", password: st
             else:
                 holds = "ready for Timothy (nothing stored yet)"
     except psycopg.OperationalError as exc:
+        refused = login_refusal(exc)
+        if refused is not None:  # it answered: "did not answer" would send the owner astray
+            raise StoreUnreachableError(f"{where} refused this machine: {refused}.") from exc
         first = (str(exc).strip() or type(exc).__name__).splitlines()[0]
         raise StoreUnreachableError(f"{where} did not answer: {first}") from exc
     except psycopg.Error as exc:

@@ -13,6 +13,7 @@ from pytestqt.qtbot import QtBot
 from app.jobs.workers import Workers
 from app.settings.settings_dialog import SettingsDialog
 from tests.app.conftest import settle
+from tests.fakes.postgres import PgServer, password_role
 from timothy import secrets
 from timothy.settings import Settings, load_settings, settings_path
 from timothy.store.location import StoreSettings, store_password_key
@@ -100,3 +101,19 @@ def test_a_server_that_does_not_answer_is_said_plainly(
     page.test_button.click()
     qtbot.waitUntil(lambda: page.test_result.text().startswith(("✓", "✗")), timeout=10_000)
     assert page.test_result.text().startswith("✗") and "did not answer" in page.test_result.text()
+
+
+def test_a_wrong_password_is_said_to_be_refused_not_unanswered(
+    qtbot: QtBot, dialog: SettingsDialog, pg_server: PgServer
+) -> None:
+    page = dialog.storage_page
+    page.server_button.setChecked(True)
+    page.url_edit.setText(password_role(pg_server, "owner_with_password", "right"))
+    page.password_edit.setText("wrong")
+    page.test_button.click()
+    qtbot.waitUntil(lambda: page.test_result.text().startswith(("✓", "✗")), timeout=10_000)
+    said = page.test_result.text()
+    assert "did not answer" not in said
+    assert said.endswith(
+        'refused this machine: password authentication failed for user "owner_with_password".'
+    )

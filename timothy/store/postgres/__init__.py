@@ -134,6 +134,12 @@ class PostgresStore:
         """Whether the server answered the last call (False: working from this machine)."""
         return self.link.reachable
 
+    @property
+    def refused(self) -> str | None:
+        """Why the server turned this machine away (its words), when that is why it is out
+        of reach; None when it only does not answer."""
+        return self.link.refusal
+
     def on_reachability(self, listener: ReachabilityListener) -> None:
         """Call `listener(reachable)` (on a store thread) when the server goes or returns."""
         self.link.on_change(listener)

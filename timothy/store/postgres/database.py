@@ -44,8 +44,10 @@ POOL_SIZE = 8
 FIRST_ANSWER_WAIT_S = 0.5
 
 
-def safe_location(conninfo: str) -> str:
-    """The server as the owner reads it: postgresql://user@host:port/db, never a password."""
+def safe_location(conninfo: str, *, with_options: bool = True) -> str:
+    """The server as the owner reads it: postgresql://user@host:port/db, never a password
+    (with the connection's options after it, unless `with_options` is False: the address alone,
+    as `timothy store password` takes it)."""
     try:
         parts = conninfo_to_dict(conninfo)
     except psycopg.ProgrammingError:
@@ -58,7 +60,44 @@ def safe_location(conninfo: str) -> str:
     options = str(parts.get("options") or "")
     # A schema chosen in the options is part of where the memory is.
     suffix = f" ({options.strip()})" if options.strip() else ""
-    return f"postgresql://{user + '@' if user else ''}{where}/{dbname}{suffix}"
+    address = f"postgresql://{user + '@' if user else ''}{where}/{dbname}"
+    return address + suffix if with_options else address
+
+
+# What a server says when it turns a login away: it answered, so "check that it is running"
+# would mislead, and retrying alone will not mend it. (Its words: a server whose messages
+# are in another language is reported as not answering, as before.)
+PASSWORD_REFUSALS = ("password authentication failed",)
+ACCESS_REFUSALS = ("does not exist", "no pg_hba.conf entry", "permission denied for database")
+NO_PASSWORD = "no password supplied"
+
+
+def login_refusal(exc: BaseException) -> str | None:
+    """Why the server turned this machine's login away, in its words; None when it only did
+    not answer (down, unreachable, starting up, too many clients)."""
+    text = str(exc)
+    if NO_PASSWORD in text:
+        return "it asks for a password and none is stored"
+    if any(known in text for known in PASSWORD_REFUSALS + ACCESS_REFUSALS):
+        said = text.rsplit("FATAL:", 1)[-1].strip()
+        return said.splitlines()[0].rstrip(".") if said else None
+    return None
+
+
+def refusal_message(conninfo: str, why: str) -> str:
+    """The owner's words for a refused login, with what to do about it."""
+    address = safe_location(conninfo, with_options=False)
+    if any(known in why for known in ACCESS_REFUSALS):
+        advice = (
+            "Check the user and the database in the address (Settings ▸ Storage, or --store); "
+            "the server's admin can give this user access."
+        )
+    else:
+        advice = (
+            "Store this machine's password for it with `timothy store password "
+            f"{address}` (or in Settings ▸ Storage)."
+        )
+    return f"The memory server {safe_location(conninfo)} refused this machine: {why}. {advice}"
 
 
 def newer_message(location: str, version: int, latest: int) -> str:
@@ -171,8 +210,11 @@ class PgDatabase:
         except (PoolTimeout, psycopg.OperationalError) as exc:
             if isinstance(exc, psycopg.errors.QueryCanceled):
                 raise TimeoutError("stopped at the deadline") from exc
+            refused = login_refusal(exc)
             if latch and self.link.latching:
-                self.link.lost(_first_line(exc))
+                self.link.lost(_first_line(exc), refusal=refused)
+            if refused is not None:
+                raise StoreUnreachableError(refusal_message(self.conninfo, refused)) from exc
             raise StoreUnreachableError(
                 f"The memory server {self.location} did not answer ({_first_line(exc)}). "
                 "Check that it is running and reachable from this machine."
@@ -184,6 +226,10 @@ class PgDatabase:
 
     def _refuse_while_away(self) -> None:
         """Fail at once while the server is known to be away (the change feed retries)."""
+        if self.link.latched and self.link.refusal is not None:
+            raise StoreUnreachableError(
+                f"{refusal_message(self.conninfo, self.link.refusal)} Retrying in the background."
+            )
         if self.link.latched or not self.ready:
             raise StoreUnreachableError(
                 f"The memory server {self.location} did not answer (out of reach; "

@@ -29,6 +29,7 @@ class ServerLink:
         self._reachable = True  # calls go to the server
         self._told = True  # what the listeners last heard: it answers
         self._since: datetime | None = None
+        self._refusal: str | None = None
         self._lock = threading.Lock()
         self._listeners: list[ReachabilityListener] = []
 
@@ -42,6 +43,12 @@ class ServerLink:
         return self._since
 
     @property
+    def refusal(self) -> str | None:
+        """Why the server turned this machine's login away (a wrong or missing password, an
+        unknown user or database), while that is why it is out of reach; None otherwise."""
+        return self._refusal
+
+    @property
     def latched(self) -> bool:
         """Whether calls should fail at once rather than try the server."""
         return self.latching and not self._reachable
@@ -50,11 +57,12 @@ class ServerLink:
         with self._lock:
             self._listeners.append(listener)
 
-    def lost(self, reason: str = "") -> None:
+    def lost(self, reason: str = "", *, refusal: str | None = None) -> None:
         with self._lock:
             was = self._reachable
             told = self._told
             self._reachable = False
+            self._refusal = refusal
             self._told = False
             if was:
                 self._since = utc_now()
@@ -75,6 +83,7 @@ class ServerLink:
         with self._lock:
             self._reachable = True
             self._since = None
+            self._refusal = None
             tell = not self._told
             self._told = True
             listeners = list(self._listeners)

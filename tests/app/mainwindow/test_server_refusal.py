@@ -1,0 +1,44 @@
+"""The window on a server that turns this machine's login away (here a wrong password): it
+opens with what this machine keeps, as for a server out of reach, but says what is wrong and
+where to put it right, not "out of reach — retrying", which would never mend by itself."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from psycopg.conninfo import make_conninfo
+from pytestqt.qtbot import QtBot
+
+from tests.app.conftest import WindowFactory, settle
+from tests.fakes.postgres import PgServer, password_role
+from timothy.store.postgres import PostgresStore
+
+SHOWN_MS = 60_000
+
+
+@pytest.fixture
+def store(pg_server: PgServer, isolated_env: Path) -> Iterator[PostgresStore]:
+    """The app's store on a server whose password this machine has wrong."""
+    address = password_role(pg_server, "owner_with_password", "right")
+    with PostgresStore(make_conninfo(address, password="wrong"), start_offline=True) as opened:
+        yield opened
+
+
+def test_the_banner_says_the_server_refused_the_password(
+    qtbot: QtBot, make_window: WindowFactory, store: PostgresStore
+) -> None:
+    window = make_window()
+    qtbot.waitUntil(window.banner.isVisible, timeout=SHOWN_MS)
+    said = window.banner.text_label.text()
+    assert "out of reach" not in said
+    assert (
+        'refused this machine: password authentication failed for user "owner_with_password"'
+        in said
+    )
+    assert "Settings ▸ Storage" in said
+    # The views' failures (they cannot read the memories) add no error of their own.
+    settle(qtbot, window.workers)
+    assert window.banner.kind == "warning"
+    assert window.banner.text_label.text() == said
