@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
 from tests.fakes.postgres import PgServer, password_role
-from timothy.errors import StoreUnreachableError
+from timothy.errors import StoreError, StoreUnreachableError
+from timothy.store.location import check_server
 from timothy.store.postgres import PostgresStore
 
 
@@ -54,3 +56,23 @@ def test_the_window_is_told_why_it_works_from_this_machine(
         assert not store.reachable
         assert store.refused is not None
         assert 'password authentication failed for user "owner_with_password"' in store.refused
+
+
+def test_a_database_without_pgvector_that_this_user_cannot_add_is_not_called_ready(
+    pg_server: PgServer, tmp_path: Path
+) -> None:
+    """Settings ▸ Storage's test: a server that has pgvector to install, in a database
+    without it, for a user who may not install it, would fail at the first use."""
+    with psycopg.connect(pg_server.uri, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'plain_owner'").fetchone() is None:
+            conn.execute("CREATE ROLE plain_owner LOGIN")
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = 'no_vector'").fetchone() is None:
+            conn.execute("CREATE DATABASE no_vector OWNER plain_owner")
+    address = make_conninfo(pg_server.uri, user="plain_owner", dbname="no_vector")
+    with pytest.raises(StoreError) as caught:
+        check_server(address)
+    assert "CREATE EXTENSION vector" in str(caught.value)
+    # What opening it then says (unchanged): the same advice.
+    with pytest.raises(StoreError) as opening:
+        PostgresStore(address, follow_changes=False, outbox_dir=tmp_path)
+    assert "CREATE EXTENSION vector" in str(opening.value)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from timothy import paths, secrets
 from timothy.errors import InvalidInputError, StoreError, StoreUnreachableError
@@ -197,6 +197,12 @@ def check_server(url: str, *, sslmode: str = "", ca_file: str = "", password: st
                     "it (e.g. the postgresql-NN-pgvector package)."
                 )
             pgvector = str((installed or available or ("?",))[0])
+            if installed is None and not _may_add_vector(conn):
+                raise StoreError(
+                    f"{where} has pgvector {pgvector} to install, but not in this database, "
+                    "and this user may not add it: its admin can run CREATE EXTENSION vector "
+                    "in this database."
+                )
             held = conn.execute("SELECT to_regclass('timothy_schema') IS NOT NULL").fetchone()
             if held is not None and held[0]:
                 row = conn.execute(
@@ -217,3 +223,16 @@ def check_server(url: str, *, sslmode: str = "", ca_file: str = "", password: st
         raise StoreError(f"{where}: {exc}") from exc
     major, minor = version // 10000, version % 10000
     return f"PostgreSQL {major}.{minor} with pgvector {pgvector}: {holds}."
+
+
+def _may_add_vector(conn: Any) -> bool:
+    """Whether this user can run CREATE EXTENSION vector here (what opening the store does):
+    a superuser, or pgvector marked trusted and the user allowed to create in the database."""
+    row = conn.execute(
+        "SELECT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user), "
+        "coalesce((SELECT trusted FROM pg_available_extension_versions v "
+        "JOIN pg_available_extensions e ON e.name = v.name AND e.default_version = v.version "
+        "WHERE v.name = 'vector'), false) "
+        "AND has_database_privilege(current_database(), 'CREATE')"
+    ).fetchone()
+    return row is not None and bool(row[0] or row[1])
