@@ -153,18 +153,18 @@ def test_restore_refuses_a_damaged_backup(data_dir: Path) -> None:
     assert not [p for p in os.listdir(data_dir) if "before-restore" in p]
 
 
-def test_export_saves_what_a_damaged_store_can_still_give(
-    damaged: tuple[Path, list[str]], tmp_path: Path
-) -> None:
+def test_export_saves_what_a_damaged_store_can_still_give(data_dir: Path, tmp_path: Path) -> None:
     """With no backup, export is the advice: it must get past the damaged pages."""
-    path, ids = damaged
+    ids = filled_store(data_dir)
+    path = data_dir / "timothy.db"
+    damage(path, table="memories")  # pages of memories themselves: some are lost
     before = digest(path)
     saved = tmp_path / "saved.jsonl"
     result = run_timothy("memories", "export", str(saved))
     assert result.returncode == 1, result.stderr  # the store is damaged, even though it saved
     lines = saved.read_text(encoding="utf-8").splitlines()
-    # 16 KiB is 4 of the ~350 pages: a few dozen memories at most are lost.
-    assert 2900 <= len(lines) < 3003
+    # 16 KiB is 4 of the ~350 pages, each of a few dozen memories: the rest are saved.
+    assert 2800 <= len(lines) < 3003
     assert f"Exported {len(lines)} memories to {saved}" in result.stderr
     assert {json.loads(line)["id"] for line in lines} >= set(ids)
     assert digest(path) == before

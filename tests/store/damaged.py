@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import apsw
+
 from tests.app.many_memories import add_many
 from timothy.store import Store
 
@@ -25,13 +27,33 @@ def filled_store(data: Path, count: int = 3000) -> list[str]:
     return ids
 
 
-def damage(path: Path, seed: int = 14) -> None:
-    """Overwrite 16 KiB in the middle of the file with (seeded, so repeatable) garbage."""
+def damage(path: Path, seed: int = 14, *, table: str | None = None) -> None:
+    """Overwrite 16 KiB in the middle of the file with (seeded, so repeatable) garbage; with
+    `table`, around the middle one of its leaf pages, so that reading the table meets it
+    (which table the middle of the file holds depends on the schema's every index)."""
+    middle = None if table is None else _middle_leaf(path, table)
     data = bytearray(path.read_bytes())
     assert len(data) > 8 * GARBAGE, "the store is too small to damage in the middle"
-    start = len(data) // 2 - GARBAGE // 2
+    start = (len(data) // 2 if middle is None else middle) - GARBAGE // 2
     data[start : start + GARBAGE] = random.Random(seed).randbytes(GARBAGE)
     path.write_bytes(bytes(data))
+
+
+def _middle_leaf(path: Path, table: str) -> int:
+    """The offset of the middle of the middle leaf page of `table` in the file."""
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        size = int(conn.execute("PRAGMA page_size").fetchall()[0][0])
+        leaves = sorted(
+            int(row[0])
+            for row in conn.execute(
+                "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf'", (table,)
+            )
+        )
+    finally:
+        conn.close()
+    assert leaves, f"{table} has no leaf pages"
+    return (leaves[len(leaves) // 2] - 1) * size + size // 2
 
 
 def digest(path: Path) -> str:

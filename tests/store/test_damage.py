@@ -58,7 +58,7 @@ def test_the_first_write_waits_for_the_check_rather_than_racing_it(data_dir: Pat
 
 def test_a_corruption_error_met_while_reading_makes_the_store_read_only(data_dir: Path) -> None:
     ids = filled_store(data_dir)
-    damage(data_dir / "timothy.db")
+    damage(data_dir / "timothy.db", table="memories")
     before = digest(data_dir / "timothy.db")
     with Store.open(data_dir, check=DamageCheck.OFF) as store:
         assert not store.damaged

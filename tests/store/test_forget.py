@@ -238,6 +238,20 @@ def test_forget_chain_removes_every_version(store: Store) -> None:
         assert conn.execute(f"SELECT count(*) FROM {index}").fetchall()[0][0] == 1
 
 
+def test_a_forgotten_memory_is_not_found_as_its_words_are_typed(store: Store) -> None:
+    gone = store.memories.add(BIKE, now=NOW)
+    kept = store.memories.add("The owner's bike is blue", now=NOW)
+    assert [m.id for m in store.memories.list(text="zyzzog")] == [gone.id]
+
+    forget(store, [gone.id])
+
+    assert store.memories.list(text="zyzzog") == []
+    assert store.memories.list(text="zyzzog", match_any=True) == []
+    assert [m.id for m in store.memories.list(text="bik")] == [kept.id]
+    if isinstance(store, Store):  # nor kept in the index of the words as written
+        assert traces(file_bytes(store.path), BIKE_WORD) == []
+
+
 def test_an_unknown_id_forgets_nothing(store: Store) -> None:
     kept = store.memories.add("The owner likes tea", now=NOW)
     with pytest.raises(Exception, match="No memory has the id 'nope'"):

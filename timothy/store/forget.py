@@ -10,7 +10,7 @@ FORGOTTEN instead.
 Deleted rows leave their bytes behind in SQLite's pages, in FTS5's index segments, in vec0's
 chunk blobs and in the write-ahead log, and every earlier update of a row left its former
 bytes in free space. So the forget transaction runs with `secure_delete` on (what it frees
-is overwritten with zeros), vectors are overwritten with zeros before their rows go, both
+is overwritten with zeros), vectors are overwritten with zeros before their rows go, the
 full-text indexes are optimised (rewritten without the deleted terms), and afterwards the
 file is rebuilt from its live content (VACUUM: rowids are kept, which the vector tables and
 their in-memory copy rely on) and the WAL checkpointed and truncated. Older backups are files
@@ -395,10 +395,12 @@ def remove_memories(conn: apsw.Connection, seqs: Sequence[int], messages_rewritt
         "DELETE FROM memory_entities WHERE memory_seq IN (SELECT value FROM json_each(?))",
         (as_json,),
     )
-    # The memories_fts rows go with the rows (trigger); optimising rewrites a text index into
-    # one fresh segment, so the deleted terms leave the file.
+    # The text index rows (memories_fts, memory_words) go with the rows (triggers);
+    # optimising rewrites a text index into one fresh segment, so the deleted terms leave
+    # the file.
     conn.execute("DELETE FROM memories WHERE seq IN (SELECT value FROM json_each(?))", (as_json,))
     conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+    conn.execute("INSERT INTO memory_words (memory_words) VALUES ('optimize')")
     if messages_rewritten:
         conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
     return vectors

@@ -305,6 +305,37 @@ MIGRATIONS: list[Migration] = [
     """,
     # 7: each model's vectors also one table row each (vector_rows_<id>, see vec_storage).
     m007_float_rows,
+    # 8: the words memories say as written (folded, not stemmed), for the browser's search
+    # as you type: the stemmed index holds "run" for "running", so the word being typed,
+    # "runn", was no prefix of anything there (and "lis", stemmed "li", found "likes").
+    # Contentless with delete, kept by triggers, as memories_fts (5); prefix indexes for the
+    # shortest prefixes, which match the most words. Made afresh if it was there already.
+    """
+    DROP TRIGGER IF EXISTS memory_words_insert;
+    DROP TRIGGER IF EXISTS memory_words_delete;
+    DROP TRIGGER IF EXISTS memory_words_update;
+    DROP TABLE IF EXISTS memory_words;
+
+    CREATE VIRTUAL TABLE memory_words USING fts5 (
+        content,
+        content = '',
+        contentless_delete = 1,
+        tokenize = 'unicode61 remove_diacritics 2',
+        prefix = '1 2'
+    );
+    INSERT INTO memory_words (rowid, content) SELECT seq, content FROM memories;
+
+    CREATE TRIGGER memory_words_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memory_words (rowid, content) VALUES (new.seq, new.content);
+    END;
+    CREATE TRIGGER memory_words_delete AFTER DELETE ON memories BEGIN
+        DELETE FROM memory_words WHERE rowid = old.seq;
+    END;
+    CREATE TRIGGER memory_words_update AFTER UPDATE OF content ON memories BEGIN
+        DELETE FROM memory_words WHERE rowid = old.seq;
+        INSERT INTO memory_words (rowid, content) VALUES (new.seq, new.content);
+    END;
+    """,
 ]
 
 
