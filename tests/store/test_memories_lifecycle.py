@@ -215,6 +215,96 @@ def test_list_filters(store: Store) -> None:
     assert {m.id for m in store.memories.list(text="Kyo")} == {episode.id}
 
 
+# -- search as you type ----------------------------------------------------------------
+
+
+def listed(store: StoreEngine, text: str, *, match_any: bool = False) -> list[str]:
+    return [m.content for m in store.memories.list(text=text, match_any=match_any)]
+
+
+def test_the_word_being_typed_matches_the_words_that_start_with_it(store: StoreEngine) -> None:
+    store.memories.add("I went running", now=T0)
+    store.memories.add("Buy a shopping list", now=T0 + timedelta(minutes=1))
+    store.memories.add("She likes tea", now=T0 + timedelta(minutes=2))
+    # "running" is indexed as its stem "run", which "runn" is no prefix of.
+    assert listed(store, "runn") == ["I went running"]
+    assert listed(store, "went runn") == ["I went running"]
+    # "lis" stems to "li", a prefix of "like": only the word that starts with "lis" is found.
+    assert listed(store, "lis") == ["Buy a shopping list"]
+    assert listed(store, "shopping lis") == ["Buy a shopping list"]
+    # Case does not matter, and a word cut short anywhere is still found.
+    assert listed(store, "SHOPPING LI") == ["Buy a shopping list"]
+    assert listed(store, "Lik") == ["She likes tea"]
+
+
+def test_whole_words_still_match_their_other_forms(store: StoreEngine) -> None:
+    runs = store.memories.add("She runs every morning", now=T0)
+    running = store.memories.add("I went running", now=T0 + timedelta(minutes=1))
+    runway = store.memories.add("The runway lights were off", now=T0 + timedelta(minutes=2))
+    # A whole word before the last one is stemmed: "running" finds "runs".
+    assert listed(store, "running mor") == [runs.content]
+    assert listed(store, "runs wen") == [running.content]
+    assert listed(store, "went runs") == [running.content]  # the last word whole, stemmed
+    # The last word whole finds its other forms too, and what starts with it: finishing it
+    # and typing the next word never lists what it had left out. A memory with the word
+    # itself comes before one with a longer word that only starts with it.
+    found = [m.id for m in store.memories.list(text="run")]
+    assert set(found) == {runs.id, running.id, runway.id}
+    assert found[-1] == runway.id
+    assert set(listed(store, "running")) == {runs.content, running.content}
+
+
+def test_any_word_mode_finds_the_word_being_typed_too(store: StoreEngine) -> None:
+    tea = store.memories.add("She likes tea", now=T0)
+    running = store.memories.add("I went running", now=T0 + timedelta(minutes=1))
+    both = store.memories.add("Tea after running", now=T0 + timedelta(minutes=2))
+    store.memories.add("Buy a shopping list", now=T0 + timedelta(minutes=3))
+    found = [m.id for m in store.memories.list(text="tea runn", match_any=True)]
+    assert set(found) == {tea.id, running.id, both.id}
+    assert found[0] == both.id  # the memory with both words first
+    # A whole word in any-word mode is still stemmed.
+    assert set(listed(store, "liked runn", match_any=True)) == {
+        tea.content,
+        running.content,
+        both.content,
+    }
+    assert listed(store, "lis", match_any=True) == ["Buy a shopping list"]
+
+
+# Search syntax of either engine around the word being typed, and odd text: never an error.
+_TYPED_WITH_SYNTAX = [
+    '"runn',
+    "runn*",
+    "NEAR(runn",
+    "near() runn",
+    "-runn",
+    "(runn",
+    "runn)",
+    ":runn",
+    "went:runn",
+    "runn:*",
+    "'runn",
+    "runn & | !",
+    "<-> runn",
+    "\x00runn",
+    "😀runn",
+    "東京 runn",
+    "ＲＵＮＮ",  # full-width letters, folded to "runn"
+]
+_ODD = ['"', "*", "_", "run_n", "😀", "ǅ ﬁ ß İ", "a", "'", ":*", "\u0301", "٣"]
+
+
+@pytest.mark.parametrize("match_any", [False, True])
+def test_search_syntax_in_the_typed_text_is_only_text(store: StoreEngine, match_any: bool) -> None:
+    running = store.memories.add("I went running near 東京 with friends", now=T0)
+    for text in _TYPED_WITH_SYNTAX:
+        found = [m.id for m in store.memories.list(text=text, match_any=match_any)]
+        assert found == [running.id], text
+    for text in _ODD:
+        store.memories.list(text=text, match_any=match_any)
+        store.memories.list(text=f"went {text}", match_any=match_any)
+
+
 def test_entities_are_deduplicated_by_normal_form(store: Store) -> None:
     memory = store.memories.add("x", entities=["Zoë", " zoë ", "ZOË", "", "Paris"])
     assert memory.entities == ("Zoë", "Paris")

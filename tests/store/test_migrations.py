@@ -10,7 +10,11 @@ import pytest
 from timothy.errors import StoreError
 from timothy.store import Store
 from timothy.store.db import Database
-from timothy.store.migrations import MIGRATIONS, SCHEMA_VERSION, Migration
+from timothy.store.memories import MemoryRepository
+from timothy.store.migrations import MIGRATIONS, SCHEMA_VERSION, Migration, apply_migration
+from timothy.store.postgres import PostgresStore
+from timothy.store.postgres.database import PgDatabase
+from timothy.store.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
 
 
 def user_version(path: Path) -> int:
@@ -150,3 +154,86 @@ def test_a_fixed_migration_runs_after_a_failed_one(shipped: Path) -> None:
     with Database(shipped, migrations=[*MIGRATIONS, fixed]) as db:
         assert db.schema_version() == SCHEMA_VERSION + 1
     assert contents(shipped) == ["FIRST FACT", "SECOND FACT"]
+
+
+# -- 8 (the file) and 6 (the server): the words memories say as written ------------------
+
+OLD_MEMORIES = ["I went running", "Buy a shopping list", "She likes tea"]
+
+
+def test_a_file_from_before_gets_the_words_as_written_for_search_as_you_type(
+    data_dir: Path,
+) -> None:
+    path = data_dir / "timothy.db"
+    data_dir.mkdir(parents=True)
+    old = Database(path, migrations=MIGRATIONS[:7])
+    with old.write() as conn:
+        for seq, text in enumerate([*OLD_MEMORIES, "A memory removed by hand"], start=1):
+            conn.execute(
+                "INSERT INTO memories (seq, id, type, content, status, confidence, source, "
+                "created_at) VALUES (?, ?, 'semantic', ?, 'active', 1.0, 'manual', "
+                "'2025-01-01T00:00:00Z')",
+                (seq, f"m{seq}", text),
+            )
+        conn.execute("DELETE FROM memories WHERE seq = 4")
+    old.close()
+
+    with Store.open(data_dir) as store:
+        assert store.db.schema_version() == SCHEMA_VERSION
+        assert [m.id for m in store.memories.list(text="runn")] == ["m1"]
+        assert [m.id for m in store.memories.list(text="lis")] == ["m2"]
+        assert store.memories.list(text="remov") == []
+        # Kept up to date from then on, as memories come and change.
+        new = store.memories.add("Runner beans in the garden")
+        assert {m.id for m in store.memories.list(text="runn")} == {"m1", new.id}
+        edited = store.memories.supersede(new.id, "Broad beans in the garden")
+        store.memories.archive(edited.id)
+        assert {m.id for m in store.memories.list(text="runn")} == {"m1", new.id}
+        with store.db.read() as conn:
+            conn.execute(
+                "INSERT INTO memory_words (memory_words, rank) VALUES ('integrity-check', 1)"
+            )
+            assert conn.execute("SELECT count(*) FROM memory_words").fetchall() == [(5,)]
+    assert contents(path)[:3] == OLD_MEMORIES  # the memories themselves untouched
+
+
+def test_the_words_migration_run_again_makes_the_same_index(shipped: Path) -> None:
+    """Migration 8 on a file that has it already (a copy restored mid-upgrade, say): the
+    index is made afresh, one row per memory, and nothing else changes."""
+    with Database(shipped) as db:
+        with db.write() as conn:
+            apply_migration(conn, MIGRATIONS[7])
+            apply_migration(conn, MIGRATIONS[7])
+        with db.read() as conn:
+            assert conn.execute("SELECT count(*) FROM memory_words").fetchall() == [(2,)]
+            conn.execute(
+                "INSERT INTO memory_words (memory_words, rank) VALUES ('integrity-check', 1)"
+            )
+        repository = MemoryRepository(db)
+        assert len(repository.list(text="fir")) == 1
+        repository.add("third fact")
+        assert len(repository.list(text="fac")) == 3
+    assert contents(shipped) == ["first fact", "second fact", "third fact"]
+
+
+def test_a_server_from_before_gets_the_words_as_written_for_search_as_you_type(
+    pg_url: str,
+) -> None:
+    old = PgDatabase(pg_url, migrations=PG_MIGRATIONS[:5])
+    try:
+        with old.write() as conn:
+            for place, text in enumerate(OLD_MEMORIES, start=1):
+                conn.execute(
+                    "INSERT INTO memories (id, type, content, day, status, confidence, "
+                    "source, created_at) VALUES (%s, 'semantic', %s, '1 May 2025', 'active', "
+                    "1, 'manual', now())",
+                    (f"m{place}", text),
+                )
+    finally:
+        old.close()
+    with PostgresStore(pg_url, follow_changes=False) as store:
+        assert store.db.schema_version() == len(PG_MIGRATIONS)
+        assert [m.id for m in store.memories.list(text="runn")] == ["m1"]
+        assert [m.id for m in store.memories.list(text="lis")] == ["m2"]
+        new = store.memories.add("Runner beans in the garden")
+        assert {m.id for m in store.memories.list(text="runn")} == {"m1", new.id}

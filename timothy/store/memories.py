@@ -44,7 +44,7 @@ from timothy.store.records import (
     MemoryType,
     utc_now,
 )
-from timothy.text import LONE_SURROGATE_RE, fts_query, normalise_name, strip_invisible
+from timothy.text import LONE_SURROGATE_RE, normalise_name, query_terms, strip_invisible
 
 log = logging.getLogger(__name__)
 
@@ -131,12 +131,13 @@ class ConfidenceDecay:
 
 @dataclass(frozen=True, slots=True)
 class TextFilter:
-    """How `list` narrows memories to those whose words match a search: a JOIN (or ""),
-    a condition with one parameter, and the order (best match first) with its own."""
+    """How `list` narrows memories to those whose words match a search: a JOIN and a
+    condition (either may be ""), their parameters in the order they are written, and the
+    order (best match first) with its own."""
 
     join: str
     where: str
-    param: object
+    params: tuple[object, ...]
     order: str
     order_params: tuple[object, ...] = ()
 
@@ -523,8 +524,9 @@ class BaseMemoryRepository(Generic[DbT]):
             if found is None:
                 return []
             join = found.join
-            where.append(found.where)
-            params.append(found.param)
+            if found.where:
+                where.append(found.where)
+            params.extend(found.params)
             order = found.order
             order_params = found.order_params
         if status is not None:
@@ -1179,6 +1181,24 @@ class BaseMemoryRepository(Generic[DbT]):
         return report
 
 
+# The browser's search on the file. Whole words are looked up stemmed (memories_fts, its
+# `content` only: typing "ma" must not list every memory from March and May), so "running"
+# finds "runs". The last word, perhaps still being typed, is the start of a word as written
+# (memory_words: "runn" finds "running", whose stem "run" it is no prefix of; "lis" finds
+# "list", not "likes", whose stem starts with "li", the stem of "lis") or a whole word like
+# the others: finishing it and typing the next never lists what it had left out.
+_STEMMED = (
+    "SELECT rowid AS seq, bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ?"
+)
+_TYPED = (
+    "SELECT rowid AS seq, bm25(memory_words) AS score FROM memory_words WHERE memory_words MATCH ?"
+)
+_STEMMED_SEQS = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
+_TYPED_SEQS = "SELECT rowid FROM memory_words WHERE memory_words MATCH ?"
+# Each memory either index finds, scored by both (bm25: lower is better).
+_EITHER_INDEX = f"SELECT seq, sum(score) AS score FROM ({_STEMMED} UNION ALL {_TYPED}) GROUP BY seq"
+
+
 class MemoryRepository(BaseMemoryRepository[Database]):
     """Memories in the SQLite file: FTS5 for the browser's search, and a forget that
     overwrites what it deletes and rebuilds the file."""
@@ -1186,16 +1206,32 @@ class MemoryRepository(BaseMemoryRepository[Database]):
     dialect = SQLITE
 
     def _text_filter(self, text: str, match_any: bool) -> TextFilter | None:
-        match = fts_query(text, operator="OR" if match_any else "AND", prefix_last=True)
-        if match is None:
+        terms = query_terms(text)
+        if not terms:
             return None
-        # What the memories say, not the day they were made: typing "ma" must not list
-        # every memory from March and May.
+        # \w+ never contains a double quote, so wrapping in quotes is a complete escape.
+        quoted = [f'"{term}"' for term in terms]
+        typed = quoted[-1] + "*"
+        if len(terms) > 1 and not match_any:
+            # Led by the whole words (the index intersects them, however many words the
+            # prefix starts) and ranked by them; the last word only narrows.
+            return TextFilter(
+                join="JOIN memories_fts f ON f.rowid = m.seq",
+                where=f"memories_fts MATCH ? AND (m.seq IN ({_TYPED_SEQS}) "
+                f"OR m.seq IN ({_STEMMED_SEQS}))",
+                params=(
+                    f"content : ({' AND '.join(quoted[:-1])})",
+                    typed,
+                    f"content : {quoted[-1]}",
+                ),
+                order="bm25(memories_fts), m.seq DESC",
+            )
+        # Any word (or the one word): what either index finds, ranked by both.
         return TextFilter(
-            join="JOIN memories_fts f ON f.rowid = m.seq",
-            where="memories_fts MATCH ?",
-            param=f"content : ({match})",
-            order="bm25(memories_fts), m.seq DESC",
+            join=f"JOIN ({_EITHER_INDEX}) t ON t.seq = m.seq",
+            where="",
+            params=(f"content : ({' OR '.join(quoted)})", typed),
+            order="t.score, m.seq DESC",
         )
 
     def _forgetting(self) -> AbstractContextManager[Any]:

@@ -43,16 +43,45 @@ FROM memories m WHERE m.id = ANY(%s)
 """
 
 
-def browse_query(text: str, *, match_any: bool) -> str | None:
-    """A to_tsquery expression for the browser's search: every term quoted, joined by AND
-    (or OR), the last a prefix (search as you type). None when no term is left."""
+def browse_filter(text: str, *, match_any: bool) -> TextFilter | None:
+    """The browser's search on the server (as `MemoryRepository._text_filter` on the file):
+    whole words as English stems (`content_tsv`: "running" finds "runs"); the last word, perhaps
+    still being typed, as the start of a word as written (`words_tsv`: "runn" finds "running",
+    whose stem "run" it is no prefix of) or as a whole word like the others. Every term AND
+    (or, `match_any`, OR); None when no term is left."""
     terms = query_terms(text)
     if not terms:
         return None
     # query_terms gives \\w+ runs: no quote or operator can reach the query.
     quoted = [f"'{term}'" for term in terms]
-    quoted[-1] += ":*"
-    return (" | " if match_any else " & ").join(quoted)
+    typed = quoted[-1] + ":*"
+    if len(terms) > 1 and not match_any:
+        # Led and ranked by the whole words; the last one only narrows.
+        whole = " & ".join(quoted[:-1])
+        return TextFilter(
+            join="",
+            where=(
+                "m.content_tsv @@ to_tsquery('english', ?) AND (m.words_tsv @@ "
+                "to_tsquery('simple', ?) OR m.content_tsv @@ to_tsquery('english', ?))"
+            ),
+            params=(whole, typed, quoted[-1]),
+            order="ts_rank(m.content_tsv, to_tsquery('english', ?)) DESC, m.seq DESC",
+            order_params=(whole,),
+        )
+    # Any word (or the one word): what either column finds, ranked by both.
+    stemmed = " | ".join(quoted)
+    return TextFilter(
+        join="",
+        where=(
+            "(m.content_tsv @@ to_tsquery('english', ?) OR m.words_tsv @@ to_tsquery('simple', ?))"
+        ),
+        params=(stemmed, typed),
+        order=(
+            "ts_rank(m.content_tsv, to_tsquery('english', ?)) "
+            "+ ts_rank(m.words_tsv, to_tsquery('simple', ?)) DESC, m.seq DESC"
+        ),
+        order_params=(stemmed, typed),
+    )
 
 
 def changed_elsewhere(memory_id: str, ours: str, theirs: str) -> ChangedElsewhereError:
@@ -112,16 +141,7 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
     # -- engine hooks ------------------------------------------------------------------
 
     def _text_filter(self, text: str, match_any: bool) -> TextFilter | None:
-        query = browse_query(text, match_any=match_any)
-        if query is None:
-            return None
-        return TextFilter(
-            join="",
-            where="m.content_tsv @@ to_tsquery('english', ?)",
-            param=query,
-            order="ts_rank(m.content_tsv, to_tsquery('english', ?)) DESC, m.seq DESC",
-            order_params=(query,),
-        )
+        return browse_filter(text, match_any=match_any)
 
     def _extra_columns(self, memory: Memory) -> dict[str, Any]:
         return {"day": local_day(memory.created_at)}

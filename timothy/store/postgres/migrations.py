@@ -7,7 +7,8 @@ whole or not at all). Never edit one that has shipped: add a new one at the end.
 Times are `timestamptz` (microseconds, like the SQLite file's text form). The text leg reads
 `tsv`: what a memory says and the owner's local day it was made ("7 May 2023", computed by
 the app when the memory is written, as the SQLite file's index does), stemmed for English;
-`content_tsv` is what the memory browser's search reads (the words only). Vectors live in one
+`content_tsv` is what the memory browser's search reads for whole words (the words only),
+`words_tsv` for the word being typed (as written, not stemmed: migration 6). Vectors live in one
 table per embedding model (`vec_model_<id>`, made on first use with that model's dimension),
 so each can later carry its own HNSW index.
 """
@@ -282,6 +283,17 @@ CREATE TRIGGER memories_text_update AFTER UPDATE ON memories
     EXECUTE FUNCTION timothy_memory_text_changed();
 """
 
+# 6: the words memories say as written (lower-cased, not stemmed), for the browser's search
+# as you type, as the file's migration 8: the English stems hold "run" for "running", so the
+# word being typed, "runn", was no prefix of anything there. A stored column, not an index on
+# the expression: the rows a prefix finds are ranked by it, and an expression would be
+# worked out again for each of them (ten times slower for a short prefix at 100k memories).
+_WORDS = """
+ALTER TABLE memories ADD COLUMN IF NOT EXISTS words_tsv tsvector
+    GENERATED ALWAYS AS (to_tsvector('simple', content)) STORED;
+CREATE INDEX IF NOT EXISTS memories_words_tsv ON memories USING gin (words_tsv);
+"""
+
 # Never edit a migration that has shipped: add a new one at the end.
 MIGRATIONS: list[PgMigration] = [
     m001_initial,
@@ -289,6 +301,7 @@ MIGRATIONS: list[PgMigration] = [
     _BRANCHES,
     m004_vector_changes,
     _MEMORY_CHANGES,
+    _WORDS,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
