@@ -176,6 +176,30 @@ def test_search_uses_recall_normalisation(
     assert browser.count_label.text() == "No matches"
 
 
+def test_search_as_you_type_matches_the_word_being_typed(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
+) -> None:
+    store.memories.add("I went running")
+    store.memories.add("Buy a shopping list")
+    store.memories.add("She likes tea")
+    start(qtbot, pane, workers)
+    browser = pane.browser
+    assert browser is not None
+    settle(qtbot, workers)
+
+    def shown() -> list[str]:
+        return [m.content for m in browser.model.memories]
+
+    browser.search.setFocus()
+    qtbot.keyClicks(browser.search, "runn")  # "running" is indexed as its stem, "run"
+    qtbot.waitUntil(lambda: shown() == ["I went running"])
+    browser.search.clear()
+    qtbot.keyClicks(browser.search, "lis")  # stemmed, "lis" would be "li", as in "likes"
+    qtbot.waitUntil(lambda: shown() == ["Buy a shopping list"])
+    settle(qtbot, workers)
+    assert shown() == ["Buy a shopping list"]
+
+
 def test_filters_by_type_and_status(
     qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
 ) -> None:
