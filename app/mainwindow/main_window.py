@@ -414,7 +414,7 @@ class MainWindow(QMainWindow):
             return
         self._away_shown = True
         self.banner.show_message(away_text(self.store), kind="warning", icon="server")
-        self.memory_pane.set_server_away(True)
+        self.memory_pane.set_server_away(True, refused=self.store.refused is not None)
 
     def _server_reachability(self, reachable: bool) -> None:
         if not reachable:

@@ -32,6 +32,11 @@ AWAY_TEXT = (
     "Your memories wait for the memory server, which is out of reach. They show again by "
     "themselves when it answers; what Timothy learns meanwhile is kept on this computer."
 )
+REFUSED_TEXT = (
+    "Your memories wait for the memory server, which turned this computer away (the banner "
+    "above says why). They show again once it lets this computer in; what Timothy learns "
+    "meanwhile is kept on this computer."
+)
 
 
 class MemoryPane(QWidget):
@@ -142,8 +147,10 @@ class MemoryPane(QWidget):
             self.fading.reload()
             self.browser.start()
 
-    def set_server_away(self, away: bool) -> None:
-        """Say (or stop saying) that the memories wait for the memory server."""
+    def set_server_away(self, away: bool, *, refused: bool = False) -> None:
+        """Say (or stop saying) that the memories wait for the memory server: one out of
+        reach, or (`refused`) one that turned this computer's login away."""
+        self.away_label.setText(REFUSED_TEXT if refused else AWAY_TEXT)
         self.away_label.setVisible(away)
 
     def close_store_events(self) -> None:

@@ -11,6 +11,7 @@ import pytest
 from psycopg.conninfo import make_conninfo
 from pytestqt.qtbot import QtBot
 
+from app.memories.memory_pane import REFUSED_TEXT
 from tests.app.conftest import WindowFactory, settle
 from tests.fakes.postgres import PgServer, password_role
 from timothy.store.postgres import PostgresStore
@@ -38,6 +39,10 @@ def test_the_banner_says_the_server_refused_the_password(
         in said
     )
     assert "Settings ▸ Storage" in said
+    # The memory pane says the same, not that the server is out of reach.
+    pane_says = window.memory_pane.away_label.text()
+    assert window.memory_pane.away_label.isVisibleTo(window)
+    assert pane_says == REFUSED_TEXT and "out of reach" not in pane_says
     # The views' failures (they cannot read the memories) add no error of their own.
     settle(qtbot, window.workers)
     assert window.banner.kind == "warning"
