@@ -77,6 +77,12 @@ store = Store.open(paths.data_dir(None))
 window = MainWindow(store, settings=load_settings(), consolidation_delay_ms=None)
 window.show()
 QTest.qWaitForWindowExposed(window)
+# The memory counts arrive from a worker: waited for, so they cannot land in the status bar
+# between the resize below and its check (a label then lags its new text by one layout).
+for _ in range(500):
+    if window.status.memory_label.text():
+        break
+    QTest.qWait(20)
 check("window", window)
 found["window"] = window.frameGeometry().getRect()
 window.resize(window.minimumSize())
