@@ -201,10 +201,6 @@ class ForgetConfirmation(QDialog):
         self.resize(fitted(self, width + icon_width, text_height + around))
         document.deleteLater()
 
-    def text(self) -> str:
-        """The question's HTML."""
-        return self.text_view.toHtml()
-
     def purge_backups(self) -> bool:
         """Whether the owner asked to remove it from the backups as well."""
         return self.purge_box is not None and self.purge_box.isChecked()
