@@ -286,6 +286,7 @@ def measure(
     vectors = unit_vectors(np.random.default_rng(2), queries)
     settings = RecallSettings()
     limit = settings.per_leg_limit
+    vector_limit = settings.leg_limit("vector")  # what a turn's vector leg asks for
     store = Store.open(folder)
     model = store.vectors.active_model()
     assert model is not None and store.memories.count() == size
@@ -298,19 +299,19 @@ def measure(
         started = time.perf_counter()
         recaller.prepare().result()
         figures["prepare_s"] = time.perf_counter() - started
-        # The vector leg's top 30 must be sqlite-vec's exact cosine top 30.
+        # The vector leg's top hits must be sqlite-vec's exact cosine top hits.
         for vector in vectors[:3]:
-            ours = search.vector(model, vector, limit)
-            exact = sqlite_vec_knn(store, vector, limit)
+            ours = search.vector(model, vector, vector_limit)
+            exact = sqlite_vec_knn(store, vector, vector_limit)
             distance = dict(exact)
             for mine, (theirs, d) in zip(ours, exact, strict=True):
                 # Only a floating-point tie may swap two places.
                 if mine != theirs and abs(distance.get(mine, 2.0) - d) > 1e-6:
-                    raise SystemExit("the vector leg's top 30 differs from sqlite-vec's")
+                    raise SystemExit("the vector leg's top hits differ from sqlite-vec's")
         for text in texts[:10]:  # warm caches (and embed the floor's background once)
             recaller.recall(text, now=NOW, mark=False)
         legs: dict[str, Callable[[str, np.ndarray], object]] = {
-            "vector leg": lambda _, v: search.vector_hits(model, v, limit),
+            "vector leg": lambda _, v: search.vector_hits(model, v, vector_limit),
             "text leg": lambda t, _: search.text_hits(t, limit),
             "entity leg": lambda t, _: search.entity(t, limit),
         }
@@ -552,6 +553,7 @@ def measure_server(
     vectors = unit_vectors(np.random.default_rng(2), queries)
     settings = RecallSettings()
     limit = settings.per_leg_limit
+    vector_limit = settings.leg_limit("vector")  # what a turn's vector leg asks for
     store = open_on_server(url, size)
     if lean:  # the server's copy is lean by default; --lean keeps it so
         store.search.float_rows_from_server = True
@@ -563,18 +565,18 @@ def measure_server(
         started = time.perf_counter()
         recaller.prepare().result()
         figures["prepare_s"] = time.perf_counter() - started
-        # The vector leg's top 30 must be pgvector's exact cosine top 30.
+        # The vector leg's top hits must be pgvector's exact cosine top hits.
         for vector in vectors[:3]:
-            ours = search.vector(model, vector, limit)
-            exact = store.vectors.nearest(model, vector, limit)
+            ours = search.vector(model, vector, vector_limit)
+            exact = store.vectors.nearest(model, vector, vector_limit)
             distance = dict(exact)
             for mine, (theirs, d) in zip(ours, exact, strict=True):
                 if mine != theirs and abs(distance.get(mine, 2.0) - d) > 1e-6:
-                    raise SystemExit("the vector leg's top 30 differs from pgvector's exact scan")
+                    raise SystemExit("the vector leg's top hits differ from pgvector's exact scan")
         for text in texts[:10]:  # warm caches and prepared statements
             recaller.recall(text, now=NOW, mark=False)
         legs: dict[str, Callable[[str, np.ndarray], object]] = {
-            "vector leg": lambda _, v: search.vector_hits(model, v, limit),
+            "vector leg": lambda _, v: search.vector_hits(model, v, vector_limit),
             "text leg": lambda t, _: search.text_hits(t, limit),
             "entity leg": lambda t, _: search.entity(t, limit),
         }

@@ -59,6 +59,10 @@ LABELS: dict[str, tuple[str, str]] = {
         "When a message names a day or month, memories made then score (1 + this) times "
         "as much (0: off).",
     ),
+    "vector_depth": (
+        "Vector search: times as many",
+        "The vector search returns this many times the candidates per search (1: as many).",
+    ),
     "vector_limit": ("Vector leg: top", "Candidates the vector search returns."),
     "text_limit": ("Text leg: top", "Candidates the full-text search returns."),
     "entity_limit": ("Entity leg: top", "Candidates the entity match returns."),

@@ -4,11 +4,13 @@ they are off."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
+from tests.fakes.embedder import HashingEmbedder
 from timothy.errors import InvalidInputError
 from timothy.retrieval import Recaller, RecallSettings
 from timothy.retrieval.context import in_context, seeds
@@ -66,6 +68,9 @@ def test_the_defaults_depart_from_the_article_by_name() -> None:
     assert (ARTICLE.rrf_k, ARTICLE.min_score) == (60.0, 0.005)
     assert dict(ARTICLE.leg_weights) == {"vector": 1.0, "text": 1.0, "entity": 1.0}
     assert ARTICLE.neighbour_share == 0 and ARTICLE.time_boost == 0
+    assert (DEFAULTS.vector_depth, ARTICLE.vector_depth) == (2, 1)
+    assert [DEFAULTS.leg_limit(leg) for leg in ("vector", "text", "entity")] == [60, 30, 30]
+    assert [ARTICLE.leg_limit(leg) for leg in ("vector", "text", "entity")] == [30, 30, 30]
     # Everything else stays as given.
     assert RecallSettings.article(token_budget=50).token_budget == 50
 
@@ -79,6 +84,8 @@ def test_the_defaults_depart_from_the_article_by_name() -> None:
         {"neighbour_width": -1},
         {"neighbour_seeds": -1},
         {"time_boost": float("nan")},
+        {"vector_depth": 0},
+        {"vector_depth": 11},
     ],
 )
 def test_new_settings_out_of_range_are_refused(bad: dict[str, object]) -> None:
@@ -92,6 +99,26 @@ def test_a_missing_leg_weighs_one() -> None:
         "text": 3.0,
         "entity": 1.0,
     }
+
+
+def test_the_vector_leg_hands_fusion_twice_as_many_hits_as_the_article(store: Store) -> None:
+    embedder = HashingEmbedder()
+    for n in range(90):
+        store.memories.add(f"note {n} about the garden shed and its paint", now=NOW)
+    model = store.vectors.ensure_model(embedder.model_id, embedder.dimension)
+    memories = store.memories.list(status="active")
+    texts = [m.content for m in memories]
+    store.vectors.put_many(model, zip([m.id for m in memories], embedder.embed(texts), strict=True))
+    store.vectors.set_active_model(model.name)
+    query = embedder.embed(["garden shed paint"])[0]
+    deepest = {}
+    for name, settings in (("defaults", DEFAULTS), ("article", ARTICLE)):
+        open_settings = dataclasses.replace(settings, relevance_floor=False, min_score=0.0)
+        with Recaller(store, open_settings) as recaller:
+            result = recaller.recall("zzz", query_vector=query, now=NOW, decay=False, mark=False)
+        ranks = [c.explanation.ranks["vector"] for c in result.ranked]
+        deepest[name] = (len(ranks), max(ranks))
+    assert deepest == {"defaults": (60, 60), "article": (30, 30)}
 
 
 # -- leg weights and k ---------------------------------------------------------------------

@@ -461,11 +461,13 @@ class Recaller:
     ) -> tuple[dict[str, Verdicts], dict[str, str]]:
         """Each leg's hits (judged by its floor) and status; the memories of the hits are
         read into `turn.memories`."""
-        limit = self.settings.per_leg_limit
+        limit = self.settings.leg_limit
         calls: dict[str, Callable[[], Verdicts | None]] = {
-            "vector": lambda: self._vector_leg(query, query_vector, limit, deadline, turn),
-            "text": lambda: self._text_leg(query, limit, deadline),
-            "entity": lambda: self._entity_leg(query, limit, deadline, turn),
+            "vector": lambda: self._vector_leg(
+                query, query_vector, limit("vector"), deadline, turn
+            ),
+            "text": lambda: self._text_leg(query, limit("text"), deadline),
+            "entity": lambda: self._entity_leg(query, limit("entity"), deadline, turn),
         }
         one_lane = self.lanes == 1
         inline_legs = ONE_LANE_INLINE if one_lane else (INLINE_LEG,)

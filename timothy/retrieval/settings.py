@@ -56,6 +56,7 @@ ARTICLE_FUSION: dict[str, object] = {
     "leg_weights": {"vector": 1.0, "text": 1.0, "entity": 1.0},
     "neighbour_share": 0.0,
     "time_boost": 0.0,
+    "vector_depth": 1,
 }
 
 
@@ -77,7 +78,10 @@ class RecallSettings:
     - `neighbour_share`: an episodic memory said just before or after a top hit, in the same
       session, shares in that hit's score (timothy/retrieval/context.py);
     - `time_boost`: a memory made on a day the question names counts for more
-      (timothy/retrieval/when.py).
+      (timothy/retrieval/when.py);
+    - `vector_depth` 2 (the article: 1): the vector leg hands fusion twice `per_leg_limit`
+      hits; the answer a question needs is often a sentence worded nothing like it, found
+      just past the vector leg's 30th place.
     """
 
     # RRF: one leg's share of a memory's score is leg_weight / (rrf_k + rank).
@@ -100,6 +104,9 @@ class RecallSettings:
     # 2024"), a candidate made then scores (1 + this) times as much; 0 turns it off.
     time_boost: float = 1.0
     per_leg_limit: int = 30
+    # The vector leg returns this many times per_leg_limit hits (the article: 1). On LoCoMo
+    # (local model) 2 lifts R@25 and R@50 by 0.5-1.3 in every conversation, R@5 the same.
+    vector_depth: int = 2
     token_budget: int = 1000
     time_bound_seconds: float = 10.0
     # The relevance floor; False lets every hit of every leg into fusion (the seed's rules).
@@ -153,6 +160,7 @@ class RecallSettings:
             ("rrf_k", self.rrf_k >= 0 and math.isfinite(self.rrf_k)),
             ("min_score", self.min_score >= 0 and math.isfinite(self.min_score)),
             ("per_leg_limit", 0 < self.per_leg_limit <= 1000),
+            ("vector_depth", 1 <= self.vector_depth <= 10),
             (
                 "vector_floor_margin",
                 math.isfinite(self.vector_floor_margin) and self.vector_floor_margin >= 0,
@@ -200,7 +208,8 @@ class RecallSettings:
     @classmethod
     def article(cls, **overrides: object) -> RecallSettings:
         """The article's fusion (k 60, legs alike, minimum 0.005, no neighbourhood, no time
-        boost), with the rest at the defaults or `overrides`."""
+        boost, the same number of hits from every leg), with the rest at the defaults or
+        `overrides`."""
         return cls(**{**ARTICLE_FUSION, **overrides})  # type: ignore[arg-type]
 
     def half_life(self, memory_type: MemoryType) -> float:
@@ -208,6 +217,11 @@ class RecallSettings:
 
     def weight(self, memory_type: MemoryType) -> float:
         return self.type_weights[memory_type]
+
+    def leg_limit(self, leg: str) -> int:
+        """How many hits `leg` hands fusion at most: `per_leg_limit`, times `vector_depth`
+        for the vector leg."""
+        return self.per_leg_limit * (self.vector_depth if leg == "vector" else 1)
 
     def leg_weight(self, leg: str) -> float:
         return self.leg_weights.get(leg, 1.0)
