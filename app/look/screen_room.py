@@ -9,8 +9,8 @@ screen could not be undone by the owner.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QMargins, QSize
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QEvent, QMargins, QObject, QRect, QSize
+from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QWidget
 
 # The window manager's frame (title bar and borders) around a window whose own frame is not
@@ -53,3 +53,72 @@ def fitted(widget: QWidget, width: int, height: int) -> QSize:
 
 def fitted_width(widget: QWidget, width: int) -> int:
     return min(width, screen_room(widget).width())
+
+
+def fit_onto_screen(window: QWidget, screen: QScreen, minimum: QSize) -> None:
+    """Fit a top-level `window` to `screen`, which it has just moved to or whose room has
+    changed: its minimum `minimum` or less, its size no more than the screen's room, its
+    frame whole on the screen's available area (a maximised or full-screen window is the
+    system's to place). The geometry is set in one step, inside `screen`: a resize first
+    could leave the window's centre on the screen it came from and send it back there."""
+    area = screen.availableGeometry()
+    frame = frame_margins(window)
+    room = area.marginsRemoved(SCREEN_GAP + frame).size().expandedTo(QSize(1, 1))
+    least = minimum.boundedTo(room)
+    window.setMinimumSize(least.boundedTo(window.minimumSize()))  # lowered before the resize
+    if not (window.isMaximized() or window.isFullScreen()):
+        size = window.size().boundedTo(room).expandedTo(least)
+        outer = QRect(window.frameGeometry().topLeft(), size.grownBy(frame))
+        x = max(area.left(), min(outer.left(), area.right() + 1 - outer.width()))
+        y = max(area.top(), min(outer.top(), area.bottom() + 1 - outer.height()))
+        outer.moveTo(x, y)
+        if outer != window.frameGeometry():
+            window.setGeometry(outer.marginsRemoved(frame))
+    window.setMinimumSize(least)
+
+
+class ScreenWatch(QObject):
+    """Fits a top-level window again (`fit_onto_screen`) when it moves to another screen (a
+    smaller second monitor, another display scale) or its screen's available area changes (a
+    taskbar grown, the resolution lowered): a size and minimum fitted at start to a large
+    screen would leave it hanging off a smaller one's edges, its minimum not undoable."""
+
+    def __init__(self, window: QWidget, minimum: QSize) -> None:
+        super().__init__(window)
+        self._window = window
+        self._minimum = minimum
+        self._screen: QScreen | None = None
+        self._watching = False
+        self._fitting = False
+        window.installEventFilter(self)  # its native window exists once it is shown
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._window and event.type() == QEvent.Type.Show and not self._watching:
+            handle = self._window.windowHandle()
+            if handle is not None:
+                self._watching = True
+                handle.screenChanged.connect(self._screen_changed)
+                self._follow(handle.screen())
+        return False
+
+    def _screen_changed(self, screen: QScreen | None) -> None:
+        if self._fitting:  # the fit itself never moves the window to another screen
+            return
+        self._follow(screen)
+        self._fit()
+
+    def _follow(self, screen: QScreen | None) -> None:
+        if self._screen is not None:
+            self._screen.availableGeometryChanged.disconnect(self._fit)
+        self._screen = screen
+        if screen is not None:
+            screen.availableGeometryChanged.connect(self._fit)
+
+    def _fit(self) -> None:
+        if self._screen is None or self._fitting:
+            return
+        self._fitting = True
+        try:
+            fit_onto_screen(self._window, self._screen, self._minimum)
+        finally:
+            self._fitting = False

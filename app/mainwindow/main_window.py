@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QByteArray, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QResizeEvent
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QSplitter, QVBoxLayout, QWidget
 
@@ -28,7 +28,7 @@ from app.conversations.conversation_list import ConversationList
 from app.conversations.store_conversations import StoreConversations
 from app.jobs.store_copy import StoreCopy
 from app.jobs.workers import Failure, Workers
-from app.look.screen_room import fitted
+from app.look.screen_room import ScreenWatch, fitted
 from app.mainwindow.about_dialog import AboutDialog
 from app.mainwindow.banner import Banner
 from app.mainwindow.memory_upkeep import (
@@ -181,6 +181,8 @@ class MainWindow(QMainWindow):
         # Below the panes' own minimums side by side, panes give way (`_fit_panes`): none is
         # ever cut off at the window's edge.
         self.setMinimumSize(fitted(self, *MINIMUM_SIZE))
+        # ... and again when it moves to another screen or its screen's room changes.
+        self.screen_watch = ScreenWatch(self, QSize(*MINIMUM_SIZE))
 
         central = QWidget(self)
         layout = QVBoxLayout(central)

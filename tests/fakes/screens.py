@@ -10,22 +10,31 @@ from pathlib import Path
 
 DESKTOP = (1920, 1200)
 LAPTOP = (1280, 800)
+# A small second monitor, as small as the laptop's panel at 200 % in logical pixels.
+SMALL_MONITOR = (640, 400)
 
 
-def offscreen_platform(folder: Path, size: tuple[int, int]) -> str:
-    """The platform name (for `-platform` or QT_QPA_PLATFORM) of one offscreen screen of
-    `size` physical pixels, its configuration written into `folder`."""
-    width, height = size
-    screen = {
-        "name": f"Screen{width}x{height}",
-        "x": 0,
-        "y": 0,
-        "width": width,
-        "height": height,
-        "logicalDpi": 96,
-        "logicalBaseDpi": 96,
-        "dpr": 1,
-    }
-    config = folder / f"screen-{width}x{height}.json"
-    config.write_text(json.dumps({"screens": [screen]}), encoding="utf-8")
+def offscreen_platform(folder: Path, *sizes: tuple[int, int]) -> str:
+    """The platform name (for `-platform` or QT_QPA_PLATFORM) of offscreen screens of
+    `sizes` physical pixels, side by side from the left (the first is the primary), their
+    configuration written into `folder`."""
+    screens = []
+    left = 0
+    for width, height in sizes:
+        screens.append(
+            {
+                "name": f"Screen{width}x{height}",
+                "x": left,
+                "y": 0,
+                "width": width,
+                "height": height,
+                "logicalDpi": 96,
+                "logicalBaseDpi": 96,
+                "dpr": 1,
+            }
+        )
+        left += width
+    named = "-".join(f"{width}x{height}" for width, height in sizes)
+    config = folder / f"screen-{named}.json"
+    config.write_text(json.dumps({"screens": screens}), encoding="utf-8")
     return f"offscreen:configfile={config}"

@@ -20,7 +20,7 @@ from pytestqt.qtbot import QtBot
 
 from tests.app.conftest import WindowFactory, chat_settings
 from tests.fakes.openai_server import OpenAIServer
-from tests.fakes.screens import LAPTOP, offscreen_platform
+from tests.fakes.screens import DESKTOP, LAPTOP, SMALL_MONITOR, offscreen_platform
 from timothy.settings import save_settings
 from timothy.store import Store
 
@@ -227,3 +227,74 @@ def test_a_window_saved_at_a_smaller_scale_is_shrunk_onto_the_screen(
     found = on_laptop("2", tmp_path)
     assert found["outside"] == []
     assert found["squeezed"] == []
+
+
+# The window moved from a desktop screen to a small second monitor and back, as a drag
+# between monitors does: what the window is on each, after each move.
+MOVING = """
+import json, sys
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv[:1])
+from app.mainwindow.main_window import MainWindow
+from tests.app.mainwindow.test_layout import assert_laid_out_whole
+from timothy import paths
+from timothy.settings import load_settings
+from timothy.store import Store
+store = Store.open(paths.data_dir(None))
+window = MainWindow(store, settings=load_settings(), consolidation_delay_ms=None)
+window.show()
+QTest.qWaitForWindowExposed(window)
+desktop, small = app.screens()
+found = []
+for screen in (small, desktop):
+    window.move(screen.availableGeometry().topLeft())
+    for _ in range(250):
+        if window.screen() is screen:
+            break
+        QTest.qWait(20)
+    for _ in range(5):
+        app.processEvents()
+    try:
+        assert_laid_out_whole(window)
+        whole = ""
+    except AssertionError as error:
+        whole = str(error)
+    found.append({
+        "screen": window.screen().name(),
+        "area": screen.availableGeometry().getRect(),
+        "frame": window.frameGeometry().getRect(),
+        "minimum": window.minimumSize().toTuple(),
+        "whole": whole,
+    })
+window.close()
+store.close()
+print(json.dumps(found))
+"""
+
+
+def test_a_window_moved_to_a_smaller_monitor_is_fitted_to_it_and_back(
+    data_dir: Path, tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    """Its size and minimum were fitted to the desktop screen at start; on the small monitor
+    they are fitted again, so the window lies whole on it and the owner can still resize it,
+    and back on the desktop the usual minimum returns."""
+    Store.open(data_dir).close()
+    save_settings(chat_settings(openai_server))
+    env = {**os.environ, "QT_QPA_PLATFORM": offscreen_platform(tmp_path, DESKTOP, SMALL_MONITOR)}
+    done = subprocess.run(
+        [sys.executable, "-c", MOVING], capture_output=True, text=True, timeout=180, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    on_small, on_desktop = json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert on_small["screen"] == "Screen640x400"
+    x, y, width, height = on_small["area"]
+    left, top, frame_width, frame_height = on_small["frame"]
+    assert x <= left and left + frame_width <= x + width, on_small
+    assert y <= top and top + frame_height <= y + height, on_small
+    assert on_small["minimum"][0] < width and on_small["minimum"][1] < height
+    assert on_small["whole"] == ""
+    assert on_desktop["screen"] == "Screen1920x1200"
+    assert on_desktop["minimum"] == [760, 480]
+    assert on_desktop["whole"] == ""
