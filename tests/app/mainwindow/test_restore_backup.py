@@ -10,18 +10,22 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import apsw
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocument, QTextOption
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from app.mainwindow.main_window import RESTORING, MainWindow
 from app.mainwindow.window_state import WindowState
 from app.settings.backups_page import BackupsPage
+from app.settings.restore_confirmation import RestoreConfirmation
 from tests.app.conftest import WindowFactory, settle
 from tests.store.damaged import damage, digest, filled_store
 from timothy.memory.forget import forget
 from timothy.settings import Settings
 from timothy.store import MemoryStatus, Store
 from timothy.store.backup_folder import BackupReason, backup_files, backups_dir
-from timothy.store.backups import make_backup
+from timothy.store.backups import Backup, make_backup
 
 BEFORE = datetime(2026, 11, 28, 21, 30, tzinfo=UTC)
 
@@ -280,3 +284,26 @@ def test_with_no_sound_backup_the_banner_says_so_and_points_to_backups(
         window.close()
         for pool in (window.workers, window.network, window.jobs):
             pool.wait(5000)
+
+
+def test_a_long_kept_aside_path_wraps_whole_inside_the_question(qtbot: QtBot) -> None:
+    """A data folder whose names have no place to break (no space, no hyphen) is shown
+    whole on a few lines, never run past the dialog's edge, and read back unchanged."""
+    folder = "Timothy_Data_Folder_On_The_Shared_Drive" * 2
+    aside = Path("/home/owner/Library") / folder / "timothy.db.before_restore_20261203T132320Z"
+    backup = Backup(Path("backups") / "timothy.db", BEFORE, BackupReason.MANUAL, 4096, 2, 1)
+    question = RestoreConfirmation(backup, "Sat 28 Nov 2026, 21:30", "daily", aside)
+    qtbot.addWidget(question)
+    question.open()
+    qtbot.waitExposed(question)
+    label = question.findChild(QLabel, "qt_msgbox_label")
+    assert label is not None
+    laid_out = QTextDocument()  # as the label lays it out: lines break between words only
+    laid_out.setDefaultTextOption(QTextOption(Qt.AlignmentFlag.AlignLeft))
+    laid_out.setDefaultFont(label.font())
+    laid_out.setDocumentMargin(0)
+    laid_out.setHtml(label.text())
+    laid_out.setTextWidth(label.contentsRect().width())
+    assert laid_out.idealWidth() <= label.contentsRect().width()
+    assert question.width() <= 700
+    assert str(aside) in question.text_shown().replace("\n", "")
