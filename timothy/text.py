@@ -103,6 +103,38 @@ def query_terms(text: str) -> list[str]:
     return list(seen)
 
 
+def typed_terms(text: str) -> list[str]:
+    """`query_terms` for a search typed key by key: a stop word that ends `text` without a
+    space or mark after it is kept, as the word still being typed ("the" on the way to
+    "theatre", "a" to "art"); dropped, it left no word to look for and the list went empty
+    on the way."""
+    terms = query_terms(text)
+    folded = fold(text)
+    found = _WORD_RE.findall(folded)
+    if found and _WORD_RE.match(folded[-1]) and found[-1] in STOP_WORDS:
+        terms.append(found[-1])
+    return terms
+
+
+# At most this many of a word's "ss" are also tried as "ß" (2**n spellings of the word).
+MAX_SHARP_S = 3
+
+
+def spellings(term: str, *, typed: bool = False) -> list[str]:
+    """A folded `term` and its spellings with "ß" for one or more of its "ss" ("strasse":
+    also "straße"), first itself. Case folding turns a typed "ß" into "ss", but the text
+    indexes keep "ß" as written: without these neither "Straße" nor "strasse" found a memory
+    that says "Straße". A `typed` term (the start of a word) ending in one "s" is also tried
+    with "ß" there: "stras" on the way to "strasse" is the start of "straße"."""
+    parts = term.split("ss", MAX_SHARP_S)
+    found = [parts[0]]
+    for part in parts[1:]:
+        found = [head + joint + part for head in found for joint in ("ss", "\u00df")]
+    if typed and term.endswith("s") and not term.endswith("ss"):
+        found.append(term[:-1] + "\u00df")
+    return found
+
+
 def fts_query(text: str, *, operator: str = "OR", prefix_last: bool = False) -> str | None:
     """An FTS5 MATCH expression for free text: every term quoted, joined by OR (or AND).
 

@@ -434,3 +434,39 @@ def test_a_nul_in_text_is_saved_on_either_engine(store: StoreEngine, store_kind:
     message = store.sessions.add_message(session.id, "assistant", "a reply\x00with a NUL")
     assert store.sessions.message(message.id).content == f"a reply{kept}with a NUL"
     assert store.sessions.get(session.id).title == f"tea{kept}time"
+
+
+def test_a_stop_word_being_typed_is_looked_for_on_the_way_to_a_longer_word(
+    store: StoreEngine,
+) -> None:
+    """"t", "the" and "a" are stop words; typed key by key on the way to "theatre" or "art"
+    they are the start of the word, and the list never goes empty on the way."""
+    theatre = store.memories.add("Went to the theatre in Lisbon", now=T0)
+    art = store.memories.add("Ana studies art history", now=T0 + timedelta(minutes=1))
+    store.memories.add("Likes green tea", now=T0 + timedelta(minutes=2))
+    for end in range(1, len("theatre") + 1):
+        assert theatre.content in listed(store, "theatre"[:end]), "theatre"[:end]
+    assert listed(store, "theatre") == [theatre.content]
+    assert listed(store, "lisbon the") == [theatre.content]
+    assert art.content in listed(store, "a")
+    assert listed(store, "ar") == [art.content]
+    assert theatre.content in listed(store, "lisbon the", match_any=True)
+
+
+def test_strasse_and_strasse_with_sharp_s_find_each_other(store: StoreEngine) -> None:
+    """Case folding makes a typed "ß" "ss"; the indexes keep the memory's "ß" as written.
+    Either spelling, typed key by key or as a whole word, finds either."""
+    berlin = store.memories.add("Lives on Karl-Marx-Straße in Berlin", now=T0)
+    zurich = store.memories.add("Works on the Bahnhofstrasse", now=T0 + timedelta(minutes=1))
+    store.memories.add("Has a class on Tuesdays", now=T0 + timedelta(minutes=2))
+    for typed in ("strasse", "Straße"):
+        for end in range(1, len(typed) + 1):
+            assert berlin.content in listed(store, typed[:end]), typed[:end]
+    assert listed(store, "strasse") == [berlin.content]
+    assert listed(store, "STRASSE berlin") == [berlin.content]  # a whole word, not the last
+    assert listed(store, "berlin Straße") == [berlin.content]
+    assert listed(store, "Bahnhofstraße") == [zurich.content]
+    assert set(listed(store, "straße bahnhofstrasse", match_any=True)) == {
+        berlin.content,
+        zurich.content,
+    }

@@ -44,7 +44,13 @@ from timothy.store.records import (
     MemoryType,
     utc_now,
 )
-from timothy.text import LONE_SURROGATE_RE, normalise_name, query_terms, strip_invisible
+from timothy.text import (
+    LONE_SURROGATE_RE,
+    normalise_name,
+    spellings,
+    strip_invisible,
+    typed_terms,
+)
 
 log = logging.getLogger(__name__)
 
@@ -1186,7 +1192,8 @@ class BaseMemoryRepository(Generic[DbT]):
 # finds "runs". The last word, perhaps still being typed, is the start of a word as written
 # (memory_words: "runn" finds "running", whose stem "run" it is no prefix of; "lis" finds
 # "list", not "likes", whose stem starts with "li", the stem of "lis") or a whole word like
-# the others: finishing it and typing the next never lists what it had left out.
+# the others: finishing it and typing the next never lists what it had left out. That word
+# is looked for even when it is a stop word (`typed_terms`: "the" on the way to "theatre").
 _STEMMED = (
     "SELECT rowid AS seq, bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ?"
 )
@@ -1206,12 +1213,16 @@ class MemoryRepository(BaseMemoryRepository[Database]):
     dialect = SQLITE
 
     def _text_filter(self, text: str, match_any: bool) -> TextFilter | None:
-        terms = query_terms(text)
+        terms = typed_terms(text)
         if not terms:
             return None
         # \w+ never contains a double quote, so wrapping in quotes is a complete escape.
-        quoted = [f'"{term}"' for term in terms]
-        typed = quoted[-1] + "*"
+        # Each term as any of its spellings ("strasse" or "straße": `spellings`).
+        either = [
+            "(" + " OR ".join(f'"{spelling}"' for spelling in spellings(term)) + ")"
+            for term in terms
+        ]
+        typed = " OR ".join(f'"{spelling}"*' for spelling in spellings(terms[-1], typed=True))
         if len(terms) > 1 and not match_any:
             # Led by the whole words (the index intersects them, however many words the
             # prefix starts) and ranked by them; the last word only narrows.
@@ -1220,9 +1231,9 @@ class MemoryRepository(BaseMemoryRepository[Database]):
                 where=f"memories_fts MATCH ? AND (m.seq IN ({_TYPED_SEQS}) "
                 f"OR m.seq IN ({_STEMMED_SEQS}))",
                 params=(
-                    f"content : ({' AND '.join(quoted[:-1])})",
+                    f"content : ({' AND '.join(either[:-1])})",
                     typed,
-                    f"content : {quoted[-1]}",
+                    f"content : {either[-1]}",
                 ),
                 order="bm25(memories_fts), m.seq DESC",
             )
@@ -1230,7 +1241,7 @@ class MemoryRepository(BaseMemoryRepository[Database]):
         return TextFilter(
             join=f"JOIN ({_EITHER_INDEX}) t ON t.seq = m.seq",
             where="",
-            params=(f"content : ({' OR '.join(quoted)})", typed),
+            params=(f"content : ({' OR '.join(either)})", typed),
             order="t.score, m.seq DESC",
         )
 

@@ -30,7 +30,7 @@ from timothy.store.postgres.forget import remove_memories, vacuum
 from timothy.store.postgres.outbox import Outbox
 from timothy.store.postgres.rows import Conn, local_day
 from timothy.store.records import Memory
-from timothy.text import query_terms
+from timothy.text import spellings, typed_terms
 
 log = logging.getLogger(__name__)
 
@@ -47,14 +47,17 @@ def browse_filter(text: str, *, match_any: bool) -> TextFilter | None:
     """The browser's search on the server (as `MemoryRepository._text_filter` on the file):
     whole words as English stems (`content_tsv`: "running" finds "runs"); the last word, perhaps
     still being typed, as the start of a word as written (`words_tsv`: "runn" finds "running",
-    whose stem "run" it is no prefix of) or as a whole word like the others. Every term AND
-    (or, `match_any`, OR); None when no term is left."""
-    terms = query_terms(text)
+    whose stem "run" it is no prefix of, even a stop word: `typed_terms`) or as a whole word
+    like the others. Every term AND (or, `match_any`, OR), each as any of its spellings
+    (`spellings`: "strasse" or "straße"); None when no term is left."""
+    terms = typed_terms(text)
     if not terms:
         return None
-    # query_terms gives \\w+ runs: no quote or operator can reach the query.
-    quoted = [f"'{term}'" for term in terms]
-    typed = quoted[-1] + ":*"
+    # typed_terms gives \\w+ runs: no quote or operator can reach the query.
+    quoted = [
+        "(" + " | ".join(f"'{spelling}'" for spelling in spellings(term)) + ")" for term in terms
+    ]
+    typed = " | ".join(f"'{spelling}':*" for spelling in spellings(terms[-1], typed=True))
     if len(terms) > 1 and not match_any:
         # Led and ranked by the whole words; the last one only narrows.
         whole = " & ".join(quoted[:-1])
