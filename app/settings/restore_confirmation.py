@@ -15,29 +15,14 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QAbstractButton, QMessageBox, QPushButton, QWidget
 
+from app.look.breakable import breakable, unbroken
 from app.look.screen_room import screen_room
 from timothy.store.backups import Backup
 
 # Wide enough for the kept-aside path on one line or two, not cut every few words (less
-# where the screen has less room).
+# where the screen has less room). A long name in it with no place to break is given some
+# (`breakable`): it ran past the dialog's edge, cut off.
 TEXT_WIDTH = 560  # px
-# The path's lines break after a separator; a folder or file name longer than this (in
-# characters) may also break inside, every this many characters, where a zero-width space is
-# put: a name with no place to break ran past the dialog's edge, cut off. Shorter than a
-# line of the code font at the narrowest TEXT_WIDTH a small screen leaves.
-UNBROKEN_NAME = 24
-BREAK = "\u200b"  # zero width space: a place to break a line, not shown
-
-
-def breakable_path(path: Path) -> str:
-    """`path` as shown in the question: long names given places to break (BREAK)."""
-    parts = str(path).split(BREAK)  # never in a real path; kept out all the same
-    text = "".join(parts)
-    names = []
-    for name in text.split("/"):
-        pieces = [name[i : i + UNBROKEN_NAME] for i in range(0, len(name), UNBROKEN_NAME)]
-        names.append(BREAK.join(pieces))
-    return "/".join(names)
 
 
 def _memories(backup: Backup) -> str:
@@ -57,7 +42,7 @@ def confirmation_html(backup: Backup, made: str, kind: str, aside: Path) -> str:
         "Memories, conversations and changes made since then will not be in Timothy "
         "after the restore.</p>"
         "<p>Your current memory file is <b>not deleted</b>: it is kept aside, as it is now, "
-        f"at<br><code>{escape(breakable_path(aside))}</code></p>"
+        f"at<br><code>{escape(breakable(str(aside)))}</code></p>"
         "<p>Timothy closes its memory store, puts the backup in its place and opens it "
         "again. Chatting and changes to memories wait until it has finished. A backup "
         "that turns out damaged is refused, and your memories stay as they are.</p>"
@@ -97,7 +82,7 @@ class RestoreConfirmation(QMessageBox):
         """The question as the owner reads it (without markup or places to break)."""
         document = QTextDocument()
         document.setHtml(self.text())
-        return document.toPlainText().replace(BREAK, "")
+        return unbroken(document.toPlainText())
 
     def _clicked(self, button: QAbstractButton) -> None:
         if button is self.restore_button:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.look import icons, theme
+from app.transcript.bubble_label import BubbleLabel
 from app.transcript.markdown_view import MarkdownView
 from app.transcript.message_editor import MessageEditor
 from app.transcript.version_switcher import VersionSwitcher
@@ -126,13 +127,7 @@ class MessageWidget(QWidget):
         bubble.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         bubble_layout = QVBoxLayout(bubble)
         bubble_layout.setContentsMargins(14, 9, 14, 9)
-        self.text_label = QLabel(content, bubble)
-        self.text_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.text_label.setWordWrap(True)
-        self.text_label.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextSelectableByMouse
-            | Qt.TextInteractionFlag.TextSelectableByKeyboard
-        )
+        self.text_label = BubbleLabel(content, bubble)
         bubble_layout.addWidget(self.text_label)
         bubble.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Minimum)
         self.bubble = bubble

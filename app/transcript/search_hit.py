@@ -11,11 +11,12 @@ import html
 import re
 from collections.abc import Sequence
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
 from app.look import theme
+from app.look.breakable import breakable
 from app.transcript.code_block import CodeBlock
 from app.transcript.message_widget import MessageWidget
 
@@ -45,18 +46,19 @@ def spans(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
 
 
 def marked_html(text: str, terms: Sequence[str]) -> str:
-    """Plain `text` as rich text (line breaks and spaces kept) with `terms` marked."""
+    """Plain `text` as rich text (line breaks and spaces kept) with `terms` marked, long
+    words given places to break (`breakable`) as the bubble shows them unmarked."""
     background, foreground = match_colours()
     out: list[str] = []
     last = 0
     for start, end in spans(text, terms):
-        out.append(html.escape(text[last:start]))
+        out.append(html.escape(breakable(text[last:start])))
         out.append(
             f'<span style="background-color:{background.name()}; color:{foreground.name()};">'
-            f"{html.escape(text[start:end])}</span>"
+            f"{html.escape(breakable(text[start:end]))}</span>"
         )
         last = end
-    out.append(html.escape(text[last:]))
+    out.append(html.escape(breakable(text[last:])))
     return f'<p style="white-space: pre-wrap; margin: 0;">{"".join(out)}</p>'
 
 
@@ -71,8 +73,7 @@ class SearchHighlight:
         if message.role == "user":
             self.count = len(spans(message.content, self.terms))
             if self.count:
-                message.text_label.setTextFormat(Qt.TextFormat.RichText)
-                message.text_label.setText(marked_html(message.content, self.terms))
+                message.text_label.show_html(marked_html(message.content, self.terms))
         else:
             for part in message.markdown.parts:
                 view: TextView = part.body if isinstance(part, CodeBlock) else part
@@ -105,8 +106,7 @@ class SearchHighlight:
         """Take the marks away (another hit is shown)."""
         message = self.message
         if message.role == "user":
-            message.text_label.setTextFormat(Qt.TextFormat.PlainText)
-            message.text_label.setText(message.content)
+            message.text_label.show_plain(message.content)
         else:
             for view in self.marked_views():
                 view.setExtraSelections([])

@@ -3,7 +3,8 @@ monospace with a copy button, repaints on a timer rather than per token."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QFontInfo, QGuiApplication
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontInfo, QGuiApplication, QTextDocument, QTextOption
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
@@ -125,6 +126,34 @@ def test_user_and_assistant_turns_look_different(qtbot: QtBot) -> None:
         user.bubble.mapTo(view.column, user.bubble.rect().topLeft()).x()
         > reply.markdown.mapTo(view.column, reply.markdown.rect().topLeft()).x()
     )
+
+
+def test_a_long_word_in_the_owners_message_wraps_inside_its_bubble(qtbot: QtBot) -> None:
+    """A pasted token with no place to break (a hash, a key) is shown whole on several
+    lines, never cut off at the bubble's edge, and is copied back as it was written."""
+    token = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" * 3
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.resize(700, 600)
+    view.show()
+    user = view.add_user_message(f"My key is {token} please keep it")
+    qtbot.waitExposed(view)
+    QApplication.processEvents()
+    label = user.text_label
+    room = label.contentsRect().width()
+    laid_out = QTextDocument()  # as the label lays it out: lines break between words only
+    laid_out.setDefaultTextOption(QTextOption(Qt.AlignmentFlag.AlignLeft))
+    laid_out.setDefaultFont(label.font())
+    laid_out.setDocumentMargin(0)
+    laid_out.setPlainText(label.text())
+    laid_out.setTextWidth(room)
+    assert laid_out.idealWidth() <= room
+    assert user.bubble.geometry().right() <= view.column.width()
+
+    label.setFocus()
+    label.setSelection(0, len(label.text()))
+    qtbot.keyClick(label, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QGuiApplication.clipboard().text() == f"My key is {token} please keep it"
 
 
 def test_a_stopped_reply_keeps_its_text_and_says_so(qtbot: QtBot) -> None:
