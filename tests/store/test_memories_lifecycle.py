@@ -439,8 +439,8 @@ def test_a_nul_in_text_is_saved_on_either_engine(store: StoreEngine, store_kind:
 def test_a_stop_word_being_typed_is_looked_for_on_the_way_to_a_longer_word(
     store: StoreEngine,
 ) -> None:
-    """"t", "the" and "a" are stop words; typed key by key on the way to "theatre" or "art"
-    they are the start of the word, and the list never goes empty on the way."""
+    """The stop words "t", "the" and "a", typed key by key on the way to "theatre" or "art",
+    are the start of the word: the list never goes empty on the way."""
     theatre = store.memories.add("Went to the theatre in Lisbon", now=T0)
     art = store.memories.add("Ana studies art history", now=T0 + timedelta(minutes=1))
     store.memories.add("Likes green tea", now=T0 + timedelta(minutes=2))
