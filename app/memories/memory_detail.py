@@ -6,10 +6,11 @@ from collections.abc import Callable
 from datetime import datetime
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.jobs.workers import Failure, Workers
 from app.look import icons
+from app.look.flow_layout import FlowLayout
 from app.memories.actions import MemoryActions
 from app.memories.chain_view import ChainView
 from app.memories.memory_editor import MemoryEditor
@@ -50,8 +51,7 @@ class MemoryDetail(QWidget):
         layout.addWidget(self.title)
         self.chain_view = ChainView(self)
         layout.addWidget(self.chain_view, 1)
-        bar = QHBoxLayout()
-        bar.setSpacing(6)
+        bar = FlowLayout(spacing=6)  # wraps in a narrow pane rather than cut the labels
         self.buttons: dict[str, QPushButton] = {}
         for name, label, icon in (
             ("confirm", "Confirm", "check"),
@@ -68,7 +68,6 @@ class MemoryDetail(QWidget):
                 button.setProperty("danger", True)
             bar.addWidget(button)
             self.buttons[name] = button
-        bar.addStretch(1)
         layout.addLayout(bar)
         self.show_memory(None)
 

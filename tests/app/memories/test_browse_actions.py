@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QAction, QContextMenuEvent, QTextDocument
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.jobs.workers import Workers
 from app.look.time_text import exact_time
+from app.mainwindow.main_window import MEMORY_MIN_WIDTH
 from app.memories.memory_browser import MemoryBrowser
 from app.memories.memory_pane import MemoryPane
 from tests.app.conftest import WindowFactory, settle
@@ -353,3 +354,33 @@ def test_an_unchanged_edit_offers_no_save(
     editor.reject()
     settle(qtbot, workers)
     assert [m.content for m in store.memories.chain(tea.id)] == ["Drinks green tea"]
+
+
+@pytest.mark.parametrize("status", ["active", "staged", "archived"])
+def test_the_detail_buttons_keep_their_labels_whole_in_the_narrowest_pane(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers, status: str
+) -> None:
+    """At the pane's minimum width the buttons under a memory's history do not fit on one
+    line: they wrap onto a second, each as wide as its label needs and inside the pane,
+    rather than being squeezed until "Forget for good…" reads "orget for goo"."""
+    if status == "staged":
+        memory = store.memories.stage("Likes green tea")
+    else:
+        memory = store.memories.add("Likes green tea")
+        if status == "archived":
+            store.memories.archive(memory.id)
+    pane.resize(MEMORY_MIN_WIDTH, 800)
+    browser = open_browse(qtbot, pane, workers)
+    browser.show_memory(memory.id)
+    detail = browser.detail
+    qtbot.waitUntil(lambda: detail.memory is not None and detail.memory.id == memory.id)
+    settle(qtbot, workers)
+    shown = [button for button in detail.buttons.values() if button.isVisible()]
+    assert len(shown) >= 2
+    for button in shown:
+        assert button.width() >= button.minimumSizeHint().width(), button.text()
+        where = QRect(button.mapTo(pane, QPoint(0, 0)), button.size())
+        assert pane.rect().contains(where), button.text()
+    for number, button in enumerate(shown):
+        for other in shown[number + 1 :]:
+            assert not button.geometry().intersects(other.geometry())
