@@ -56,6 +56,7 @@ class MemoryCardList(QWidget):
     count_changed = Signal(int)
     failed = Signal(str)  # a sentence for the owner
     loaded = Signal()  # a (re)load finished and the list shows its result
+    emptied_with_focus = Signal()  # the last card went while the keyboard was on the list
 
     card_actions: tuple[CardAction, ...] = ()
     empty_title = ""
@@ -224,11 +225,16 @@ class MemoryCardList(QWidget):
         selected = {memory.id for memory in self.selected_memories()}
         current = self.view.currentIndex().row()
         notes = {m.id: note for m in memories if (note := self.note_for(m))}
+        had_focus = self.view.hasFocus()
         self.model.set_memories(memories, titles, notes)
         self.stack.setCurrentWidget(self.view if memories else self.empty)
         self._show_count(len(memories))
         self._restore_selection(selected, current)
         self._refresh_buttons()
+        if had_focus and not memories:
+            # The stack gave the focus to the empty page, which shows none: the keyboard
+            # was nowhere to be seen after the last card was confirmed.
+            self.emptied_with_focus.emit()
         self.loaded.emit()
 
     def _restore_selection(self, selected: set[str], current: int) -> None:

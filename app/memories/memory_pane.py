@@ -132,6 +132,7 @@ class MemoryPane(QWidget):
         self.queue.count_changed.connect(self._queue_count)
         self.fading.count_changed.connect(self._fading_count)
         for source in (self.queue, self.fading):
+            source.emptied_with_focus.connect(self._focus_tabs)
             source.source_clicked.connect(self.source_clicked)
             source.failed.connect(self.failed)
         self.browser.failed.connect(self.failed)
@@ -183,6 +184,10 @@ class MemoryPane(QWidget):
         self.tabs.setTabText(FADING_TAB, f"Still true? · {count}" if count else "Still true?")
 
     # -- navigation --------------------------------------------------------------------
+
+    def _focus_tabs(self) -> None:
+        """The keyboard on the tabs, where it shows and the arrows lead on to another list."""
+        self.tabs.tabBar().setFocus(Qt.FocusReason.OtherFocusReason)
 
     def show_queue(self) -> None:
         if self.queue is not None:

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QStyleOptionViewItem
+from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 from pytestqt.qtbot import QtBot
 
 from app.jobs.workers import Workers
@@ -562,3 +562,21 @@ def test_pane_without_a_store_explains(qtbot: QtBot, workers: Workers) -> None:
     qtbot.addWidget(widget)
     widget.start()
     assert "the disk is full" in widget.tabs.widget(0).text()  # type: ignore[attr-defined]
+
+
+def test_the_keyboard_lands_on_the_tabs_when_the_last_fact_is_confirmed(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
+) -> None:
+    """Enter on the queue's last card leaves it empty; the keyboard focus goes to the
+    pane's tabs, where it is seen, not to the empty page, where it was lost."""
+    store.memories.stage("Likes green tea")
+    pane.start()
+    settle(qtbot, workers)
+    queue = pane.queue
+    assert queue is not None
+    pane.show_queue()
+    qtbot.waitUntil(queue.view.hasFocus, timeout=2000)
+    qtbot.keyClick(queue.view, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: queue.model.memories == [], timeout=5000)
+    settle(qtbot, workers)
+    assert QApplication.focusWidget() is pane.tabs.tabBar()
