@@ -57,23 +57,25 @@ def fitted_width(widget: QWidget, width: int) -> int:
 
 def fit_onto_screen(window: QWidget, screen: QScreen, minimum: QSize) -> None:
     """Fit a top-level `window` to `screen`, which it has just moved to or whose room has
-    changed: its minimum `minimum` or less, its size no more than the screen's room, its
-    frame whole on the screen's available area (a maximised or full-screen window is the
-    system's to place). The geometry is set in one step, inside `screen`: a resize first
-    could leave the window's centre on the screen it came from and send it back there."""
+    changed: its minimum `minimum` or less, and, when it is larger than the screen's room,
+    shrunk to it and moved whole onto the screen's available area. A window that fits is
+    left where it is: one dragged across to another monitor is not pulled away from the
+    pointer. A maximised or full-screen window is the system's to place. The geometry is set
+    in one step, inside `screen`: a resize first could leave the window's centre on the
+    screen it came from and send it back there."""
     area = screen.availableGeometry()
     frame = frame_margins(window)
     room = area.marginsRemoved(SCREEN_GAP + frame).size().expandedTo(QSize(1, 1))
     least = minimum.boundedTo(room)
     window.setMinimumSize(least.boundedTo(window.minimumSize()))  # lowered before the resize
-    if not (window.isMaximized() or window.isFullScreen()):
+    too_large = window.width() > room.width() or window.height() > room.height()
+    if too_large and not (window.isMaximized() or window.isFullScreen()):
         size = window.size().boundedTo(room).expandedTo(least)
         outer = QRect(window.frameGeometry().topLeft(), size.grownBy(frame))
         x = max(area.left(), min(outer.left(), area.right() + 1 - outer.width()))
         y = max(area.top(), min(outer.top(), area.bottom() + 1 - outer.height()))
         outer.moveTo(x, y)
-        if outer != window.frameGeometry():
-            window.setGeometry(outer.marginsRemoved(frame))
+        window.setGeometry(outer.marginsRemoved(frame))
     window.setMinimumSize(least)
 
 

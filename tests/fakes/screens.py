@@ -20,10 +20,10 @@ def offscreen_platform(folder: Path, *sizes: tuple[int, int]) -> str:
     configuration written into `folder`."""
     screens = []
     left = 0
-    for width, height in sizes:
+    for number, (width, height) in enumerate(sizes):
         screens.append(
             {
-                "name": f"Screen{width}x{height}",
+                "name": f"Screen{width}x{height}" + (f"-{number + 1}" if number else ""),
                 "x": left,
                 "y": 0,
                 "width": width,

@@ -233,6 +233,7 @@ def test_a_window_saved_at_a_smaller_scale_is_shrunk_onto_the_screen(
 # between monitors does: what the window is on each, after each move.
 MOVING = """
 import json, sys
+from PySide6.QtCore import QPoint
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 app = QApplication(sys.argv[:1])
@@ -245,10 +246,18 @@ store = Store.open(paths.data_dir(None))
 window = MainWindow(store, settings=load_settings(), consolidation_delay_ms=None)
 window.show()
 QTest.qWaitForWindowExposed(window)
-desktop, small = app.screens()
+screens = sorted(app.screens(), key=lambda screen: screen.geometry().x())  # left to right
+desktop, other, small = screens
 found = []
-for screen in (small, desktop):
-    window.move(screen.availableGeometry().topLeft())
+# Dragged across to the other desktop-sized monitor (its centre over it, a part still over the
+# first), on to the small one (its centre over that), and back.
+steps = (
+    (other, lambda: other.geometry().topLeft() - QPoint(400, 0)),
+    (small, lambda: small.geometry().center() - window.frameGeometry().center() + window.pos()),
+    (desktop, lambda: desktop.availableGeometry().topLeft()),
+)
+for screen, where in steps:
+    window.move(where())
     for _ in range(250):
         if window.screen() is screen:
             break
@@ -261,7 +270,7 @@ for screen in (small, desktop):
     except AssertionError as error:
         whole = str(error)
     found.append({
-        "screen": window.screen().name(),
+        "screen": screens.index(window.screen()),
         "area": screen.availableGeometry().getRect(),
         "frame": window.frameGeometry().getRect(),
         "minimum": window.minimumSize().toTuple(),
@@ -278,23 +287,29 @@ def test_a_window_moved_to_a_smaller_monitor_is_fitted_to_it_and_back(
 ) -> None:
     """Its size and minimum were fitted to the desktop screen at start; on the small monitor
     they are fitted again, so the window lies whole on it and the owner can still resize it,
-    and back on the desktop the usual minimum returns."""
+    and back on the desktop the usual minimum returns. One that fits is never moved."""
     Store.open(data_dir).close()
     save_settings(chat_settings(openai_server))
-    env = {**os.environ, "QT_QPA_PLATFORM": offscreen_platform(tmp_path, DESKTOP, SMALL_MONITOR)}
+    screens = offscreen_platform(tmp_path, DESKTOP, DESKTOP, SMALL_MONITOR)
+    env = {**os.environ, "QT_QPA_PLATFORM": screens}
     done = subprocess.run(
         [sys.executable, "-c", MOVING], capture_output=True, text=True, timeout=180, env=env
     )
     assert done.returncode == 0, done.stderr
-    on_small, on_desktop = json.loads(done.stdout.strip().splitlines()[-1])
+    dragged, on_small, on_desktop = json.loads(done.stdout.strip().splitlines()[-1])
 
-    assert on_small["screen"] == "Screen640x400"
+    assert on_small["screen"] == 2
     x, y, width, height = on_small["area"]
     left, top, frame_width, frame_height = on_small["frame"]
     assert x <= left and left + frame_width <= x + width, on_small
     assert y <= top and top + frame_height <= y + height, on_small
     assert on_small["minimum"][0] < width and on_small["minimum"][1] < height
     assert on_small["whole"] == ""
-    assert on_desktop["screen"] == "Screen1920x1200"
+    assert on_desktop["screen"] == 0
     assert on_desktop["minimum"] == [760, 480]
     assert on_desktop["whole"] == ""
+    # A window that fits the screen it was dragged to stays where it was dropped.
+    assert dragged["screen"] == 1
+    x, _y, _width, _height = dragged["area"]
+    assert dragged["frame"][0] == x - 400
+    assert dragged["minimum"] == [760, 480]
