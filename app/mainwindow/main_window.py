@@ -85,7 +85,7 @@ MINIMUM_SIZE = (760, 480)
 DEFAULT_SIZES = [260, 780, 420]
 CHAT_MIN_WIDTH = 320  # px: the composer and a readable column of text
 SIDEBAR_MIN_WIDTH = 200
-MEMORY_MIN_WIDTH = 340  # the pane's four tabs side by side
+MEMORY_MIN_WIDTH = 340  # at least; more where its four tabs need more side by side
 RESTART = "restart"  # the banner's action after a new storage choice
 CONVERSATION_LIMIT = 500
 # At start the chat engine's build waits for the window's first reads to be drawn: checked
@@ -206,7 +206,7 @@ class MainWindow(QMainWindow):
             recall_settings=lambda: self.settings.recall,
             parent=self.splitter,
         )
-        self.memory_pane.setMinimumWidth(MEMORY_MIN_WIDTH)
+        self.memory_pane.set_least_width(MEMORY_MIN_WIDTH)
         self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
         self.chat.setMinimumWidth(CHAT_MIN_WIDTH)
         # The panes the owner wants shown (saved); a window too narrow for all of them shows
@@ -291,6 +291,8 @@ class MainWindow(QMainWindow):
             ),
         )
         self._restore_state()
+        # Wider tabs (a count shown) may leave no room for another pane beside the chat.
+        self.memory_pane.minimum_width_changed.connect(self._fit_panes)
         self.apply_settings(self.settings)
         if store is None:
             self.show_error(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
 from app.jobs.workers import Workers
@@ -44,6 +44,7 @@ class MemoryPane(QWidget):
     failed = Signal(str)
     hide_requested = Signal()
     staged_count_changed = Signal(int)
+    minimum_width_changed = Signal()  # the tabs' texts (their counts) need another width
 
     def __init__(
         self,
@@ -92,6 +93,7 @@ class MemoryPane(QWidget):
         self.tabs.setDocumentMode(True)
         self.tabs.tabBar().setExpanding(False)
         layout.addWidget(self.tabs, 1)
+        self._least_width = 0
         self.events: StoreEvents | None = None
         self.memory_actions: MemoryActions | None = None  # one for every view: what the owner does
         self.queue: ConfirmQueue | None = None
@@ -178,10 +180,32 @@ class MemoryPane(QWidget):
 
     def _queue_count(self, count: int) -> None:
         self.tabs.setTabText(QUEUE_TAB, f"To confirm · {count}" if count else "To confirm")
+        self._fit_tabs()
         self.staged_count_changed.emit(count)
 
     def _fading_count(self, count: int) -> None:
         self.tabs.setTabText(FADING_TAB, f"Still true? · {count}" if count else "Still true?")
+        self._fit_tabs()
+
+    # -- width -------------------------------------------------------------------------
+
+    def set_least_width(self, width: int) -> None:
+        """The narrowest the pane may be laid out: `width`, or more where its tabs need it."""
+        self._least_width = width
+        self._fit_tabs()
+
+    def _fit_tabs(self) -> None:
+        """Keep every tab in view, counts and all: narrower than its tabs, the tab bar hid
+        the last of them (Last recall) behind scroll arrows."""
+        need = max(self._least_width, self.tabs.tabBar().sizeHint().width())
+        if need != self.minimumWidth():
+            self.setMinimumWidth(need)
+            self.minimum_width_changed.emit()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._fit_tabs()  # the tabs' texts take another width
 
     # -- navigation --------------------------------------------------------------------
 

@@ -10,10 +10,11 @@ from datetime import timedelta
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
+from PySide6.QtWidgets import QApplication, QStyleOptionViewItem, QToolButton
 from pytestqt.qtbot import QtBot
 
 from app.jobs.workers import Workers
+from app.mainwindow.main_window import MEMORY_MIN_WIDTH
 from app.memories.memory_browse_model import PAGE_SIZE
 from app.memories.memory_list_model import NOTE_ROLE
 from app.memories.memory_pane import MemoryPane
@@ -580,3 +581,26 @@ def test_the_keyboard_lands_on_the_tabs_when_the_last_fact_is_confirmed(
     qtbot.waitUntil(lambda: queue.model.memories == [], timeout=5000)
     settle(qtbot, workers)
     assert QApplication.focusWidget() is pane.tabs.tabBar()
+
+
+def test_every_tab_stays_in_view_at_the_panes_narrowest(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
+) -> None:
+    """At a desktop's usual font size, with a count on To confirm, the four tabs need more
+    than the pane's least width: the pane's minimum grows with them, so Last recall is never
+    hidden behind the tab bar's scroll arrows."""
+    bar = pane.tabs.tabBar()
+    font = bar.font()
+    font.setPointSizeF(11)
+    bar.setFont(font)
+    for number in range(12):
+        store.memories.stage(f"Proposal {number}")
+    pane.set_least_width(MEMORY_MIN_WIDTH)
+    start(qtbot, pane, workers)
+    assert bar.tabText(0) == "To confirm · 12"
+    pane.resize(pane.minimumWidth(), 800)
+    QApplication.processEvents()
+    assert pane.width() == pane.minimumWidth()
+    last = bar.tabRect(bar.count() - 1)
+    assert bar.mapTo(pane, last.topRight()).x() < pane.width()
+    assert [button for button in bar.findChildren(QToolButton) if button.isVisible()] == []
