@@ -16,8 +16,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    QPoint,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QKeyEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -120,6 +129,8 @@ class MemoryBrowser(QWidget):
         )
         self.search.textChanged.connect(lambda _text: self._search_timer.start())
         self.search.returnPressed.connect(self._focus_list)
+        # Down goes on into the list, Escape empties a search (as search fields do).
+        self.search.installEventFilter(self)
         search_row = QHBoxLayout()
         search_row.setContentsMargins(10, 0, 10, 0)
         search_row.addWidget(self.search)
@@ -264,6 +275,25 @@ class MemoryBrowser(QWidget):
 
     def _focus_list(self) -> None:
         self.view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """In the search box: Down moves into the list (onto its first memory when none is
+        current), Escape empties a search; an empty box lets Escape go on to the window."""
+        if (
+            watched is self.search
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.modifiers() == Qt.KeyboardModifier.NoModifier
+        ):
+            if event.key() == Qt.Key.Key_Down and self.model.rowCount() > 0:
+                if not self.view.currentIndex().isValid():
+                    self.view.setCurrentIndex(self.model.index(0))
+                self._focus_list()
+                return True
+            if event.key() == Qt.Key.Key_Escape and self.search.text():
+                self.search.clear()
+                return True
+        return super().eventFilter(watched, event)
 
     def focus_search(self) -> None:
         self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)

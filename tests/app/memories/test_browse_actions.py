@@ -384,3 +384,21 @@ def test_the_detail_buttons_keep_their_labels_whole_in_the_narrowest_pane(
     for number, button in enumerate(shown):
         for other in shown[number + 1 :]:
             assert not button.geometry().intersects(other.geometry())
+
+
+def test_down_from_the_search_goes_into_the_list_and_escape_empties_the_search(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
+) -> None:
+    store.memories.add("Lives in Porto")
+    store.memories.add("Likes green tea")
+    browser = open_browse(qtbot, pane, workers)
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 2, timeout=5000)
+    browser.focus_search()
+    qtbot.waitUntil(browser.search.hasFocus, timeout=2000)
+    qtbot.keyClicks(browser.search, "tea")
+    qtbot.keyClick(browser.search, Qt.Key.Key_Escape)
+    assert browser.search.text() == ""
+    qtbot.keyClick(browser.search, Qt.Key.Key_Down)
+    qtbot.waitUntil(browser.view.hasFocus, timeout=2000)
+    assert browser.view.currentIndex().row() == 0
+    assert len(browser.selected_memories()) == 1
