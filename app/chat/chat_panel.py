@@ -577,10 +577,10 @@ class ChatPanel(QWidget):
                     else:
                         self.set_title(session.title)
                         self.conversation_started.emit(summary_of(session))
-            case RecallFinished(recall=recall, note=note):
+            case RecallFinished(recall=recall, note=note, server_refused=refused):
                 transcript.set_reply_recall(recall)
-                if note == SERVER_AWAY_NOTE:
-                    transcript.show_server_away()
+                if refused is not None or note == SERVER_AWAY_NOTE:
+                    transcript.show_server_away(refused)
                 self.recall_arrived.emit(recall, "Latest turn", note or "")
             case ToolStarted(name=name):
                 transcript.flush()

@@ -53,6 +53,12 @@ SERVER_AWAY_TEXT = (
     "The conversation is kept on this machine and reaches the server when it answers."
 )
 
+SERVER_REFUSED_TEXT = (
+    "The memory server refused this computer's login ({why}): this reply was written without "
+    "your memories. Check the address and the password in Settings ▸ Storage. The "
+    "conversation is kept on this machine and reaches the server once it lets this computer in."
+)
+
 COLUMN_WIDTH = 820
 REPLY_INDENT = 30  # where a reply's text starts, right of the avatar
 STICK_MARGIN = 32  # px from the bottom that still counts as "following the reply"
@@ -640,10 +646,16 @@ class TranscriptView(QScrollArea):
         if notice is not None:
             notice.action_button.setEnabled(True)
 
-    def show_server_away(self) -> Notice:
-        """This turn ran without memories: the memory server did not answer (the reply and
-        the conversation are kept on this machine until it does)."""
-        notice = Notice(SERVER_AWAY_TEXT, icon="server", parent=self.column)
+    def show_server_away(self, refused: str | None = None) -> Notice:
+        """This turn ran without memories: the memory server did not answer, or (`refused`:
+        its words) turned this computer's login away (the reply and the conversation are
+        kept on this machine until it answers or lets it in)."""
+        text = (
+            SERVER_AWAY_TEXT
+            if refused is None
+            else SERVER_REFUSED_TEXT.format(why=html.escape(refused, quote=False))
+        )
+        notice = Notice(text, icon="server", parent=self.column)
         notice.setProperty("away", True)
         self._insert_notice(notice)
         return notice

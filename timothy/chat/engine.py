@@ -86,6 +86,9 @@ TEMPORARY_NOTE = "temporary chat: memories are not used"
 # Why a turn ran without memories when the store's server does not answer (the window says
 # it in so many words; the conversation itself is kept on this machine meanwhile).
 SERVER_AWAY_NOTE = "the memory server is out of reach: this turn ran without memories"
+SERVER_REFUSED_NOTE = (
+    "the memory server refused this computer's login ({why}): this turn ran without memories"
+)
 
 MAX_MESSAGE_CHARS = 200_000
 # A tool call's arguments longer than this are refused unread and never stored or sent back:
@@ -490,17 +493,25 @@ class ChatEngine:
         if not self.memories_allowed():
             return RecallFinished("", 0, None, "memories are off for this provider")
         if not self.store.reachable:  # known away: not a moment spent waiting for it
-            return RecallFinished("", 0, None, SERVER_AWAY_NOTE)
+            return self._server_away()
         try:
             result = self.recaller.recall(query, now=now)
         except Exception as exc:
             log.warning("recall failed; the turn goes on without memories: %s", exc)
             if not self.store.reachable or _unreachable(exc):
-                return RecallFinished("", 0, None, SERVER_AWAY_NOTE)
+                return self._server_away()
             timed_out = isinstance(exc, RecallError) and exc.timed_out
             return RecallFinished("", 0, None, "recall timed out" if timed_out else "recall failed")
         empty = None if result.block else "nothing relevant was found"
         return RecallFinished(result.block, result.tokens, result.record(), empty)
+
+    def _server_away(self) -> RecallFinished:
+        """No recall: the server does not answer (it mends itself), or it turned this
+        computer's login away (the owner must act: the note and the event say why)."""
+        refused = self.store.refused
+        if refused is None:
+            return RecallFinished("", 0, None, SERVER_AWAY_NOTE)
+        return RecallFinished("", 0, None, SERVER_REFUSED_NOTE.format(why=refused), refused)
 
     # -- after the turn ----------------------------------------------------------------
 

@@ -20,6 +20,9 @@ class RecallFinished:
     tokens: int
     recall: RecallRecord | None  # what recall found, when it ran
     note: str | None  # why there is no block: "off for this provider", "timed out", ...
+    # Why the memory server turned this computer's login away, when that is why recall did
+    # not run (a server that only does not answer leaves it None): the transcript says so.
+    server_refused: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

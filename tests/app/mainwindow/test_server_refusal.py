@@ -4,15 +4,19 @@ where to put it right, not "out of reach — retrying", which would never mend b
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from psycopg.conninfo import make_conninfo
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.memories.memory_pane import REFUSED_TEXT
-from tests.app.conftest import WindowFactory, settle
+from app.transcript.notice import Notice
+from tests.app.conftest import WindowFactory, settle, settle_engine
+from tests.fakes.openai_server import OpenAIServer
 from tests.fakes.postgres import PgServer, password_role
 from timothy.store.postgres import PostgresStore
 
@@ -47,3 +51,26 @@ def test_the_banner_says_the_server_refused_the_password(
     settle(qtbot, window.workers)
     assert window.banner.kind == "warning"
     assert window.banner.text_label.text() == said
+
+
+def test_a_turn_s_notice_says_the_server_refused_the_login_not_that_it_is_out_of_reach(
+    qtbot: QtBot, make_window: WindowFactory, store: PostgresStore, openai_server: OpenAIServer
+) -> None:
+    """Under the reply, as in the banner: the server's reason and where to put it right."""
+    window = make_window(server=openai_server)
+    openai_server.reply("Noted.")
+    openai_server.reply("Groceries")  # the title
+    openai_server.reply(json.dumps({"facts": []}))  # extraction
+    window.chat.composer.input.setFocus()
+    window.chat.composer.set_text("Add eggs to the list")
+    qtbot.keyClick(window.chat.composer.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not window.chat.streaming, timeout=10_000)
+    settle_engine(qtbot, window)
+    [notice] = [
+        n for n in window.chat.transcript.findChildren(Notice) if n.property("away") is True
+    ]
+    said = notice.text_label.text()
+    assert "out of reach" not in said
+    assert "refused this computer's login" in said
+    assert 'password authentication failed for user "owner_with_password"' in said
+    assert "Settings ▸ Storage" in said

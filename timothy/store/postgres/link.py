@@ -67,7 +67,9 @@ class ServerLink:
             if was:
                 self._since = utc_now()
             listeners = list(self._listeners)
-        if was:
+        if was and refusal is not None:
+            log.warning("the memory server refused this machine's login: %s", refusal)
+        elif was:
             log.warning("the memory server is out of reach: %s", reason or "no answer")
         if told:
             self._tell(listeners, False)
