@@ -87,6 +87,7 @@ CHAT_MIN_WIDTH = 320  # px: the composer and a readable column of text
 SIDEBAR_MIN_WIDTH = 200
 MEMORY_MIN_WIDTH = 340  # at least; more where its four tabs need more side by side
 RESTART = "restart"  # the banner's action after a new storage choice
+RETRY_SERVER = "retry-server"  # the banner's action on a server that refused the login
 CONVERSATION_LIMIT = 500
 # At start the chat engine's build waits for the window's first reads to be drawn: checked
 # this often, for at most this long (a long conversation builds its older messages for a
@@ -417,8 +418,17 @@ class MainWindow(QMainWindow):
         if self.store is None or not self.server_away or self._away_grace.isActive():
             return
         self._away_shown = True
-        self.banner.show_message(away_text(self.store), kind="warning", icon="server")
-        self.memory_pane.set_server_away(True, refused=self.store.refused is not None)
+        refused = self.store.refused is not None
+        # A refused login is tried less and less often: the owner can ask for a try now
+        # (after putting the password right elsewhere, e.g. `timothy store password`).
+        self.banner.show_message(
+            away_text(self.store),
+            kind="warning",
+            icon="server",
+            action=RETRY_SERVER if refused else None,
+            action_label="Try again" if refused else None,
+        )
+        self.memory_pane.set_server_away(True, refused=refused)
 
     def _server_reachability(self, reachable: bool) -> None:
         if not reachable:
@@ -561,6 +571,8 @@ class MainWindow(QMainWindow):
             self.open_settings("backups")
         elif kind == RESTART:
             self.restart()
+        elif kind == RETRY_SERVER and self.store is not None:
+            self.store.retry_now()  # returns at once; the answer comes as reachability
 
     def restart(self) -> None:
         """A new Timothy starts, and this window closes as it always does."""
@@ -1150,8 +1162,11 @@ class MainWindow(QMainWindow):
 
     def _offer_restart_for_store(self, settings: Settings) -> None:
         """Another store is only opened at the next start (the open one has conversations,
-        turns and upkeep running on it): say so, with a restart at hand."""
+        turns and upkeep running on it): say so, with a restart at hand. The same choice
+        saved again (its password put right) is tried at once, not at the next retry."""
         if settings.store == self.opened_store_choice:
+            if self.store is not None and self.server_away:
+                self.store.retry_now()
             return
         self.banner.show_message(
             "Timothy uses the new storage choice from its next start.",

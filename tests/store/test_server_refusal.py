@@ -4,6 +4,10 @@ it is running": it is running, and retrying alone will not mend it."""
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
@@ -11,9 +15,13 @@ import pytest
 from psycopg.conninfo import make_conninfo
 
 from tests.fakes.postgres import PgServer, password_role
+from timothy import secrets
 from timothy.errors import StoreError, StoreUnreachableError
-from timothy.store.location import check_server
+from timothy.store.location import StoreSettings, check_server, open_store, store_password_key
 from timothy.store.postgres import PostgresStore
+from timothy.store.postgres.changes import REFUSED_PAUSES_SECONDS
+
+BACK_SECONDS = 20.0  # well under the 30 s a second refusal waits: only a try at once meets it
 
 
 def refusal(address: str, folder: Path) -> str:
@@ -76,3 +84,101 @@ def test_a_database_without_pgvector_that_this_user_cannot_add_is_not_called_rea
     with pytest.raises(StoreError) as opening:
         PostgresStore(address, follow_changes=False, outbox_dir=tmp_path)
     assert "CREATE EXTENSION vector" in str(opening.value)
+
+
+def feed_waits(caplog: pytest.LogCaptureFixture) -> list[float]:
+    """The pauses the change feed announced after each refused login, in order."""
+    marker = "trying again in "
+    return [
+        float(record.getMessage().rsplit(marker, 1)[1].removesuffix(" s"))
+        for record in caplog.records
+        if marker in record.getMessage()
+    ]
+
+
+def wait_for(condition: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        threading.Event().wait(0.05)  # polling another thread's state, bounded
+    return True
+
+
+def owned_database(server: PgServer) -> str:
+    """A database with pgvector that the password role owns, and its address (no password)."""
+    address = password_role(server, "owner_with_password", "right")
+    with psycopg.connect(server.uri, autocommit=True) as conn:
+        name = "owned_by_password_owner"
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+            conn.execute(f"CREATE DATABASE {name} OWNER owner_with_password")
+            with psycopg.connect(make_conninfo(server.uri, dbname=name), autocommit=True) as db:
+                db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    return make_conninfo(address, dbname="owned_by_password_owner")
+
+
+@pytest.fixture
+def wrong_password_store(pg_server: PgServer, tmp_path: Path) -> Iterator[PostgresStore]:
+    """The app's store, as the app opens it (the password from the keyring), with the
+    keyring holding a wrong one."""
+    address = owned_database(pg_server)
+    secrets.set_secret(store_password_key(address), "wrong")
+    opened = open_store(settings=StoreSettings(engine="postgres", url=address), data_dir=tmp_path)
+    assert isinstance(opened, PostgresStore)
+    with opened:
+        yield opened
+
+
+def test_a_refused_login_is_tried_less_and_less_often(
+    wrong_password_store: PostgresStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """10 s, 30 s, 60 s, then every 5 minutes: a refusal will not mend by waiting, and each
+    try is a failed login in the server's log. The owner's "try again" is tried at once."""
+    store = wrong_password_store
+    assert store.changes is not None and store.refused is not None
+    caplog.set_level(logging.WARNING, logger="timothy.store.postgres.changes")
+    expected = [*REFUSED_PAUSES_SECONDS, REFUSED_PAUSES_SECONDS[-1]]
+    assert expected == [10.0, 30.0, 60.0, 300.0, 300.0]
+    for tries in range(1, len(expected) + 1):
+        assert wait_for(lambda tries=tries: len(feed_waits(caplog)) >= tries, BACK_SECONDS)
+        if tries < len(expected):
+            store.retry_now()
+    assert feed_waits(caplog) == expected
+    assert not store.reachable
+
+
+def test_a_password_put_right_is_used_at_once_without_a_restart(
+    wrong_password_store: PostgresStore, pg_server: PgServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = wrong_password_store
+    assert store.changes is not None
+    caplog.set_level(logging.WARNING, logger="timothy.store.postgres.changes")
+    assert wait_for(lambda: len(feed_waits(caplog)) >= 1, BACK_SECONDS)
+    store.retry_now()  # still wrong: the next try waits 30 s
+    assert wait_for(lambda: len(feed_waits(caplog)) >= 2, BACK_SECONDS)
+    secrets.set_secret(
+        store_password_key(owned_database(pg_server)), "right"
+    )  # `timothy store password`
+    store.retry_now()
+    assert wait_for(lambda: store.reachable, BACK_SECONDS)
+    assert store.refused is None
+    assert store.memories.add("Reached with the new password").content
+
+
+def test_a_server_that_only_does_not_answer_keeps_the_quick_retry(
+    wrong_password_store: PostgresStore, pg_server: PgServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The refusals' slow pace ends when the server stops answering at all (it will mend)."""
+    store = wrong_password_store
+    assert store.changes is not None
+    caplog.set_level(logging.WARNING, logger="timothy.store.postgres.changes")
+    assert wait_for(lambda: store.changes is not None and store.changes.refusals == 1, 20)
+    pg_server.kill()
+    try:
+        store.retry_now()
+        assert wait_for(
+            lambda: any("lost the change feed" in r.getMessage() for r in caplog.records), 20
+        )
+        assert store.changes.refusals == 0
+    finally:
+        pg_server.start()

@@ -112,6 +112,9 @@ class Store:
     def on_reachability(self, listener: Callable[[bool], None]) -> None:
         """Nothing to tell: see `reachable`."""
 
+    def retry_now(self) -> None:
+        """Nothing to try again: see `reachable`."""
+
     @property
     def kept_here(self) -> int:
         """Nothing waits for a server: a file takes every change as it is made."""

@@ -299,6 +299,11 @@ class StoreEngine(Protocol):
         """Call `listener(reachable)`, on any thread, each time the store goes or returns."""
         ...
 
+    def retry_now(self) -> None:
+        """Try an unreachable server at once (the owner changed the settings or asked), with
+        its password read again; returns at once (the answer comes to `on_reachability`)."""
+        ...
+
     @property
     def kept_here(self) -> int:
         """How many changes this machine still keeps for its server after the last hand-over

@@ -143,6 +143,8 @@ def open_store(
         follow_changes=follow_changes,
         outbox_dir=data_dir,
         start_offline=follow_changes,  # the app opens, and works from this machine meanwhile
+        # A password stored after a refused login is read again, not only at the next start.
+        conninfo_source=lambda: server_conninfo(url, sslmode=sslmode, ca_file=ca_file),
     )
 
 

@@ -17,7 +17,12 @@ from pathlib import Path
 from timothy import paths
 from timothy.errors import StoreError, StoreUnreachableError
 from timothy.store.engine import heard_from_another_machine
-from timothy.store.postgres.changes import Announcement, ChangeFollower
+from timothy.store.postgres.changes import (
+    Announcement,
+    ChangeFollower,
+    refusal_in,
+    refused_pause,
+)
 from timothy.store.postgres.database import PgDatabase
 from timothy.store.postgres.link import ReachabilityListener, ServerLink
 from timothy.store.postgres.memories import PgMemoryRepository
@@ -45,6 +50,7 @@ class PostgresStore:
         follow_changes: bool = True,
         outbox_dir: Path | None = None,
         start_offline: bool = False,
+        conninfo_source: Callable[[], str] | None = None,
     ) -> None:
         """Open (and migrate) the store on a server. New memories made while the server does
         not answer wait in `outbox_dir` (default: the data folder) until it does, and the
@@ -54,7 +60,12 @@ class PostgresStore:
         server does not answer:
         conversations come from the mirror, memories wait in the outbox, and the change
         feed keeps trying; when it reaches the server, the store migrates it if need be,
-        hands everything over and refreshes the mirror (`reachable` turns True)."""
+        hands everything over and refreshes the mirror (`reachable` turns True).
+
+        `conninfo_source` gives the address afresh (the keyring's password read again): a
+        server that refused the login is tried with it, so a password stored meanwhile is
+        used without a restart."""
+        self._conninfo_source = conninfo_source
         self.link = ServerLink(latching=follow_changes)
         self.db = PgDatabase(
             conninfo,
@@ -75,13 +86,14 @@ class PostgresStore:
         self.vectors = PgVectorStore(self.db)
         self.search = PgSearch(self.db, self.vectors)
         self._last_retry = 0.0
+        self._refused_retries = 0  # refused tries in a row by `_retry_if_away`
         # What the last hand-over left here (refused by the server): see `kept_here`.
         self._kept_here = 0
         # Other machines' changes reach this machine's listeners (the app's panes).
         self.changes: ChangeFollower | None = None
         if follow_changes:
             self.changes = ChangeFollower(
-                self.db.conninfo,
+                self._feed_conninfo,
                 self.db.schema() if self.db.ready else None,
                 self.db.own_backends,
                 self._announced,
@@ -120,14 +132,41 @@ class PostgresStore:
 
     def _retry_if_away(self) -> None:
         """A call found the server away while the feed stayed up (a pool that timed out):
-        try again now and then."""
-        if self.link.reachable or time.monotonic() - self._last_retry < RETRY_SECONDS:
+        try again now and then (a refused login less and less often, as the feed does)."""
+        if self.link.reachable:
+            return
+        every = RETRY_SECONDS
+        if self._refused_retries:
+            every = refused_pause(self._refused_retries)
+        if time.monotonic() - self._last_retry < every:
             return
         self._last_retry = time.monotonic()
         try:
             self._reconnected()
+            self._refused_retries = 0
         except StoreError as exc:
+            if refusal_in(exc) is not None or self.link.refusal is not None:
+                self._refused_retries += 1
             log.info("the memory server is still out of reach: %s", exc)
+
+    def _feed_conninfo(self, renew: bool) -> str:
+        """The address the change feed tries (`renew`: read afresh; see `retry_now`)."""
+        if renew and self._conninfo_source is not None:
+            try:
+                self.db.renew_conninfo(self._conninfo_source())
+            except Exception as exc:  # a keyring that cannot be read leaves the last address
+                log.warning("the memory server's address could not be read again: %s", exc)
+        return self.db.conninfo
+
+    def retry_now(self) -> None:
+        """Try the server at once, with the password read again (the owner changed the
+        settings or asked to): a refused login is otherwise tried less and less often."""
+        if self.link.reachable:
+            return
+        self._refused_retries = 0
+        self._last_retry = 0.0
+        if self.changes is not None:
+            self.changes.retry_now()
 
     @property
     def reachable(self) -> bool:

@@ -5,7 +5,10 @@ holds one connection that LISTENs and turns each announcement made by another ma
 the same memory event this machine's own writes give its listeners ("staged", "promoted",
 "superseded", "forgotten", ...), so the queue pane, the browser and the counts follow within
 moments without a restart. Announcements of this machine's own writes are skipped (its
-listeners heard those already). A lost connection is re-made, with a pause that grows.
+listeners heard those already). A lost connection is re-made, with a pause that grows to
+10 s. A server that turns the login away (a wrong password, an unknown user or database)
+will not mend by waiting, and each try is a failed login in its log: those tries slow down
+to every 5 minutes, unless the owner asks for one (`retry_now`: new settings, *Try again*).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import psycopg
 from psycopg import sql
 
 from timothy.errors import StoreError
+from timothy.store.postgres.database import login_refusal
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
 
 log = logging.getLogger(__name__)
@@ -28,6 +32,8 @@ log = logging.getLogger(__name__)
 CHANNEL_PREFIX = "timothy_changes_"
 POLL_SECONDS = 0.5
 MAX_PAUSE_SECONDS = 10.0  # a server that returns is found again within this
+# The pauses after each refused login in a row; the last repeats.
+REFUSED_PAUSES_SECONDS = (10.0, 30.0, 60.0, 300.0)
 
 # (event, the memory's id, the memory as the announcement describes it, for "forgotten")
 Announcement = tuple[str, str, Memory | None]
@@ -57,6 +63,24 @@ def event_of(payload: dict[str, Any]) -> str | None:
     return None
 
 
+def refused_pause(refusals: int) -> float:
+    """The pause after `refusals` refused logins in a row (at least one)."""
+    return REFUSED_PAUSES_SECONDS[min(refusals, len(REFUSED_PAUSES_SECONDS)) - 1]
+
+
+def refusal_in(exc: BaseException) -> str | None:
+    """Why the server turned the login away, wherever in `exc`'s causes it says so."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return None
+        why = login_refusal(seen)
+        if why is not None:
+            return why
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def forgotten_record(payload: dict[str, Any]) -> Memory:
     """What a listener gets for a memory forgotten elsewhere: its id and kind, no words."""
     created = datetime.fromisoformat(str(payload["created_at"]))
@@ -81,7 +105,7 @@ class ChangeFollower:
 
     def __init__(
         self,
-        conninfo: str,
+        conninfo: Callable[[bool], str],
         schema: str | None,
         own_backends: Callable[[], set[int]],
         deliver: Callable[[list[Announcement]], None],
@@ -89,8 +113,10 @@ class ChangeFollower:
         on_connected: Callable[[], object] | None = None,
         on_idle: Callable[[], object] | None = None,
     ) -> None:
-        """`schema` None: the connection's own (a store opened while the server was away
-        learns it when the feed first connects)."""
+        """`conninfo(renew)` gives the address for each attempt (`renew`: the last one was
+        refused, or the owner asked to try again: the password may have changed). `schema`
+        None: the connection's own (a store opened while the server was away learns it when
+        the feed first connects)."""
         self.conninfo = conninfo
         self.channel = "" if schema is None else CHANNEL_PREFIX + schema
         self.on_idle = on_idle  # between polls, while connected
@@ -101,6 +127,9 @@ class ChangeFollower:
         self.connections = 0  # how many times the feed has connected (and handed over)
         self._connected = threading.Condition()
         self._stop = threading.Event()
+        self._wake = threading.Event()  # ends the pause between attempts (stop, retry_now)
+        self._asked = False  # the owner asked for an attempt now
+        self.refusals = 0  # refused logins in a row
         self._conn: psycopg.Connection[Any] | None = None
         self._thread = threading.Thread(target=self._run, name="timothy-changes", daemon=True)
 
@@ -110,7 +139,14 @@ class ChangeFollower:
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
+        self._wake.set()
         self._thread.join(timeout)
+
+    def retry_now(self) -> None:
+        """Try the server at once, with the address read again (the owner changed the
+        settings or asked), whatever pause a refused login had set."""
+        self._asked = True
+        self._wake.set()
 
     def wait_connected(self, after: int, timeout: float) -> bool:
         """Wait until the feed has connected more than `after` times (a reconnection)."""
@@ -120,14 +156,17 @@ class ChangeFollower:
     def _run(self) -> None:
         pause = 0.5
         while not self._stop.is_set():
+            renew, self._asked = self.refusals > 0 or self._asked, False
+            refused: str | None = None
             try:
-                with psycopg.connect(self.conninfo, autocommit=True) as conn:
+                with psycopg.connect(self.conninfo(renew), autocommit=True) as conn:
                     if not self.channel:
                         row = conn.execute("SELECT current_schema()").fetchone()
                         schema = "public" if row is None or row[0] is None else str(row[0])
                         self.channel = CHANNEL_PREFIX + schema
                     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
                     pause = 0.5
+                    self.refusals = 0
                     if self.on_connected is not None:
                         self.on_connected()
                     with self._connected:
@@ -138,15 +177,32 @@ class ChangeFollower:
             except psycopg.Error as exc:
                 if self._stop.is_set():
                     break
-                log.warning("lost the change feed of the memory server (%s); retrying", exc)
+                refused = refusal_in(exc)
+                if refused is None:
+                    log.warning("lost the change feed of the memory server (%s); retrying", exc)
             except StoreError as exc:  # on_connected found the server gone again
-                log.warning("the memory server is not back yet (%s); retrying", exc)
+                refused = refusal_in(exc)
+                if refused is None:
+                    log.warning("the memory server is not back yet (%s); retrying", exc)
             except Exception:  # a listener's failure must not end the feed
                 log.exception("the change feed failed; retrying")
             finally:
                 self.listening.clear()
-            self._stop.wait(pause)
-            pause = min(pause * 2, MAX_PAUSE_SECONDS)
+            if refused is not None:
+                self.refusals += 1
+                wait = refused_pause(self.refusals)
+                log.warning(
+                    "the memory server refused this machine's login (%s); trying again in %g s",
+                    refused,
+                    wait,
+                )
+            else:
+                self.refusals = 0
+                wait = pause
+                pause = min(pause * 2, MAX_PAUSE_SECONDS)
+            if not self._asked:
+                self._wake.wait(wait)
+            self._wake.clear()
 
     def _listen(self, conn: psycopg.Connection[Any]) -> None:
         while not self._stop.is_set():

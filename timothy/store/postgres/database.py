@@ -146,10 +146,8 @@ class PgDatabase:
         """Connect and migrate. With `start_offline`, a server that does not answer is not an
         error: the database opens unconnected (`ready` False, the link lost), and is migrated
         when `reconnected()` finds the server again."""
-        params: dict[str, Any] = {"application_name": "timothy"}
-        if "connect_timeout" not in conninfo_to_dict(conninfo):
-            params["connect_timeout"] = connect_timeout
-        self.conninfo = make_conninfo(conninfo, **params)
+        self._connect_timeout = connect_timeout
+        self.conninfo = self._with_defaults(conninfo)
         self.location = safe_location(self.conninfo)
         self.migrations = tuple(migrations)
         self._local = threading.local()
@@ -168,7 +166,7 @@ class PgDatabase:
             if not start_offline:
                 raise
         self.pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] = ConnectionPool(
-            self.conninfo,
+            lambda: self.conninfo,  # read at each connection: see renew_conninfo
             min_size=1,
             max_size=pool_size,
             kwargs={"autocommit": True},
@@ -183,6 +181,22 @@ class PgDatabase:
             return
         with self.errors():
             self.pool.open(wait=True, timeout=max(connect_timeout * 2, 5))
+
+    def _with_defaults(self, conninfo: str) -> str:
+        params: dict[str, Any] = {"application_name": "timothy"}
+        if "connect_timeout" not in conninfo_to_dict(conninfo):
+            params["connect_timeout"] = self._connect_timeout
+        return make_conninfo(conninfo, **params)
+
+    def renew_conninfo(self, conninfo: str) -> None:
+        """The same server's address read again (the owner stored another password): every
+        connection made from now on uses it. Another server is ignored (a new storage
+        choice is opened at the next start)."""
+        renewed = self._with_defaults(conninfo)
+        if safe_location(renewed) != self.location:
+            log.warning("ignored an address for another memory server than this store's")
+            return
+        self.conninfo = renewed
 
     def reconnected(self) -> None:
         """The server answers again (the change feed reached it): migrate it if this store
