@@ -8,9 +8,11 @@ import json
 import queue
 from pathlib import Path
 
+import pytest
+
 from timothy.memory.forget import block_line, forget
 from timothy.memory.remember import REMEMBER_TOOL
-from timothy.store.postgres import PostgresStore
+from timothy.store.postgres import PostgresStore, offline
 from timothy.store.records import Memory, MessageRole, StoredToolCall
 
 SECRET = "The door code is Quagmire-4711"
@@ -89,3 +91,38 @@ def test_a_forget_leaves_the_mirror_of_a_machine_that_was_off(pg_url: str, tmp_p
         assert holding(desktop_folder) == []
         blocks = [m.memory_block for m in desktop.sessions.messages(session_id)]
         assert any(block and "[forgotten]" in block for block in blocks)
+
+
+def test_catching_up_reads_the_conversations_in_batches_not_one_query_each(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a forget every conversation is read again: in a few queries (the pool's own
+    count of borrowed connections says how many), and every message is still mirrored."""
+    monkeypatch.setattr(offline, "REFRESH_BATCH", 7)  # 40 conversations: 6 batches
+    conversations = 40
+    with PostgresStore(pg_url, outbox_dir=tmp_path / "laptop", follow_changes=False) as laptop:
+        memory = laptop.memories.add(SECRET)
+        session_id = past_turns(laptop, memory)
+        for number in range(conversations - 1):
+            talk = laptop.sessions.create(title=f"Talk {number}")
+            laptop.sessions.add_message(talk.id, MessageRole.USER, f"Hello {number}")
+            laptop.sessions.add_message(talk.id, MessageRole.ASSISTANT, f"Hi {number}")
+        desktop_folder = tmp_path / "desktop"
+        with PostgresStore(pg_url, outbox_dir=desktop_folder, follow_changes=False) as desktop:
+            desktop.sessions.refresh(every=True)
+            assert holding(desktop_folder)
+            forget(laptop, [memory.id])
+            borrowed = desktop.db.pool.get_stats().get("requests_num", 0)
+            assert desktop.sessions.catch_up_forgets()
+            reads = desktop.db.pool.get_stats().get("requests_num", 0) - borrowed
+            assert reads <= 6 + 3  # the batches, the list, the mark (one query each before)
+            assert holding(desktop_folder) == []
+            mirrored = desktop.sessions.mirror.repo
+            on_server = laptop.sessions.list(limit=100)
+            assert len(on_server) == conversations
+            for session in on_server:
+                assert [m.id for m in mirrored.messages(session.id)] == [
+                    m.id for m in laptop.sessions.messages(session.id)
+                ]
+            blocks = [m.memory_block for m in mirrored.messages(session_id)]
+            assert any(block and "[forgotten]" in block for block in blocks)

@@ -573,6 +573,23 @@ class BaseSessionRepository(Generic[DbT]):
         with self.db.read() as conn:
             return self._message_rows(conn.execute(self.dialect.sql(sql), (session_id,)).fetchall())
 
+    def messages_of(self, session_ids: Sequence[str]) -> dict[str, builtins.list[Message]]:
+        """Every message of each of these conversations (as `messages`), in one query: a
+        conversation with none has an empty list."""
+        found: dict[str, builtins.list[Message]] = {session_id: [] for session_id in session_ids}
+        if not found:
+            return found
+        dialect = self.dialect
+        sql = (
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE {dialect.among('m.session_id')} "
+            "ORDER BY m.seq"
+        )
+        with self.db.read() as conn:
+            rows = conn.execute(dialect.sql(sql), (dialect.items(found),)).fetchall()
+        for message in self._message_rows(rows):
+            found[message.session_id].append(message)
+        return found
+
     def _all_messages(self, conn: Any, session_id: str) -> builtins.list[Message]:
         return self._message_rows(
             conn.execute(

@@ -53,6 +53,11 @@ from timothy.store.sessions import SessionRepository
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+# Conversations whose messages one query reads when the mirror catches up (after a forget
+# every conversation is read again: one query each made 500 conversations cost 500 round
+# trips); a batch bounds what one answer holds in memory.
+REFRESH_BATCH = 200
 _UNSET: Any = object()
 
 SESSION_FIELDS = (
@@ -241,6 +246,19 @@ class ConversationMirror:
     def message_ids(self, session_id: str) -> set[str]:
         with self.db.read() as conn:
             return set(_message_ids(conn, session_id))
+
+    def message_ids_of(self, session_ids: Sequence[str]) -> dict[str, set[str]]:
+        """The mirrored messages' ids of each of these conversations, in one query."""
+        found: dict[str, set[str]] = {session_id: set() for session_id in session_ids}
+        with self.db.read() as conn:
+            rows = conn.execute(
+                "SELECT session_id, id FROM messages "
+                "WHERE session_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(found)),),
+            ).fetchall()
+        for session_id, message_id in rows:
+            found[str(session_id)].add(str(message_id))
+        return found
 
     def replace_messages(
         self, session_id: str, messages: Sequence[Message], *, among: set[str] | None = None
@@ -764,10 +782,16 @@ class MirroredSessions:
         known = self.mirror.updated_at()
         sessions = self.server.list(include_deleted=True)
         self.mirror.put_sessions(sessions)
-        changed = [s for s in sessions if every or known.get(s.id) != format_time(s.updated_at)]
-        for session in changed:
-            before = self.mirror.message_ids(session.id)
-            self.mirror.replace_messages(session.id, self.server.messages(session.id), among=before)
+        changed = [s.id for s in sessions if every or known.get(s.id) != format_time(s.updated_at)]
+        for start in range(0, len(changed), REFRESH_BATCH):
+            batch = changed[start : start + REFRESH_BATCH]
+            before = self.mirror.message_ids_of(batch)
+            found = self.server.messages_of(batch)
+            with self.mirror.db.write():  # one transaction for the batch: nested writes join it
+                for session_id in batch:
+                    self.mirror.replace_messages(
+                        session_id, found[session_id], among=before[session_id]
+                    )
         self.mirror.drop_sessions_except({s.id for s in sessions}, among=set(known))
         return len(changed)
 
