@@ -1114,6 +1114,15 @@ class BaseMemoryRepository(Generic[DbT]):
 
     # -- forgetting for good -------------------------------------------------------------
 
+    def _versions(self, conn: Any, memory_id: str) -> builtins.list[str]:
+        """The ids of every version of `memory_id`'s chain, as `conn` sees them now."""
+        return [
+            str(row[0])
+            for row in conn.execute(
+                self.dialect.sql(f"{VERSIONS} SELECT id FROM versions"), (memory_id,)
+            ).fetchall()
+        ]
+
     def forget(
         self,
         memory_ids: Iterable[str],
@@ -1142,22 +1151,32 @@ class BaseMemoryRepository(Generic[DbT]):
                 if not chain:
                     wanted.append(memory_id)
                     continue
-                versions = [
-                    str(row[0])
-                    for row in conn.execute(
-                        dialect.sql(f"{VERSIONS} SELECT id FROM versions"), (memory_id,)
-                    ).fetchall()
-                ]
+                versions = self._versions(conn, memory_id)
                 if len(versions) > 1 and not set(versions) <= set(wanted):
                     chains += 1
                 wanted += versions
-            rows = conn.execute(
-                dialect.sql(
-                    f"SELECT {COLUMNS} FROM memories m WHERE {dialect.among('m.id')} "
-                    f"ORDER BY m.created_at, m.seq{dialect.for_update}"
-                ),
-                (dialect.items(dict.fromkeys(wanted)),),
-            ).fetchall()
+            while True:
+                rows = conn.execute(
+                    dialect.sql(
+                        f"SELECT {COLUMNS} FROM memories m WHERE {dialect.among('m.id')} "
+                        f"ORDER BY m.created_at, m.seq{dialect.for_update}"
+                    ),
+                    (dialect.items(dict.fromkeys(wanted)),),
+                ).fetchall()
+                if not chain:
+                    break
+                # On a shared server another machine's edit may have been committing while
+                # the chains were read: the lock above waited for it, so read them again,
+                # and take (and lock) any version it added; once locked, none can be added.
+                added = [
+                    version
+                    for memory_id in ids
+                    for version in self._versions(conn, memory_id)
+                    if version not in wanted
+                ]
+                if not added:
+                    break
+                wanted += added
             memories = self._read(conn, rows)
             forgotten = {memory.id: memory for memory in memories}
             erased = erase(
