@@ -42,6 +42,7 @@ class EmbeddingState:
 
 
 SERVER_AWAY_PROBLEM = "the memory server is out of reach"
+SERVER_REFUSED_PROBLEM = "the memory server refused this computer's login ({why})"
 BACKGROUND_WAIT_SECONDS = 30.0  # at start, for the floor's background sentences
 
 
@@ -65,7 +66,13 @@ def embedding_state(
         active = store.vectors.active_model()
     except StoreUnreachableError as exc:
         log.warning("vector search waits for the memory server: %s", exc)
-        return EmbeddingState(None, None, 0, SERVER_AWAY_PROBLEM if embedder else problem)
+        if embedder is None:
+            return EmbeddingState(None, None, 0, problem)
+        refused = store.refused
+        away = (
+            SERVER_AWAY_PROBLEM if refused is None else SERVER_REFUSED_PROBLEM.format(why=refused)
+        )
+        return EmbeddingState(None, None, 0, away)
     active_name = active.name if active is not None else None
     if embedder is None:
         return EmbeddingState(None, active_name, 0, problem)

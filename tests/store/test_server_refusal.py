@@ -14,8 +14,10 @@ import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
+from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.postgres import PgServer, password_role
 from timothy import secrets
+from timothy.assistant import embedding_state
 from timothy.errors import StoreError, StoreUnreachableError
 from timothy.store.location import StoreSettings, check_server, open_store, store_password_key
 from timothy.store.postgres import PostgresStore
@@ -182,3 +184,18 @@ def test_a_server_that_only_does_not_answer_keeps_the_quick_retry(
         assert store.changes.refusals == 0
     finally:
         pg_server.start()
+
+
+def test_vector_search_waits_for_a_server_that_refused_the_login_and_says_why(
+    pg_server: PgServer, tmp_path: Path
+) -> None:
+    """The status bar's reason for vector search being off is the refusal, not an outage."""
+    address = password_role(pg_server, "owner_with_password", "right")
+    wrong = make_conninfo(address, password="wrong")
+    with PostgresStore(wrong, outbox_dir=tmp_path, start_offline=True) as store:
+        state = embedding_state(store, HashingEmbedder())
+    assert state.problem is not None and "out of reach" not in state.problem
+    assert state.problem == (
+        "the memory server refused this computer's login (password authentication failed "
+        'for user "owner_with_password")'
+    )
