@@ -1065,6 +1065,7 @@ class MainWindow(QMainWindow):
             parent=self,
         )
         dialog.settings_saved.connect(self.apply_settings)
+        dialog.settings_saved.connect(self._retry_server_if_away)
         if self.store is not None:
             dialog.storage_page.offer_copy(self.store, self._data_folder(), self.store_copy)
         dialog.backups_page.backup_requested.connect(self.back_up_now)
@@ -1160,13 +1161,18 @@ class MainWindow(QMainWindow):
             self.start_loads.add("preparing code highlighting", warm_up_highlighting)
         self.start_loads.start()
 
+    def _retry_server_if_away(self, settings: Settings) -> None:
+        """Settings saved with the same storage choice (its password put right, say): a
+        server that is away is tried at once, not at its next retry (a refused login's may
+        be minutes away)."""
+        same_choice = settings.store == self.opened_store_choice
+        if same_choice and self.store is not None and self.server_away:
+            self.store.retry_now()
+
     def _offer_restart_for_store(self, settings: Settings) -> None:
         """Another store is only opened at the next start (the open one has conversations,
-        turns and upkeep running on it): say so, with a restart at hand. The same choice
-        saved again (its password put right) is tried at once, not at the next retry."""
+        turns and upkeep running on it): say so, with a restart at hand."""
         if settings.store == self.opened_store_choice:
-            if self.store is not None and self.server_away:
-                self.store.retry_now()
             return
         self.banner.show_message(
             "Timothy uses the new storage choice from its next start.",

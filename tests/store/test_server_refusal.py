@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from psycopg.conninfo import make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.postgres import PgServer, password_role
@@ -108,7 +108,8 @@ def wait_for(condition: Callable[[], bool], seconds: float) -> bool:
 
 
 def owned_database(server: PgServer) -> str:
-    """A database with pgvector that the password role owns, and its address (no password)."""
+    """A database with pgvector that the password role owns, and its address as the owner
+    types it in Settings ▸ Storage (no password)."""
     address = password_role(server, "owner_with_password", "right")
     with psycopg.connect(server.uri, autocommit=True) as conn:
         name = "owned_by_password_owner"
@@ -116,7 +117,8 @@ def owned_database(server: PgServer) -> str:
             conn.execute(f"CREATE DATABASE {name} OWNER owner_with_password")
             with psycopg.connect(make_conninfo(server.uri, dbname=name), autocommit=True) as db:
                 db.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    return make_conninfo(address, dbname="owned_by_password_owner")
+    host = str(conninfo_to_dict(address).get("host") or "")
+    return f"postgresql://owner_with_password@/owned_by_password_owner?host={host}"
 
 
 @pytest.fixture

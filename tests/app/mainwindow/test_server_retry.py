@@ -16,6 +16,7 @@ from tests.app.conftest import WindowFactory
 from tests.fakes.postgres import PgServer
 from tests.store.test_server_refusal import owned_database
 from timothy import secrets
+from timothy.settings import Settings
 from timothy.store.location import StoreSettings, open_store, store_password_key
 from timothy.store.postgres import PostgresStore
 
@@ -66,12 +67,16 @@ def test_try_again_on_the_banner_uses_a_password_put_right_at_once(
 def test_settings_saved_with_the_password_put_right_reconnect_at_once(
     qtbot: QtBot, make_window: WindowFactory, store: PostgresStore, pg_server: PgServer
 ) -> None:
-    """The same storage choice saved again (Settings ▸ Storage's password field went to the
-    keyring) is no new choice to restart for: the server is tried with it at once."""
-    window = make_window()
+    """The same storage choice saved again with the password typed in Settings ▸ Storage
+    (it goes to the keyring) is no new choice to restart for: the server is tried with it
+    at once."""
+    address = owned_database(pg_server)
+    window = make_window(settings=Settings(store=StoreSettings(engine="postgres", url=address)))
     qtbot.waitUntil(window.banner.isVisible, timeout=SHOWN_MS)
     refused_twice(qtbot, store)
-    secrets.set_secret(store_password_key(owned_database(pg_server)), "right")
-    window.apply_settings(window.settings)
+    dialog = window.open_settings("storage")
+    dialog.storage_page.password_edit.setText("right")
+    dialog.save()
     qtbot.waitUntil(lambda: window.banner.text_label.text() == BACK_TEXT, timeout=AT_ONCE_MS)
     assert store.reachable
+    assert "restart" not in window.banner.text_label.text().lower()
