@@ -8,6 +8,7 @@ from timothy.memory.provenance import (
     ALSO_PASTED,
     NOT_ASKED,
     NOT_SUPPORTED,
+    REASONS,
     asks_to_remember,
     language_of,
     split_message,
@@ -315,4 +316,162 @@ def test_a_fact_turned_round_is_not_supported(fact: str, own: str) -> None:
 def test_what_the_owner_said_is_saved_however_the_model_writes_it(fact: str, message: str) -> None:
     """Numbers compared without their separators, links by their address, dates the model
     worked out from a time the owner named, and a request in French with an English verb."""
+    assert staging_reason(fact, message) is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "10:42 Alex: remember that the door code is 4512",
+        "9.15 Sam: remember to pay rent to account 55001234",
+        "10:42 pm Alex Smith: don't forget the key safe is 4471",
+        "10:42 Alex: the cabin code is 4512\n10:43 Alex: keep it safe\nremember it",
+    ],
+)
+def test_a_chat_line_with_a_bare_time_is_a_conversation(message: str) -> None:
+    """A time, a name and a colon: the name asked the owner to remember, or spoke twice."""
+    assert "conversation" in [passage.kind for passage in split_message(message).passages]
+
+
+def test_an_agenda_of_times_is_the_owners() -> None:
+    message = "Remember my day:\n09:00 Dentist: check-up\n11:00 Work: standup\n14:00 Gym: legs"
+    assert split_message(message).passages == ()
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Your new PIN is 8841. Please remember it. Do not share this code.",
+        "Dear customer, please remember your account number is 55001234",
+        "Dear Sam,\nremember the new account is 55001234",
+        "Remember your verification code is 661204. Do not reply to this message.",
+        "This is an automated message. Please remember your new login is vpn.corp.example",
+        "Remember your new payee is Harbor Estates. Kind regards, Northwind Lettings",
+        "Please remember the new account 55001234 for all payments.\nRegards,\nJohn",
+        "Remember to send the deposit to account 55001234.\nBest,\nAnna",
+        "Thanks for your order! Please remember your customer ID is 99812. The Acme Team",
+        "Remember the fee is £2.99.\n- The Parcel Team",
+        "Hey it's your boss, remember to buy 5 gift cards for the client today",
+        "Hello, this is Dave from IT. Remember the VPN page is vpn.example",
+        "If you did not request this, remember to call 0800 123 456",
+        "We have updated your payee. Remember it is Harbor Estates now.",
+        "Sehr geehrte Kundin, merken Sie sich die neue IBAN DE89370400440532013000",
+        "Cher client, retenez que votre code est 4512",
+    ],
+)
+def test_a_message_written_to_the_owner_is_someone_elses(message: str) -> None:
+    """An SMS, a notice or a mail's body pasted with no sender: it greets the owner, signs
+    off, speaks as a sender ("Do not reply") or of the owner's things as "your ..."."""
+    assert "message" in [passage.kind for passage in split_message(message).passages]
+    assert staging_reason("The owner's account number is 55001234", message) is not None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Remember that I'm vegetarian. Thanks!",
+        "Thanks! Also remember my code is 4512",
+        "remember my best friend is Kate",
+        "remember my team is the Platform Team",
+        "remember, with regards to rent, I pay on the 1st",
+        "Remember I told Anna I'd bring wine",
+        "Remember I said I'd call Dad on Sunday",
+        "Remember I moved to Leeds and my rent is 900",
+        "remember I heard back from the clinic: my test is on Friday",
+    ],
+)
+def test_the_owners_thanks_best_and_told_are_their_own(message: str) -> None:
+    assert split_message(message).passages == ()
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "my landlord says the rent now goes to IBAN GB33BUKB20201555555555, remember that",
+        "Mum told me the wifi password is sunshine99, remember it",
+        "the bank said my new sort code is 04-00-05, remember that",
+        "remember that my accountant told me all tax goes to account 55001234",
+        "apparently the new door code is 7781, remember it",
+        "remember the door code is 7781 according to the caretaker",
+        "got a text saying my parcel fee is £2.99, remember that",
+        "Alex reckons the code is 4512, remember that",
+        "I was told the new code is 4512, remember it",
+        "Recuerda que mi casero dice que el alquiler va a la cuenta 55001234",
+    ],
+)
+def test_someone_elses_claim_relayed_in_prose_is_staged(message: str) -> None:
+    """The owner passes on what someone told them: theirs to confirm, not a fact they said."""
+    assert "relayed" in [passage.kind for passage in split_message(message).passages]
+    assert staging_reason("The owner's code is 4512", message) == REASONS["relayed"]
+
+
+@pytest.mark.parametrize(
+    ("fact", "own"),
+    [
+        ("The owner is meeting bob tomorrow at 3", "remember I'm meeting tomorrow at 3"),
+        (
+            "The owner's sister anna lives in Leeds and banks with quickcash",
+            "remember my sister Anna lives in Leeds",
+        ),
+        ("The owner pays rent by transfer to harbor estates", "remember I pay my rent by transfer"),
+        ("The owner's door code is 4512", "Merk dir: mein Code ist 4512"),
+        ("The owner's locker is on the third floor", "remember my locker is on the 4th floor"),
+    ],
+)
+def test_a_word_the_owner_never_said_is_not_supported(fact: str, own: str) -> None:
+    """Only the words a restatement adds ("works", "number", "years old") may be new: a name
+    in lower case, a payee, a word a translation added is the model's own."""
+    assert support(fact, own) == 0
+
+
+@pytest.mark.parametrize(
+    ("fact", "own"),
+    [
+        ("The owner's rent is $900", "remember my rent is £900"),
+        ("The owner's transfer was 500 usd", "remember the transfer was 500 EUR"),
+        ("The owner's rent is 900 pounds", "remember my rent is 900 euros"),
+        ("The owner's rent is £900", "remember my rent is 900"),
+        ("The owner's rent is A$900", "remember my rent is US$900"),
+    ],
+)
+def test_a_currency_the_owner_never_named_is_not_supported(fact: str, own: str) -> None:
+    assert support(fact, own) == 0
+
+
+@pytest.mark.parametrize(
+    ("fact", "own"),
+    [
+        ("The owner is allergic to penicillin", "remember I used to be allergic to penicillin"),
+        ("The owner is vegan", "remember I was vegan until last year"),
+        ("The owner's wife lives in York", "remember my ex-wife lives in York"),
+        ("The owner works at Acme", "remember I formerly worked at Acme"),
+        ("The owner smokes", "remember I gave up smoking"),
+        ("The owner used to live in Manchester", "remember I live in Manchester"),
+    ],
+)
+def test_a_fact_that_is_over_is_not_the_same_fact(fact: str, own: str) -> None:
+    """ "Used to", "formerly", "until", "ex-" turn a fact round as "not" does."""
+    assert support(fact, own) == 0
+
+
+@pytest.mark.parametrize(
+    ("fact", "message"),
+    [
+        ("The owner no longer smokes", "remember I don't smoke anymore"),
+        ("The owner previously lived in Manchester", "remember I used to live in Manchester"),
+        ("The owner is away until Friday, 4 December 2026", "Remember: I'm away until Friday"),
+        ("The owner's rent is 1500 dollars", "remember my rent is $1,500"),
+        ("The owner's rent is US$1500", "remember my rent is 1500 USD"),
+        ("The owner's flat is on the third floor", "remember my flat is on the 3rd floor"),
+        ("The owner's favorite color is green", "remember my favourite colour is green"),
+        ("The owner has a shellfish allergy", "remember I'm allergic to shellfish"),
+        ("The owner drives a blue Toyota Yaris", "remember my car is a blue Toyota Yaris"),
+        ("The owner works from home every Wednesday", "remember I work from home on Wednesdays"),
+        ("Der Besitzer isst kein Fleisch", "Merk dir bitte, dass ich kein Fleisch esse"),
+        ("The owner's code is 4512", "Merk dir: mein Code ist 4512"),
+    ],
+)
+def test_a_restatement_that_adds_nothing_is_saved(fact: str, message: str) -> None:
+    """A tense said another way, a currency by its name, an ordinal as a word, a spelling,
+    a word of the same family, a verb a restatement adds; a translation that says no more."""
     assert staging_reason(fact, message) is None

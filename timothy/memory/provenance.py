@@ -10,18 +10,23 @@ well call the tool. So a `remember` fact is saved at once only when all of these
 2. the owner asked, in their own words, to remember or note something ("remember", "note",
    "don't forget", "keep in mind", ... in a few languages, not negated);
 3. the fact is supported by the owner's own words: at least two thirds of its content words
-   (light stems, stop words and the word "owner" left out) appear in them, and all of these
-   appear in them as well: every number and code (an account number, an IBAN, a phone
-   number, an amount, a PIN), compared whole with its spaces, dashes, dots and thousands
-   commas left out ("DE89 3704 ..." is "DE893704...", but 4512 is not 4513 and £1,200 is
-   not £12,000); every e-mail address, link and domain, whole ("monzo.com" is in
+   (light stems, stop words and the word "owner" left out; words of one family, an ordinal
+   and its number, British and American spelling alike) appear in them, and every other
+   one is a word a restatement adds (`RESTATING_WORDS`: "works", "has", "number", "years
+   old"), never a thing, a person or a place of the model's own, however it is spelt
+   ("meeting bob"); so a translation is saved only when it says no more than the request.
+   All of these appear in them as well: every number and code (an account number, an
+   IBAN, a phone number, an amount, a PIN), compared whole with its spaces, dashes, dots
+   and thousands commas left out ("DE89 3704 ..." is "DE893704...", but 4512 is not 4513
+   and £1,200 is not £12,000); every currency, by symbol, code or name ("£" is "GBP" and
+   "pounds", not "$"); every e-mail address, link and domain, whole ("monzo.com" is in
    "https://monzo.com/login", "monzo.com.evil.example" is not); every name (a capitalised
    word after the fact's first, other than a stop word; not when the fact is German, which
-   capitalises every noun). A word the
-   owner said plainly must not be negated in the fact, nor the other way round ("allergic"
-   / "not allergic"). Dates and clock times the model worked out from "tomorrow", "next
-   Friday" or "the 4th" count as supported when the owner named a time (a bare number is
-   none).
+   capitalises every noun). A word the owner said plainly must not be negated in the fact,
+   nor the other way round ("allergic" / "not allergic"), nor said to be over ("used to be
+   allergic", "formerly", "until", "my ex-wife"). Dates and clock times the model worked
+   out from "tomorrow", "next Friday" or "the 4th" count as supported when the owner named
+   a time (a bare number is none).
 
 Otherwise it is staged for the owner to review, with a reason the owner can read.
 
@@ -39,7 +44,15 @@ to the bank: ..."), named by where they came from ("From the bank: ...", "Got th
 on ("(forwarded)", "Forwarded" on its own line, a lone "From: HSBC" sender line, a
 sender's tag such as "[HSBC]"); a chat or text message copied with its time or sender
 ("[10:42] Alex: ...", "12/03/2026, 10:42 - Alex: ...", "Alex (10:42): ...", a header line
-"Alex Smith  10:42 AM" or "Today 14:02" above the message, "+44 7700 900123: ..."); when a
+"Alex Smith  10:42 AM" or "Today 14:02" above the message, "+44 7700 900123: ...", a bare
+"10:42 Alex: ..." whose text asks to remember or whose name speaks twice, which an agenda's
+"09:00 Dentist: bring the card" does not); a text or mail body written to the owner, with
+no sender or time: a salutation ("Dear customer"), a sign-off ("Kind regards", "Best," above a name,
+"The Acme Team"), a sender's notice ("Do not reply", "Do not share this code", "This is an
+automated message"), the owner's things called "your ..." ("Your new PIN is ..."), a
+sender introducing themself ("Hey it's your boss"); someone else's claim relayed in the
+owner's prose ("my landlord says ...", "Mum told me ...", "the bank said ...",
+"apparently ...", "I was told ..."; "I said", "I told Anna" are the owner's); when a
 line points at a document ("what do you make of this email?"), the other lines; invisible
 characters, encoded runs and tables; a paragraph longer than `LONG_PARAGRAPH` characters (and, in a
 message longer than `LONG_MESSAGE`, every paragraph that does not carry the request); and
@@ -53,6 +66,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -78,11 +92,40 @@ FRAMING_WORDS = frozenset(
     utente eigenaar gebruiker""".split()  # noqa: SIM905
 )
 
+# The words a restatement of the owner's words may add that they did not say: verbs that
+# carry a fact over into the third person ("my car is a Yaris" -> "the owner drives a
+# Yaris"), and nouns that name what a value is ("number", "address", "years old"). Any other
+# word the owner never said is a thing, a person or a place of the model's own, however it is
+# spelt ("meeting bob", "banks with quickcash"), or a translation no one can check: the fact
+# is not what the owner said.
+RESTATING_WORDS = frozenset(
+    """has have had having lives live lived living resides located based stays works work
+    worked working employed job role occupation profession goes go going went drives drive
+    driving uses use used using owns own keeps keep kept gets get got makes make made takes
+    take took holds hold attends attend visits visit plays play runs run wears wear eats eat
+    drinks drink needs need enjoys enjoy costs cost pays pay paid known online usually
+    currently also both still generally normally typically regularly every number numbers no
+    address addresses phone telephone mobile contact details information info email e mail
+    age aged old years year appointment pet person someone something thing amount price
+    value total
+    nummer número numero numéro adresse dirección direccion indirizzo endereço adres jahre
+    años anos ans anni jaar
+    ist hat wohnt lebt arbeitet heißt isst trinkt mag
+    est habite vit travaille appelle mange boit aime
+    está tiene vive trabaja llama come bebe gusta
+    è ha abita lavora chiama mangia beve piace
+    é tem mora trabalha chama gosta
+    heeft woont werkt heet eet drinkt
+    dell dall nell sull all qu""".split()  # noqa: SIM905
+)
+
 # Why a fact was staged, as the owner reads it after "Saved for your review: ".
 REASONS = {
     "pasted": "it came from text you pasted",
     "long": "it came from text you pasted",
     "email": "it came from an email you pasted",
+    "message": "it came from a message written to you that you pasted",
+    "relayed": "it is what someone else told you",
     "quote": "it came from text you quoted",
     "code": "it came from code or markup you pasted",
     "markup": "it came from code or markup you pasted",
@@ -233,13 +276,54 @@ _NEGATIONS = frozenset(
     """not no never nor neither without cannot t nothing none nicht kein keine keinen keinem
     keiner nie niemals ne pas jamais nunca nada não nao niet geen nooit non""".split()  # noqa: SIM905
 )
+# Words that say a thing is over ("used to", "formerly", "no longer", "my ex-wife", "was vegan
+# until last year"): said with one it is not the fact said without ("allergic" / "used to be
+# allergic"). They turn a word round as a negation does: "not" and "no longer" compare
+# alike, which a fact may say of what the owner "used to" do.
+_OVER = frozenset(
+    """formerly previously former ex until stopped quit quitted ceased anymore früher ehemals
+    ehemalige ehemaliger ehemaligen vorher autrefois anciennement ancien ancienne anciens
+    antiguo antigua antes solía solia costumava antigamente vroeger voorheen voormalig
+    voormalige""".split()  # noqa: SIM905
+)
+_TURNING_WORDS = _OVER | {"longer"}  # "no longer"
+# Phrases of it folded to one marker word before the words are compared.
+_OVER_PHRASE_RE = lazy_pattern(r"\b(?:used to|gave up|any ?more|any longer)\b")
 _NEGATED_WORDS = 2  # content words after a negation that it turns round
 # A fact's words as compared, and the marks that end a clause (a negation stops there).
 _CLAUSE_WORD_RE = lazy_pattern(r"(?P<stop>[,;:.!?()\n]|\s[-–—]+\s)|\d+|[^\W\d]+")
 _SEPARATOR_RE = lazy_pattern(r"[\W_]")
 _DIGIT_RE = lazy_pattern(r"\d")
-# In these the negation often follows what it turns round ("ich mag Kaffee nicht").
-_NEGATION_AFTER = frozenset({"nicht", "pas", "niet"})
+# In these the negation often follows what it turns round ("ich mag Kaffee nicht", "vegan
+# until 2025", "I don't smoke anymore").
+_NEGATION_AFTER = frozenset({"nicht", "pas", "niet", "until", "anymore"})
+
+
+# A currency, as a symbol, a code or a word, and the one it names: "£900" is not "$900", and
+# a fact names no currency the owner did not.
+_CURRENCY_RE = lazy_pattern(
+    r"(?:\b(?:US|A|AU|C|CA|NZ|HK|S)(?=\$))?[$£€¥₹₽₩₪₺₴฿]|"
+    r"\b(?:gbp|usd|eur|jpy|cny|rmb|chf|cad|aud|nzd|inr|sek|nok|dkk|pln|czk|huf|zar|brl|mxn|"
+    r"pounds?|quid|pence|dollars?|bucks|euros?|yen|yuan|francs?|rupees?|reais|pesos?|"
+    r"kronor|kroner|zlotys?)\b",
+    re.IGNORECASE,
+)
+_CURRENCIES = {
+    "£": "gbp", "pound": "gbp", "pounds": "gbp", "quid": "gbp", "pence": "gbp",
+    "$": "usd", "us$": "usd", "dollar": "usd", "dollars": "usd", "bucks": "usd",
+    "a$": "aud", "au$": "aud", "c$": "cad", "ca$": "cad", "nz$": "nzd", "hk$": "hkd",
+    "s$": "sgd", "€": "eur", "euro": "eur", "euros": "eur", "¥": "jpy", "yen": "jpy",
+    "yuan": "cny", "rmb": "cny", "₹": "inr", "rupee": "inr", "rupees": "inr", "₽": "rub",
+    "₩": "krw", "₪": "ils", "₺": "try", "₴": "uah", "฿": "thb", "franc": "chf",
+    "francs": "chf", "reais": "brl", "peso": "mxn", "pesos": "mxn", "kronor": "sek",
+    "kroner": "nok", "zloty": "pln", "zlotys": "pln",
+}  # fmt: skip
+
+
+def _currencies(text: str) -> set[str]:
+    """The currencies `text` names, each by its code."""
+    found = (fold(match.group(0)) for match in _CURRENCY_RE.finditer(text))
+    return {_CURRENCIES.get(name, name) for name in found}
 
 
 def _fact_words(text: str) -> list[str]:
@@ -291,43 +375,57 @@ def _verbatim(fact: str, own_words: str, named_a_time: bool) -> set[str] | None:
         found.add(number)
     if not _addresses(fact) <= _addresses(own_words):
         return None
+    if not _currencies(fact) <= _currencies(own_words):
+        return None
     return found
 
 
 def _polarity(text: str) -> dict[str, set[bool]]:
     """Each content word's stem and whether it was said turned round by a negation (within
     its clause; "don't forget" is the request, not a negated fact)."""
-    found: dict[str, set[bool]] = {}
+    said: list[str] = []  # the stem of each content word, in order
+    turned: list[bool] = []  # whether that word was said turned round
     stems: dict[str, str] = {}
     negated_left = 0
-    content: list[str] = []  # the clause's content words so far
-    for match in _CLAUSE_WORD_RE.finditer(fold(text)):
+    clause_start = 0  # where the clause's content words start in `said`
+    folded = _OVER_PHRASE_RE.sub(lambda m: "anymore" if "more" in m[0] else "formerly", fold(text))
+    for match in _CLAUSE_WORD_RE.finditer(folded):
         word = match.group(0)
         if match.group("stop") is not None:
-            negated_left, content = 0, []
-        elif word in _NEGATIONS:
+            negated_left, clause_start = 0, len(said)
+        elif word in _NEGATIONS or word in _OVER:
             negated_left = _NEGATED_WORDS
-            if word in _NEGATION_AFTER and content:
-                found[stems[content[-1]]].add(True)
+            if word in _NEGATION_AFTER and len(said) > clause_start:
+                turned[-1] = True  # "vegan until 2025": not said plainly
         elif word in _FORGET:
             negated_left = 0  # "don't forget", "vergiss nicht": the request
         elif _is_content(word) and not word.isdigit():
-            content.append(word)
             if word not in stems:
                 stems[word] = stem(word)
-            found.setdefault(stems[word], set()).add(negated_left > 0)
+            said.append(stems[word])
+            turned.append(negated_left > 0)
             negated_left = max(0, negated_left - 1)
+    found: dict[str, set[bool]] = {}
+    for word_stem, negated in zip(said, turned, strict=True):
+        found.setdefault(word_stem, set()).add(negated)
     return found
 
 
 def _is_content(word: str) -> bool:
-    """Whether a folded word carries meaning of its own in a fact."""
-    return word not in STOP_WORDS and word not in FRAMING_WORDS and word not in _FUNCTION_WORDS
+    """Whether a folded word carries meaning of its own in a fact (a word that says a thing
+    is over turns another round: `_polarity` weighs it)."""
+    return (
+        word not in STOP_WORDS
+        and word not in FRAMING_WORDS
+        and word not in _FUNCTION_WORDS
+        and word not in _TURNING_WORDS
+    )
 
 
 def _names(fact: str) -> set[str]:
     """The stems of the capitalised words of the fact after its first (names: "Quickcash",
     "Harbor Estates")."""
+    fact = _CURRENCY_RE.sub(" ", fact)  # "USD", "US$": compared as currencies
     raw = re.findall(r"\w+", INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", fact)))[1:]
     capitalised = {w.casefold() for w in raw if w[0].isupper() and not _DIGIT_RE.search(w)}
     return {stem(w) for w in capitalised if _is_content(w)}
@@ -353,16 +451,46 @@ def support(fact: str, own_words: str) -> float:
         if word in own_polarity and not said & own_polarity[word]:
             return 0.0
     wanted = {f"#{number}" for number in numbers}  # compared whole, above: all found
-    own |= wanted
-    for word in _fact_words(fact):
+    keys = {_key(word) for word in own} | wanted
+    if not _NEGATIONS.isdisjoint(_fact_words(own_words)):
+        keys.add(_NEGATED)  # any negation: `_polarity` has matched them word by word
+    families = {key[:_FAMILY] for key in keys if len(key) >= _FAMILY}
+    for word in _fact_words(_CURRENCY_RE.sub(" ", fact)):  # currencies: by `_verbatim`
         if word.isdigit() or not _is_content(word):
             continue
         if named_a_time and word in _DATE_WORDS:
             continue
-        wanted.add(stem(word))
+        wanted.add(_NEGATED if word in _NEGATIONS else _key(stem(word)))
     if not wanted:
         return 1.0
-    return len(wanted & own) / len(wanted)
+    found = {key for key in wanted if key in keys or key[:_FAMILY] in families}
+    if not wanted - found <= _RESTATING_KEYS:
+        return 0.0  # a word of the model's own: a name, a place, a thing, a translation
+    return len(found) / len(wanted)
+
+
+_NEGATED = "¬"  # how any negation is compared ("no sugar" / "without sugar")
+# Words of one family share their first letters ("allergic" / "allergy", "travel" /
+# "travelling"); six of them tell "transfer" from "transport".
+_FAMILY = 6
+_ORDINALS = {
+    word: str(index)
+    for index, word in enumerate(
+        "first second third fourth fifth sixth seventh eighth ninth tenth".split(),  # noqa: SIM905
+        start=1,
+    )
+}
+
+
+def _key(word_stem: str) -> str:
+    """A stem as words are compared: an ordinal as its number ("third" is "3rd"), British
+    and American spelling alike ("colour" / "color", "favourite" / "favorite")."""
+    if word_stem in _ORDINALS:
+        return _ORDINALS[word_stem]
+    return word_stem.replace("our", "or") if len(word_stem) >= _FAMILY else word_stem
+
+
+_RESTATING_KEYS = frozenset(_key(stem(word)) for word in RESTATING_WORDS)
 
 
 # -- own words and pasted material ------------------------------------------------------
@@ -421,6 +549,14 @@ _NAME_AND_TIME_RE = lazy_pattern(
     rf"^[ \t]*(?P<name>[^\W\d_][\w'.-]*(?:[ \t][^\W\d_][\w'.-]*){{0,3}})"
     rf"(?:[ \t]*,|[ \t]{{2,}}|[ \t]+[-–—][ \t]+)[ \t]*{_CLOCK}[ \t]*$",
     re.M | re.I,
+)
+# A line with a bare time, a capitalised name and a colon: "10:42 Alex: remember ...". Is it a
+# chat line or the owner's agenda ("09:00 Dentist: bring the card")? A chat line's text asks to
+# remember (someone asked the owner), or its name speaks again on another such line.
+_TIMED_LABEL_RE = lazy_pattern(
+    rf"^[ \t]*{_CLOCK}[ \t]*[-–,]?[ \t]*"
+    r"(?P<name>[A-Z][\w'.-]*(?:[ \t][A-Z][\w'.-]*){0,2})[ \t]*:[ \t]*(?P<said>[^\n]*)$",
+    re.M,
 )
 _EMAIL_HEADER_RE = lazy_pattern(
     r"^[ \t]*(?:from|to|cc|bcc|subject|date|sent|reply-to|de|para|objet|asunto|betreff|von|"
@@ -481,6 +617,77 @@ _SIGN_OFF_RE = lazy_pattern(
     r"met vriendelijke groet)\b[^\n]{0,20}$",
     re.M | re.I,
 )
+# Where a word starts a line or a sentence (not after a word, a comma or a colon).
+_STARTS_SENTENCE = r"(?<![\w,;:'’][ \t])(?<![\w,;:'’])"
+# Text written to the owner by someone else, pasted with no sender or time: an SMS, a notice
+# or a mail's body. The owner tells their assistant "my PIN is ..."; a bank tells the owner
+# "Your new PIN is ...", greets them ("Dear customer"), signs off ("Kind regards", "Best,
+# Anna"), or speaks as a sender does ("Do not reply", "This is an automated message", "it's
+# your boss"). The paragraph it is in is someone else's.
+_ADDRESSED_RE = lazy_pattern(
+    r"\b(?:"  # every branch starts a word: most places fail at once
+    # a salutation at a sentence's start, or to a customer; a formal one in a few languages
+    rf"{_STARTS_SENTENCE}dear(?:est)?[ \t]+[^\W\d_][^\n.!?,:]{{0,40}}[,:!]|"
+    r"dear (?:customer|client|user|member|sir|madam|valued|account ?holder|colleague|"
+    r"patient|guest|subscriber|friend)s?\b|"
+    r"(?:sehr geehrte[rs]?|liebe kundin|lieber kunde|estimad[oa]s? client[ea]s?|"
+    r"cher client|chère cliente|caro cliente|gentile cliente|geachte)\b|"
+    # a sign-off
+    r"(?:kind|best|warm|warmest)[ \t]+regards\b|"
+    rf"{_STARTS_SENTENCE}regards\b|yours (?:sincerely|faithfully|truly)\b|sincerely[ \t]*,|"
+    r"best wishes[ \t]*,|mit freundlichen grüßen\b|cordialement\b|atentamente\b|"
+    r"saludos cordiales\b|cordiali saluti\b|met vriendelijke groet(?:en)?\b|"
+    r"atenciosamente\b|"
+    # a sender's notice
+    r"do not (?:reply|respond)\b|don['’]t reply\b|"
+    r"(?:do not|don['’]t|never) (?:share|disclose|give|tell)\b[^.!?\n]{0,20}"
+    r"\b(?:code|pin|password|passcode|otp|details|anyone)\b|"
+    r"(?:this is an |an )?automated (?:message|e-?mail|notification|notice|reminder)\b|"
+    r"(?:reply|text|send) stop\b|unsubscribe\b|opt[ -]out\b|"
+    r"if you did(?: not|n['’]t) (?:request|make|authori[sz]e|recogni[sz]e)\b|"
+    r"no-?reply\b|verification code\b|one[- ]time (?:pass(?:code|word)?|code|pin)\b|"
+    r"thanks? (?:you )?for (?:your|choosing|shopping|banking|contacting|being)\b|"
+    r"we(?:['’]ve| have)? (?:updated|changed|received|noticed|detected|sent) your\b|"
+    # the sender's voice: the owner's things as "your ...", the sender introducing themself
+    r"your (?:[^\W\d_]+[ \t]+){0,3}?(?:is|are|was|were|has been|have been|will be|"
+    r"has changed|has expired|expires|is due|needs|must|remains)\b|"
+    r"(?:it['’]s|it is|this is) your (?:boss|manager|bank|landlord|doctor|dentist|"
+    r"teacher|provider|supplier|account|it|hr|team|carrier|courier|council|school)\b|"
+    r"(?:hi|hey|hello)\W+(?:it['’]s|this is)[ \t]+(?-i:[A-Z])|"
+    r"(?:votre|vos) (?:[^\W\d_]+[ \t]+){0,3}?(?:est|sont|a été|expire)\b)",
+    re.M | re.I,
+)
+# A sign-off with a name at a paragraph's end: "Best,\nAnna", "Thanks, John", "- The Acme Team".
+_SIGNED_RE = lazy_pattern(
+    r"\b(?:(?<!\w[ \t])(?:best|thanks|thank you|many thanks|cheers|love|regards|"
+    r"all the best|take care)[ \t]*[,!.]?[ \t]*(?:\n[ \t]*|[ \t]+)"
+    r"(?-i:[A-Z][\w'.-]*(?:[ \t][A-Z][\w'.-]*){0,2})[ \t]*[.!]?[ \t]*(?=\n[ \t]*\n|\Z)|"
+    rf"{_STARTS_SENTENCE}the (?-i:[A-Z][\w'&.-]*(?:[ \t][A-Z][\w'&.-]*){{0,2}}) "
+    r"team[ \t]*[.!]?[ \t]*(?=\n|\Z))",
+    re.M | re.I,
+)
+
+# Someone else's claim passed on in the owner's own prose: "my landlord says the rent now goes
+# to ...", "Mum told me the wifi password is ...", "the bank said ...", "apparently ...",
+# "according to the caretaker ...". The owner relays it; they have not said it is so. The
+# speaker is anyone but the owner ("I said", "we told them" are the owner's own words).
+_RELAYED_PROSE_RE = lazy_pattern(
+    r"\b(?:(?:my|our|the|his|her|their|a|an|your)[ \t]+(?:[^\W\d_][\w'’-]*[ \t]+){0,2}?|"
+    r"(?:he|she|they|someone|somebody|everyone|people|mum|mom|dad)[ \t]+|"
+    r"(?-i:[A-Z][a-z][\w'’-]*)[ \t]+)"
+    r"(?:says|said|tells|told|texted|wrote|writes|emailed|e-mailed|messaged|mentioned|"
+    r"reckons|claims|claimed|informed|confirmed|insists|insisted|warned|reminded|swears|"
+    r"swore|thinks|thought|reported|announced|explained|advised|saying|let me know|"
+    r"let us know)\b|"
+    r"\b(?:according to|apparently|supposedly|reportedly|allegedly|rumou?r has it|word is|"
+    r"i (?:was|got) (?:told|informed|advised)|i(?:['’]ve| have) been (?:told|informed|advised)|"
+    r"i(?:['’]ve| have)? heard (?!back\b)|(?:they|people) say|"
+    r"m['’](?:a|ont) dit|dit que|selon|d['’]après|dice que|dijo que|me dijo|me dicen|según|"
+    r"sagt|sagte|hat gesagt|meint|meinte|diz que|disse que|me disse|dice che|ha detto|"
+    r"mi ha detto|zegt|zei|volgens)\b",
+    re.I,
+)
+
 # Someone else's words, introduced: "here's the email: ...", "my landlord wrote: ...".
 _INTRODUCED_RE = lazy_pattern(
     r"\b(?:(?:here(?:'s|’s| is| are)|this|these|the following|below is|see)\b[^\n:]{0,40}?\b"
@@ -575,6 +782,10 @@ def split_message(text: str) -> Provenance:
     blanked = _blank(text, spans)
     spans += _long_spans(blanked)
     blanked = _blank(text, spans)
+    # Read as the owner's so far: what is in it may still be someone else's.
+    spans += _addressed_spans(blanked)
+    spans += _sentences_with(blanked, _RELAYED_PROSE_RE, "relayed")
+    blanked = _blank(text, spans)
     spans += _foreign_spans(blanked)
     spans += _pointed_at(_blank(text, spans))
     merged = _merge(spans)
@@ -665,6 +876,17 @@ def _introduced_spans(text: str) -> Iterator[Span]:
             yield match.end(), covered, "pasted"
 
 
+def _addressed_spans(text: str) -> Iterator[Span]:
+    """The paragraphs written to the owner by someone else (`_ADDRESSED_RE`, `_SIGNED_RE`)."""
+    marks = sorted(m.start() for m in (*_ADDRESSED_RE.finditer(text), *_SIGNED_RE.finditer(text)))
+    if not marks:
+        return
+    for start, end in _paragraphs(text):
+        first = bisect_left(marks, start)
+        if first < len(marks) and marks[first] < end:
+            yield start, end, "message"
+
+
 def _email_spans(text: str) -> Iterator[Span]:
     headers = [m.start() for m in _EMAIL_HEADER_RE.finditer(text)]
     starts: list[int] = []
@@ -722,6 +944,13 @@ def _stamped_spans(text: str) -> Iterator[Span]:
         m.start()
         for m in _NAME_AND_TIME_RE.finditer(text)
         if all(word[0].isupper() for word in m.group("name").split())
+    ]
+    timed = list(_TIMED_LABEL_RE.finditer(text))
+    names = [m.group("name").casefold() for m in timed]
+    stamped += [
+        m.start()
+        for m, name in zip(timed, names, strict=True)
+        if names.count(name) > 1 or asks_to_remember(m.group("said"))
     ]
     covered = 0
     for start in sorted(stamped):
@@ -908,19 +1137,22 @@ def _foreign_spans(blanked: str) -> list[Span]:
 # -- spans -------------------------------------------------------------------------------
 
 
-# Kinds that only say "not the owner's" yield to any kind that says what the text is.
-_GENERIC_KINDS = frozenset({"pasted", "long"})
+# Kinds that only say "not the owner's" yield to any kind that says what the text is; a claim
+# relayed in prose yields to both (it is what is left of a passage found otherwise).
+_KIND_RANK = {"relayed": 0, "pasted": 1, "long": 1}
+_SPECIFIC = 2
 
 
 def _merge(spans: Iterable[Span]) -> list[Span]:
-    """Overlapping or touching spans joined; the joined span keeps its first specific kind."""
+    """Overlapping or touching spans joined; the joined span keeps its first most specific
+    kind."""
     merged: list[Span] = []
     for start, end, kind in sorted(spans):
         if end <= start:
             continue
         if merged and start <= merged[-1][1] + 1:
             first, last, first_kind = merged[-1]
-            if first_kind in _GENERIC_KINDS and kind not in _GENERIC_KINDS:
+            if _KIND_RANK.get(kind, _SPECIFIC) > _KIND_RANK.get(first_kind, _SPECIFIC):
                 first_kind = kind
             merged[-1] = (first, max(last, end), first_kind)
         else:
