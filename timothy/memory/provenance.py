@@ -14,7 +14,8 @@ well call the tool. So a `remember` fact is saved at once only when all of these
    and its number, British and American spelling alike) appear in them, and every other
    one is a word a restatement adds (`RESTATING_WORDS`: "works", "has", "number", "years
    old"), never a thing, a person or a place of the model's own, however it is spelt
-   ("meeting bob"); so a translation is saved only when it says no more than the request.
+   ("meeting bob"); so a translation is saved at once only when its words are the
+   request's (names, numbers, words both languages share): no one has checked the rest.
    All of these appear in them as well: every number and code (an account number, an
    IBAN, a phone number, an amount, a PIN), compared whole with its spaces, dashes, dots
    and thousands commas left out ("DE89 3704 ..." is "DE893704...", but 4512 is not 4513
