@@ -38,7 +38,7 @@ from timothy.retrieval.settings import RecallSettings
 from timothy.settings import MemoryPolicySettings, Settings
 from timothy.store import Store
 from timothy.store.memories import ConfidenceDecay
-from timothy.store.records import MessageRole
+from timothy.store.records import MemoryStatus, MessageRole
 
 SECRET = "quokkaburrow"  # one word: the text index holds it as a term of its own
 LOCKER = f"The owner's gym locker code is {SECRET} 4471"
@@ -117,6 +117,9 @@ def test_forget_removes_every_trace_from_the_file(
     openai_server.reply("Noted.")
     second = turn(engine, "Please remember my bike lock word.", session.id)
     [saved] = [e.memory for e in second if isinstance(e, MemorySaved)]
+    # The owner never wrote the word: the fact waited for their review, and they kept it.
+    assert store.memories.get(saved.id).status is MemoryStatus.STAGED
+    store.memories.confirm(saved.id, now=NOW)
     embed_active(store, embedder)
     # Consolidation's report quotes it, and it has a decay record.
     record(
