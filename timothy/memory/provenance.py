@@ -49,11 +49,13 @@ sender's tag such as "[HSBC]"); a chat or text message copied with its time or s
 "10:42 Alex: ..." whose text asks to remember or whose name speaks twice, which an agenda's
 "09:00 Dentist: bring the card" does not); a text or mail body written to the owner, with
 no sender or time: a salutation ("Dear customer"), a sign-off ("Kind regards", "Best," above a name,
-"The Acme Team"), a sender's notice ("Do not reply", "Do not share this code", "This is an
-automated message"), the owner's things called "your ..." ("Your new PIN is ..."), a
-sender introducing themself ("Hey it's your boss"); someone else's claim relayed in the
-owner's prose ("my landlord says ...", "Mum told me ...", "the bank said ...",
-"apparently ...", "I was told ..."; "I said", "I told Anna" are the owner's); when a
+"The Acme Team", "Sent from my iPhone"), a sender's notice ("Do not reply", "Do not share
+this code", "This is an automated message", "Reply YES", "IMPORTANT NOTICE:"), the
+owner's things called "your ..." ("Your new PIN is ...", "confirm your details"), a
+sender speaking as "us" ("call us on ...") or introducing themself ("Hey it's your boss");
+someone else's claim relayed in the owner's prose ("my landlord says ...", "Mum told me
+...", "the bank said ...", "says Alex", "apparently ...", "I was told ...", "Anna's text",
+"per the IT team", "(from Anna)"; "I said", "I told Anna" are the owner's); when a
 line points at a document ("what do you make of this email?"), the other lines; invisible
 characters, encoded runs and tables; a paragraph longer than `LONG_PARAGRAPH` characters (and, in a
 message longer than `LONG_MESSAGE`, every paragraph that does not carry the request); and
@@ -108,7 +110,7 @@ RESTATING_WORDS = frozenset(
     currently also both still generally normally typically regularly every number numbers no
     address addresses phone telephone mobile contact details information info email e mail
     age aged old years year appointment pet person someone something thing amount price
-    value total
+    value total code codes password pin passcode username login id reference
     nummer número numero numéro adresse dirección direccion indirizzo endereço adres jahre
     años anos ans anni jaar
     ist hat wohnt lebt arbeitet heißt isst trinkt mag
@@ -225,7 +227,7 @@ _TIME_RE = lazy_pattern(
 )
 _DATE_WORDS = frozenset(
     """monday tuesday wednesday thursday friday saturday sunday january february march april
-    may june july august september october november december week""".split()  # noqa: SIM905
+    may june july august september october november december""".split()  # noqa: SIM905
 )
 _MONTHS = frozenset(
     """january february march april may june july august september october november december
@@ -649,6 +651,13 @@ _ADDRESSED_RE = lazy_pattern(
     r"no-?reply\b|verification code\b|one[- ]time (?:pass(?:code|word)?|code|pin)\b|"
     r"thanks? (?:you )?for (?:your|choosing|shopping|banking|contacting|being)\b|"
     r"we(?:['’]ve| have)? (?:updated|changed|received|noticed|detected|sent) your\b|"
+    r"(?:call|contact|email|e-mail|text|reach|visit|write to|message) us\b|"
+    r"(?:confirm|verify|update|provide|enter|validate) your\b|"
+    r"you(?:['’]ve| have) (?:won|been selected|been chosen|been approved|been charged)\b|"
+    r"sent from my (?:iphone|ipad|android|phone|samsung|galaxy|mobile|outlook)\b|"
+    r"(?:reply|text|send) (?:yes|no|y|n|\d{1,4})\b|"
+    rf"{_STARTS_SENTENCE}(?:important |final |security )?(?:notice|alert|urgent|"
+    r"action required)[ \t]*[:!]|"
     # the sender's voice: the owner's things as "your ...", the sender introducing themself
     r"your (?:[^\W\d_]+[ \t]+){0,3}?(?:is|are|was|were|has been|have been|will be|"
     r"has changed|has expired|expires|is due|needs|must|remains)\b|"
@@ -661,7 +670,7 @@ _ADDRESSED_RE = lazy_pattern(
 # A sign-off with a name at a paragraph's end: "Best,\nAnna", "Thanks, John", "- The Acme Team".
 _SIGNED_RE = lazy_pattern(
     r"\b(?:(?<!\w[ \t])(?:best|thanks|thank you|many thanks|cheers|love|regards|"
-    r"all the best|take care)[ \t]*[,!.]?[ \t]*(?:\n[ \t]*|[ \t]+)"
+    r"all the best|take care)[ \t]*[,!.]?[ \t]*(?:\n[ \t]*|[ \t]+)(?!timothy\b)"
     r"(?-i:[A-Z][\w'.-]*(?:[ \t][A-Z][\w'.-]*){0,2})[ \t]*[.!]?[ \t]*(?=\n[ \t]*\n|\Z)|"
     rf"{_STARTS_SENTENCE}the (?-i:[A-Z][\w'&.-]*(?:[ \t][A-Z][\w'&.-]*){{0,2}}) "
     r"team[ \t]*[.!]?[ \t]*(?=\n|\Z))",
@@ -680,6 +689,13 @@ _RELAYED_PROSE_RE = lazy_pattern(
     r"reckons|claims|claimed|informed|confirmed|insists|insisted|warned|reminded|swears|"
     r"swore|thinks|thought|reported|announced|explained|advised|saying|let me know|"
     r"let us know)\b|"
+    r"\b[^\W\d_]+['’]s[ \t]+(?:message|text|sms|e-?mail|mail|note|letter|dm|reply|voicemail|"
+    r"post|words|advice)\b|"
+    r"\b(?:as per|per (?:the|my|our|his|her|their))\b|"
+    r"\([ \t]*(?:from|per|via|by|says?|said|according to)\b|"
+    r"\b(?:it|this|that)(?:['’]s| is| came| was) from[ \t]+(?:my|the|our|his|her|their|"
+    r"(?-i:[A-Z]))|"
+    r"(?<!\bi )(?<!\bwe )\b(?:says|said|writes|wrote)[ \t]+(?-i:[A-Z][a-z]+)\b|"
     r"\b(?:according to|apparently|supposedly|reportedly|allegedly|rumou?r has it|word is|"
     r"i (?:was|got) (?:told|informed|advised)|i(?:['’]ve| have) been (?:told|informed|advised)|"
     r"i(?:['’]ve| have)? heard (?!back\b)|(?:they|people) say|"
