@@ -11,10 +11,10 @@ well call the tool. So a `remember` fact is saved at once only when all of these
    "don't forget", "keep in mind", ... in a few languages, not negated);
 3. the fact is supported by the owner's own words: at least two thirds of its content words
    (light stems, stop words and the word "owner" left out; words of one family, an ordinal
-   and its number, British and American spelling alike) appear in them, and every other
-   one is a word a restatement adds (`RESTATING_WORDS`: "works", "has", "number", "years
-   old"), never a thing, a person or a place of the model's own, however it is spelt
-   ("meeting bob"); so a translation is saved at once only when its words are the
+   and its number, "mum" and "mother", British and American spelling alike) appear in them,
+   and every other one is a word a restatement adds (`RESTATING_WORDS`: "works", "has",
+   "number", "years old"), never a thing, a person or a place of the model's own, however
+   it is spelt ("meeting bob"); so a translation is saved at once only when its words are the
    request's (names, numbers, words both languages share): no one has checked the rest.
    All of these appear in them as well: every number and code (an account number, an
    IBAN, a phone number, an amount, a PIN), compared whole with its spaces, dashes, dots
@@ -485,11 +485,28 @@ _ORDINALS = {
 }
 
 
+# The everyday names of family members, as the words a restatement writes for them ("my
+# mum" -> "the owner's mother"): each the same person, never another one.
+_KIN = {
+    "mother": "mum mom mommy mummy mam mama ma",
+    "father": "dad daddy papa pa pop",
+    "child": "kid kids children",
+    "grandmother": "grandma granny gran nan nana",
+    "grandfather": "grandpa granddad grandad gramps",
+    "husband": "hubby",
+    "brother": "bro",
+    "sister": "sis",
+}
+_KIN_KEYS = {stem(word): stem(name) for name, words in _KIN.items() for word in words.split()}
+
+
 def _key(word_stem: str) -> str:
-    """A stem as words are compared: an ordinal as its number ("third" is "3rd"), British
-    and American spelling alike ("colour" / "color", "favourite" / "favorite")."""
+    """A stem as words are compared: an ordinal as its number ("third" is "3rd"), a family
+    member by one name ("mum" is "mother"), British and American spelling alike ("colour" /
+    "color", "favourite" / "favorite")."""
     if word_stem in _ORDINALS:
         return _ORDINALS[word_stem]
+    word_stem = _KIN_KEYS.get(word_stem, word_stem)
     return word_stem.replace("our", "or") if len(word_stem) >= _FAMILY else word_stem
 
 
@@ -649,7 +666,10 @@ _ADDRESSED_RE = lazy_pattern(
     r"(?:reply|text|send) stop\b|unsubscribe\b|opt[ -]out\b|"
     r"if you did(?: not|n['’]t) (?:request|make|authori[sz]e|recogni[sz]e)\b|"
     r"no-?reply\b|verification code\b|one[- ]time (?:pass(?:code|word)?|code|pin)\b|"
-    r"thanks? (?:you )?for (?:your|choosing|shopping|banking|contacting|being)\b|"
+    # (a sender's thanks: "thanks for your order"; the owner's "thanks for your help" is not)
+    r"thanks? (?:you )?for (?:choosing|shopping|banking|contacting|being a|your (?:order|"
+    r"payment|purchase|application|booking|reservation|enquiry|inquiry|patience|business|"
+    r"custom|subscription|interest|request))\b|"
     r"we(?:['’]ve| have)? (?:updated|changed|received|noticed|detected|sent) your\b|"
     r"(?:call|contact|email|e-mail|text|reach|visit|write to|message) us\b|"
     r"(?:confirm|verify|update|provide|enter|validate) your\b|"
