@@ -31,7 +31,10 @@ from timothy.store.forget import FORGOTTEN, ErasedCopies, ForgetReport
 from timothy.store.records import utc_now
 
 SECRET = "quokkaburrow"  # one word: the text index holds it as a term of its own
-LOCKER = f"The owner's gym locker code is {SECRET} 4471"
+# The code is long enough never to turn up by chance in a time stamp's digits (a four-digit
+# one did, in a stamp's microseconds).
+CODE = "447190263318"
+LOCKER = f"The owner's gym locker code is {SECRET} {CODE}"
 NO_FACTS = json.dumps({"facts": []})
 
 
@@ -147,7 +150,7 @@ def test_forget_for_good_after_a_recalled_turn_leaves_no_trace_in_the_file(
     assert LOCKER not in view.items_view.toPlainText()
     after = file_bytes(store.path)
     assert traces(after, SECRET) == []
-    assert traces(after, "4471") == []
+    assert traces(after, CODE) == []
     # What the confirmation warned of is true: the older backup still holds it.
     assert backup.parent == backups_dir(store.path)
     assert SECRET.encode() in backup.read_bytes().lower()
