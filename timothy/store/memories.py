@@ -27,6 +27,7 @@ from timothy.errors import IllegalTransitionError, InvalidInputError, NotFoundEr
 from timothy.store.db import Database
 from timothy.store.dialect import SQLITE, Dialect, Transactions
 from timothy.store.forget import (
+    ErasedCopies,
     ForgetReport,
     Redaction,
     compact,
@@ -55,6 +56,7 @@ from timothy.text import (
 log = logging.getLogger(__name__)
 
 DbT = TypeVar("DbT", bound=Transactions)
+R = TypeVar("R")
 
 COLUMNS = (
     "m.seq, m.id, m.type, m.content, m.status, m.confidence, m.source, m.session_id, "
@@ -112,6 +114,11 @@ versions (id) AS (
     SELECT m.id FROM memories m JOIN versions v ON m.superseded_by = v.id
 )
 """
+
+
+# What a forget's transaction did: the memories removed (oldest first), how many whole
+# chains, and what erasing their copies touched.
+Forgotten = tuple[builtins.list[Memory], int, ErasedCopies]
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +232,9 @@ def parse_source(value: str | MemorySource) -> MemorySource:
         names = ", ".join(s.value for s in MemorySource)
         raise InvalidInputError(f"Unknown source {value!r}; use one of: {names}.") from None
 
+
+# What a restore leaves a memory as (rejected -> staged, archived -> active).
+_RESTORED = ("staged", "active")
 
 # A column's text -> its member, looked up without the enum's call (a recall builds ~100
 # memories a turn when they are not kept).
@@ -408,8 +418,41 @@ class BaseMemoryRepository(Generic[DbT]):
         """Columns of a new memory row beyond the record's own."""
         return {}
 
-    def _superseded_meanwhile(self, old: Memory, content: str) -> None:
-        """Called when an edit finds the version the owner edited superseded already."""
+    def _superseded_meanwhile(
+        self, old: Memory, content: str, same: Callable[[Memory], bool]
+    ) -> Memory | None:
+        """Called when an edit finds the version the owner edited superseded already: the
+        version `same` finds to be this very edit (a retry of an edit that landed), or None
+        (or an error) otherwise."""
+        return None
+
+    def _saved(
+        self,
+        write: Callable[[Any], R],
+        landed: Callable[[Any], R | None],
+        change: tuple[str, str],
+    ) -> R:
+        """Run `write` in one transaction and return what it returned. `landed` reads, on a
+        connection of its own, what `write` would have returned if its transaction was
+        committed (None if it was not), and `change` (event, memory id) names it: on the
+        server a reply lost after the commit is settled so (see postgres/memories.py); the
+        file has no reply to lose."""
+        with self.db.write() as conn:
+            return write(conn)
+
+    def _retried(self, change: tuple[str, str]) -> bool:
+        """Whether `change` (event, memory id) is a retry of one whose outcome this machine
+        could not learn (the server stopped answering as it committed): then finding it
+        done already is its success, not an error."""
+        return False
+
+    def _read_one(self, conn: Any, memory_id: str) -> Memory | None:
+        """The memory `memory_id` as `conn` sees it now (None if there is none)."""
+        rows = conn.execute(
+            self.dialect.sql(f"SELECT {COLUMNS} FROM memories m WHERE m.id = ?"), (memory_id,)
+        ).fetchall()
+        found = self._read(conn, rows)
+        return found[0] if found else None
 
     def _lost_race(self, conn: Any, memory_id: str, content: str) -> Exception:
         """The error for an edit whose version changed between its read and its write."""
@@ -743,16 +786,22 @@ class BaseMemoryRepository(Generic[DbT]):
         event: str,
         *,
         allowed: tuple[MemoryStatus, ...],
+        done: MemoryStatus,
         verb: str,
         assignments: str,
         params: Sequence[object] = (),
+        stamp: datetime | None = None,
     ) -> Memory:
         """Apply an UPDATE only from an allowed status (otherwise raise and change nothing),
-        then tell the listeners `event` with the memory as it is now."""
+        then tell the listeners `event` with the memory as it is now. `done` is the status
+        it leaves the memory in, and `stamp` the confirmation time it writes, if any: how a
+        change whose reply was lost is known to have landed."""
         if not could_be_stored(memory_id):
             raise NotFoundError(f"No memory has the id {memory_id!r}.")
         dialect = self.dialect
-        with self.db.write() as conn:
+        change = (event, memory_id)
+
+        def write(conn: Any) -> Memory:
             rows = conn.execute(
                 dialect.sql(f"SELECT status FROM memories WHERE id = ?{dialect.for_update}"),
                 (memory_id,),
@@ -761,6 +810,8 @@ class BaseMemoryRepository(Generic[DbT]):
                 raise NotFoundError(f"No memory has the id {memory_id!r}.")
             current = MemoryStatus(str(rows[0][0]))
             if current not in allowed:
+                if current is done and self._retried(change):
+                    return self._found(conn, memory_id)
                 names = " or ".join(s.value for s in allowed)
                 raise IllegalTransitionError(
                     f"Memory {memory_id} is {current.value}; only a {names} memory can be {verb}."
@@ -769,30 +820,50 @@ class BaseMemoryRepository(Generic[DbT]):
                 dialect.sql(f"UPDATE memories SET {assignments} WHERE id = ?"),
                 (*params, memory_id),
             )
-        memory = self.get(memory_id)
+            return self._found(conn, memory_id)
+
+        def landed(conn: Any) -> Memory | None:
+            memory = self._read_one(conn, memory_id)
+            if memory is None or memory.status is not done:
+                return None
+            return memory if stamp is None or memory.last_confirmed_at == stamp else None
+
+        memory = self._saved(write, landed, change)
         self._notify(event, memory)
+        return memory
+
+    def _found(self, conn: Any, memory_id: str) -> Memory:
+        memory = self._read_one(conn, memory_id)
+        if memory is None:
+            raise NotFoundError(f"No memory has the id {memory_id!r}.")
         return memory
 
     def promote(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Staged -> active; stamps last_confirmed_at."""
+        moment = now or utc_now()
         return self._transition(
             memory_id,
             "promoted",
             allowed=(MemoryStatus.STAGED,),
+            done=MemoryStatus.ACTIVE,
             verb="confirmed",
             assignments="status = 'active', last_confirmed_at = ?",
-            params=(self.dialect.time_out(now or utc_now()),),
+            params=(self.dialect.time_out(moment),),
+            stamp=moment,
         )
 
     def reconfirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """The owner says an active memory is still true: stamps last_confirmed_at."""
+        moment = now or utc_now()
         return self._transition(
             memory_id,
             "reconfirmed",
             allowed=(MemoryStatus.ACTIVE,),
+            done=MemoryStatus.ACTIVE,
             verb="re-confirmed",
             assignments="last_confirmed_at = ?",
-            params=(self.dialect.time_out(now or utc_now()),),
+            params=(self.dialect.time_out(moment),),
+            stamp=moment,
         )
 
     def confirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
@@ -813,6 +884,7 @@ class BaseMemoryRepository(Generic[DbT]):
             memory_id,
             "rejected",
             allowed=(MemoryStatus.STAGED, MemoryStatus.ACTIVE),
+            done=MemoryStatus.REJECTED,
             verb="rejected",
             assignments="status = 'rejected'",
         )
@@ -823,6 +895,7 @@ class BaseMemoryRepository(Generic[DbT]):
             memory_id,
             "archived",
             allowed=(MemoryStatus.ACTIVE,),
+            done=MemoryStatus.ARCHIVED,
             verb="archived",
             assignments="status = 'archived'",
         )
@@ -830,7 +903,9 @@ class BaseMemoryRepository(Generic[DbT]):
     def restore(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Undo a rejection or an archival: rejected -> staged (the owner decides again),
         archived -> active. Its confirmation time is left as it was."""
-        with self.db.write() as conn:
+        change = ("restored", memory_id)
+
+        def write(conn: Any) -> Memory:
             rows = conn.execute(
                 self.dialect.sql(
                     "UPDATE memories SET status = CASE status WHEN 'rejected' THEN 'staged' "
@@ -845,11 +920,19 @@ class BaseMemoryRepository(Generic[DbT]):
                 ).fetchall()
                 if not found:
                     raise NotFoundError(f"No memory has the id {memory_id!r}.")
+                if found[0][0] in _RESTORED and self._retried(change):
+                    return self._found(conn, memory_id)
                 raise IllegalTransitionError(
                     f"Memory {memory_id} is {found[0][0]}; only a rejected or archived memory "
                     "can be restored."
                 )
-        memory = self.get(memory_id)
+            return self._found(conn, memory_id)
+
+        def landed(conn: Any) -> Memory | None:
+            memory = self._read_one(conn, memory_id)
+            return memory if memory is not None and memory.status.value in _RESTORED else None
+
+        memory = self._saved(write, landed, change)
         self._notify("restored", memory)
         return memory
 
@@ -868,7 +951,24 @@ class BaseMemoryRepository(Generic[DbT]):
         both ways. Entities, type and confidence carry over unless new ones are given."""
         old = self.get(memory_id)
         if old.status is MemoryStatus.SUPERSEDED:
-            self._superseded_meanwhile(old, content)
+
+            def same(version: Memory) -> bool:
+                """Whether `version` is what this edit would save."""
+                return (
+                    version.content == validate_content(content)
+                    and (type is None or version.type is parse_type(type))
+                    and version.confidence == (1.0 if confidence is None else confidence)
+                    and (
+                        entities is None
+                        or version.entities
+                        == tuple(name for name, _ in validate_entities(entities))
+                    )
+                )
+
+            already = self._superseded_meanwhile(old, content, same)
+            if already is not None:  # this edit is in place already: the same success
+                self._notify("superseded", already)
+                return already
         allowed = (MemoryStatus.STAGED, MemoryStatus.ACTIVE)
         if old.status not in allowed:
             raise IllegalTransitionError(
@@ -886,7 +986,8 @@ class BaseMemoryRepository(Generic[DbT]):
             now=now,
             supersedes=old.id,
         )
-        with self.db.write() as conn:
+
+        def write(conn: Any) -> Memory:
             changed = conn.execute(
                 self.dialect.sql(
                     "UPDATE memories SET status = 'superseded', superseded_by = ? "
@@ -897,8 +998,15 @@ class BaseMemoryRepository(Generic[DbT]):
             if not changed:  # someone else changed it between our read and this write
                 raise self._lost_race(conn, memory_id, new.content)
             self.insert(conn, new)
-        self._notify("superseded", new)
-        return new
+            return new
+
+        # The new version's id is made here, before the write: finding it on the server
+        # is proof that this edit landed.
+        saved = self._saved(
+            write, lambda conn: self._read_one(conn, new.id), ("superseded", old.id)
+        )
+        self._notify("superseded", saved)
+        return saved
 
     def mark_retrieved(self, memory_ids: Iterable[str], *, now: datetime | None = None) -> None:
         """Stamp last_retrieved_at only: retrieval is not endorsement."""
@@ -1140,13 +1248,21 @@ class BaseMemoryRepository(Generic[DbT]):
         if not ids:
             raise InvalidInputError("Name at least one memory to forget.")
         dialect = self.dialect
-        with self._forgetting(), self.db.write() as conn:
+        change = ("forgotten", ", ".join(ids))
+        done: builtins.list[Forgotten] = []
+
+        def write(conn: Any) -> Forgotten:
             wanted: builtins.list[str] = []
             chains = 0
             for memory_id in ids:
                 if not conn.execute(
                     dialect.sql("SELECT 1 FROM memories WHERE id = ?"), (memory_id,)
                 ).fetchall():
+                    if self._retried(change):
+                        raise NotFoundError(
+                            f"Memory {memory_id} was forgotten already: the earlier request "
+                            "reached the server."
+                        )
                     raise NotFoundError(f"No memory has the id {memory_id!r}.")
                 if not chain:
                     wanted.append(memory_id)
@@ -1187,6 +1303,22 @@ class BaseMemoryRepository(Generic[DbT]):
                 redaction or Redaction(),
                 self._remove,
             )
+            done.append((memories, chains, erased))
+            return memories, chains, erased
+
+        def landed(conn: Any) -> Forgotten | None:
+            if not done:  # the write did not run to its end: it cannot have committed
+                return None
+            memories = done[0][0]
+            left = conn.execute(
+                dialect.sql(f"SELECT 1 FROM memories WHERE {dialect.among('id')}"),
+                (dialect.items(memory.id for memory in memories),),
+            ).fetchall()
+            return None if left else done[0]  # all or nothing: none left, it landed
+
+        with self._forgetting():
+            memories, chains, erased = self._saved(write, landed, change)
+        forgotten = {memory.id: memory for memory in memories}
         report = ForgetReport(
             forgotten=tuple(forgotten),
             chains=chains,

@@ -16,8 +16,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 import psycopg
 import psycopg.errors
@@ -32,6 +32,8 @@ from timothy.store.postgres.link import ServerLink
 from timothy.store.postgres.migrations import MIGRATIONS, PgMigration
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # pg_advisory_xact_lock key held while migrating ("timothy1" as a number).
 MIGRATION_LOCK = 0x74696D6F74687931
@@ -277,6 +279,15 @@ class PgDatabase:
         register_vector(conn)
         register_text(conn)
         return conn
+
+    def ask(self, question: Callable[[psycopg.Connection[tuple[Any, ...]]], T]) -> T:
+        """`question` answered on a connection of its own, made now even while the link
+        says the server is away (a write whose reply was lost asks whether it landed), and
+        closed after. Leaves the link as it is: the change feed brings the store back."""
+        with self.errors(latch=False), psycopg.connect(self.conninfo, autocommit=True) as conn:
+            register_vector(conn)
+            register_text(conn)
+            return question(conn)
 
     @contextlib.contextmanager
     def _borrow(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:

@@ -4,6 +4,18 @@ memory (the text leg finds it), the outbox, and a VACUUM after forgetting.
 
 A write that finds a memory changed since it was read (another machine got there first) raises
 ChangedElsewhereError with both versions, and changes nothing.
+
+A reply can be lost after the server committed (the server dies, or the connection drops, as
+the COMMIT's answer is on its way): the change landed, but this machine only sees the
+connection fail. An edit, a confirmation, a rejection, an archival or a restore then asks the
+server, on a connection of its own, whether it did (the edit by its new version's id, made
+here before the write; a status change by the status, and the confirmation time, it wrote),
+and reports what it finds: saved, or not saved with nothing changed. When the server does not
+answer that question either, the owner is told that it is not known yet, and repeating the
+change is safe: an edit whose words the next version already says is that version (no second
+version, no "changed on another machine"), and a status change this machine could not check
+that is found done is done. New memories need none of this: their ids are made here too, and
+the outbox hands them over only if missing.
 """
 
 from __future__ import annotations
@@ -11,6 +23,8 @@ from __future__ import annotations
 import builtins
 import logging
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -21,6 +35,7 @@ from timothy.store.memories import (
     COLUMNS,
     VERSIONS,
     BaseMemoryRepository,
+    R,
     TextFilter,
     row_to_memory,
     validate_content,
@@ -29,10 +44,26 @@ from timothy.store.postgres.database import PgDatabase
 from timothy.store.postgres.forget import remove_memories, vacuum
 from timothy.store.postgres.outbox import Outbox
 from timothy.store.postgres.rows import Conn, local_day
-from timothy.store.records import Memory
+from timothy.store.records import Memory, MemoryStatus
 from timothy.text import spellings, typed_terms
 
 log = logging.getLogger(__name__)
+
+# After a lost reply, how long the store keeps asking a server that does not answer whether
+# the change landed (on the caller's worker, never the GUI thread), and how often.
+LANDED_WAIT_S = 5.0
+LANDED_RETRY_S = 0.25
+
+# The owner's words for a change whose reply was lost, by its event.
+_CHANGES = {
+    "superseded": "your edit of memory {}",
+    "promoted": "confirming memory {}",
+    "reconfirmed": "re-confirming memory {}",
+    "rejected": "rejecting memory {}",
+    "archived": "archiving memory {}",
+    "restored": "restoring memory {}",
+    "forgotten": "forgetting memory {}",
+}
 
 # Memories with their entity names (in their order) in one statement: one round trip, where
 # reading the entities after the rows takes two (a recall reads each leg's hits so).
@@ -117,6 +148,12 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         # Clears this machine's own copies of forgotten words (the conversation mirror's)
         # after a forget; whether it could.
         self.local_copies = local_copies
+        # How long a change whose reply was lost asks the server whether it landed.
+        self.landed_wait_s = LANDED_WAIT_S
+        # Changes whose outcome could not be learned (see _settle): a retry of one that
+        # finds it done succeeds.
+        self._unsure: set[tuple[str, str]] = set()
+        self._unsure_lock = threading.Lock()
 
     def get_many(self, memory_ids: Iterable[str]) -> dict[str, Memory]:
         ids = [i for i in dict.fromkeys(memory_ids) if could_be_stored(i)]
@@ -149,11 +186,81 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
     def _extra_columns(self, memory: Memory) -> dict[str, Any]:
         return {"day": local_day(memory.created_at)}
 
-    def _superseded_meanwhile(self, old: Memory, content: str) -> None:
-        # edited elsewhere since the owner saw it
+    def _superseded_meanwhile(
+        self, old: Memory, content: str, same: Callable[[Memory], bool]
+    ) -> Memory | None:
+        ours = validate_content(content)
         with self.db.read() as conn:
+            # Its next version is this very edit, still the newest: it landed already (a
+            # retry after a lost reply; or another machine made the very same edit).
+            after = None if old.superseded_by is None else self._read_one(conn, old.superseded_by)
+            if after is not None and after.status is MemoryStatus.ACTIVE and same(after):
+                return after
+            # edited elsewhere since the owner saw it
             theirs = self._newest_version(conn, old.id)
-        raise changed_elsewhere(old.id, validate_content(content), theirs)
+        raise changed_elsewhere(old.id, ours, theirs)
+
+    def _saved(
+        self,
+        write: Callable[[Any], R],
+        landed: Callable[[Any], R | None],
+        change: tuple[str, str],
+    ) -> R:
+        sent = False
+
+        def tracked(conn: Any) -> R:
+            nonlocal sent
+            sent = True  # the transaction is under way: from here a failure may hide a commit
+            return write(conn)
+
+        try:
+            return super()._saved(tracked, landed, change)
+        except StoreUnreachableError as exc:
+            if not sent:  # refused before anything was sent: nothing changed
+                raise
+            return self._settle(landed, change, exc)
+
+    def _settle(
+        self, landed: Callable[[Any], R | None], change: tuple[str, str], lost: Exception
+    ) -> R:
+        """What became of a change whose reply was lost: ask the server (on a connection of
+        its own, for up to LANDED_WAIT_S) whether it landed; its result if so, otherwise
+        StoreUnreachableError saying it was not saved, or that this is not known yet."""
+        what = _CHANGES.get(change[0], "this change to memory {}").format(change[1])
+        where = self.db.location
+        deadline = time.monotonic() + self.landed_wait_s
+        while True:
+            try:
+                found = self.db.ask(landed)
+                break
+            except StoreUnreachableError:
+                if time.monotonic() >= deadline:
+                    with self._unsure_lock:
+                        self._unsure.add(change)
+                    log.warning("could not learn whether %s was saved", what)
+                    raise StoreUnreachableError(
+                        f"The memory server {where} stopped answering while {what} was being "
+                        "saved, so Timothy cannot tell yet whether it was. Once the server "
+                        "answers, look at the memory again; doing it again is safe (it is "
+                        "never saved twice)."
+                    ) from lost
+                time.sleep(LANDED_RETRY_S)  # a server coming back: ask again, bounded
+        with self._unsure_lock:
+            self._unsure.discard(change)
+        if found is None:
+            raise StoreUnreachableError(
+                f"The connection to the memory server {where} broke while {what} was being "
+                "saved, and the server shows it was not saved: nothing changed. Try again."
+            ) from lost
+        log.info("the reply to %s was lost; the server shows it was saved", what)
+        return found
+
+    def _retried(self, change: tuple[str, str]) -> bool:
+        with self._unsure_lock:
+            if change not in self._unsure:
+                return False
+            self._unsure.discard(change)
+            return True
 
     def _lost_race(self, conn: Any, memory_id: str, content: str) -> Exception:
         return changed_elsewhere(memory_id, content, self._newest_version(conn, memory_id))

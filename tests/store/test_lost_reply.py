@@ -1,0 +1,247 @@
+"""A change whose reply is lost: the server committed, and the connection broke before its
+answer reached this machine (a proxy between the store and the test server drops the
+connection instead of passing on the COMMIT's answer, see tests/fakes/pg_proxy.py).
+
+What must hold: the store finds out whether its change landed and says so (saved, with the
+memory as the server holds it; or not saved, nothing changed), and doing the change again
+never makes a second version nor reports the owner's own edit as another machine's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.fakes.pg_proxy import LossyProxy
+from timothy.errors import NotFoundError, StoreUnreachableError
+from timothy.memory.forget import forget
+from timothy.store.postgres import PostgresStore
+from timothy.store.records import Memory, MemoryStatus
+
+NOW = datetime(2025, 6, 1, 8, 0, tzinfo=UTC)
+LATER = datetime(2025, 6, 2, 9, 30, tzinfo=UTC)
+
+
+@pytest.fixture
+def proxy(pg_url: str) -> Iterator[LossyProxy]:
+    with LossyProxy.running(pg_url) as running:
+        yield running
+
+
+@pytest.fixture
+def store(proxy: LossyProxy, pg_url: str, tmp_path: Path) -> Iterator[PostgresStore]:
+    """A store that reaches the server only through the proxy."""
+    with PostgresStore(
+        proxy.url(pg_url), outbox_dir=tmp_path, follow_changes=False, connect_timeout=2
+    ) as opened:
+        yield opened
+
+
+def versions(first: Memory, store: PostgresStore) -> list[tuple[str, str]]:
+    """The chain of `first` as the server holds it."""
+    return [(m.content, m.status.value) for m in store.memories.chain(first.id)]
+
+
+def test_an_edit_whose_reply_is_lost_is_reported_saved_and_a_retry_adds_nothing(
+    store: PostgresStore, proxy: LossyProxy, pg_url: str
+) -> None:
+    memory = store.memories.add("My locker is number 12", now=NOW)
+    heard: list[tuple[str, str]] = []
+    store.memories.listeners.append(lambda event, m: heard.append((event, m.content)))
+    proxy.cut_at(b"COMMIT")
+    saved = store.memories.supersede(memory.id, "My locker is number 14", now=LATER)
+    assert proxy.cut.is_set()  # the reply really was lost
+    assert saved.content == "My locker is number 14"
+    assert saved.status is MemoryStatus.ACTIVE and saved.supersedes == memory.id
+    assert heard == [("superseded", "My locker is number 14")]  # the window shows it
+    # Saving the same edit again (the window still showed the old version) is the same
+    # success: no second version, no "changed on another machine" with the owner's words.
+    again = store.memories.supersede(memory.id, "My locker is number 14", now=LATER)
+    assert again.id == saved.id
+    assert versions(memory, store) == [
+        ("My locker is number 12", "superseded"),
+        ("My locker is number 14", "active"),
+    ]
+
+
+def test_an_edit_cut_off_before_its_commit_is_reported_not_saved(
+    store: PostgresStore, proxy: LossyProxy, pg_url: str
+) -> None:
+    memory = store.memories.add("My locker is number 12", now=NOW)
+    proxy.cut_at(b"INSERT")  # the new version's row: the transaction never commits
+    with pytest.raises(StoreUnreachableError, match="was not saved: nothing changed"):
+        store.memories.supersede(memory.id, "My locker is number 14", now=LATER)
+    assert proxy.cut.is_set()
+    assert versions(memory, store) == [("My locker is number 12", "active")]
+    saved = store.memories.supersede(memory.id, "My locker is number 14", now=LATER)
+    assert versions(memory, store) == [
+        ("My locker is number 12", "superseded"),
+        (saved.content, "active"),
+    ]
+
+
+def test_an_edit_whose_outcome_cannot_be_learned_yet_is_safe_to_save_again(
+    store: PostgresStore, proxy: LossyProxy, pg_url: str
+) -> None:
+    """The server stops answering as the reply is lost and is still away when the store
+    asks: the owner hears that it is not known; saving again once it answers succeeds."""
+    store.memories.landed_wait_s = 0.3
+    memory = store.memories.add("My locker is number 12", now=NOW)
+    proxy.cut_at(b"COMMIT")
+    proxy.refusing = True
+    with pytest.raises(StoreUnreachableError, match="cannot tell yet whether it was"):
+        store.memories.supersede(memory.id, "My locker is number 14", now=LATER)
+    proxy.refusing = False
+    again = store.memories.supersede(memory.id, "My locker is number 14", now=LATER)
+    assert again.content == "My locker is number 14"
+    assert versions(memory, store) == [
+        ("My locker is number 12", "superseded"),
+        ("My locker is number 14", "active"),
+    ]
+
+
+def confirm(store: PostgresStore, memory: Memory) -> Memory:
+    return store.memories.promote(memory.id, now=LATER)
+
+
+def reconfirm(store: PostgresStore, memory: Memory) -> Memory:
+    return store.memories.reconfirm(memory.id, now=LATER)
+
+
+def reject(store: PostgresStore, memory: Memory) -> Memory:
+    return store.memories.reject(memory.id, now=LATER)
+
+
+def archive(store: PostgresStore, memory: Memory) -> Memory:
+    return store.memories.archive(memory.id, now=LATER)
+
+
+def restore(store: PostgresStore, memory: Memory) -> Memory:
+    return store.memories.restore(memory.id, now=LATER)
+
+
+Change = Callable[[PostgresStore, Memory], Memory]
+# Each status change: the memory it starts from (made by `setup`), and what it leaves.
+CHANGES: dict[str, tuple[str, Change, MemoryStatus]] = {
+    "confirm": ("staged", confirm, MemoryStatus.ACTIVE),
+    "reconfirm": ("active", reconfirm, MemoryStatus.ACTIVE),
+    "reject": ("staged", reject, MemoryStatus.REJECTED),
+    "archive": ("active", archive, MemoryStatus.ARCHIVED),
+    "restore": ("rejected", restore, MemoryStatus.STAGED),
+}
+
+
+def setup(store: PostgresStore, start: str) -> Memory:
+    memory = store.memories.stage("The spare key is with Anna", now=NOW)
+    if start == "active":
+        return store.memories.promote(memory.id, now=NOW)
+    if start == "rejected":
+        return store.memories.reject(memory.id, now=NOW)
+    return memory
+
+
+@pytest.mark.parametrize("name", list(CHANGES))
+def test_a_status_change_whose_reply_is_lost_is_reported_done(
+    store: PostgresStore, proxy: LossyProxy, name: str
+) -> None:
+    start, change, status = CHANGES[name]
+    memory = setup(store, start)
+    heard: list[str] = []
+    store.memories.listeners.append(lambda event, m: heard.append(m.status.value))
+    proxy.cut_at(b"COMMIT")
+    done = change(store, memory)
+    assert proxy.cut.is_set()
+    assert done.status is status
+    if name in ("confirm", "reconfirm"):
+        assert done.last_confirmed_at == LATER
+    assert heard == [status.value]
+    assert store.memories.get(memory.id) == done
+
+
+@pytest.mark.parametrize("name", ["confirm", "reject", "archive", "restore"])
+def test_a_status_change_whose_outcome_cannot_be_learned_yet_is_safe_to_do_again(
+    store: PostgresStore, proxy: LossyProxy, name: str
+) -> None:
+    start, change, status = CHANGES[name]
+    store.memories.landed_wait_s = 0.3
+    memory = setup(store, start)
+    proxy.cut_at(b"COMMIT")
+    proxy.refusing = True
+    with pytest.raises(StoreUnreachableError, match="cannot tell yet"):
+        change(store, memory)
+    proxy.refusing = False
+    # It landed; doing it again is its success, not "only a staged memory can be ...".
+    assert change(store, memory).status is status
+
+
+def test_a_new_memory_whose_reply_is_lost_lands_once(
+    store: PostgresStore, proxy: LossyProxy, pg_url: str
+) -> None:
+    """Already so before the lost-reply checks: the id is made here, the memory waits in
+    the outbox, and the hand-over skips what the server has."""
+    proxy.cut_at(b"COMMIT")
+    saved = store.memories.add("The boiler was serviced in May", now=NOW)
+    assert proxy.cut.is_set()
+    assert [m.id for m in store.outbox.pending()] == [saved.id]
+    store.memories.hand_over_pending()
+    assert store.outbox.pending() == []
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT id FROM memories WHERE content = %s", (saved.content,)
+        ).fetchall()
+    assert rows == [(saved.id,)]
+
+
+def test_a_forget_whose_reply_is_lost_is_reported_done(
+    store: PostgresStore, proxy: LossyProxy
+) -> None:
+    memory = store.memories.add("The door code is 4711", now=NOW)
+    edited = store.memories.supersede(memory.id, "The door code is 4712", now=LATER)
+    heard: list[tuple[str, str]] = []
+    store.memories.listeners.append(lambda event, m: heard.append((event, m.id)))
+    proxy.cut_at(b"COMMIT")
+    report = forget(store, [edited.id], chain=True)
+    assert proxy.cut.is_set()
+    assert report.forgotten == (memory.id, edited.id) and report.chains == 1
+    assert heard == [("forgotten", memory.id), ("forgotten", edited.id)]
+    assert store.memories.get_many([memory.id, edited.id]) == {}
+
+
+def test_a_forget_whose_outcome_cannot_be_learned_yet_says_so_when_asked_again(
+    store: PostgresStore, proxy: LossyProxy
+) -> None:
+    store.memories.landed_wait_s = 0.3
+    memory = store.memories.add("The door code is 4711", now=NOW)
+    proxy.cut_at(b"COMMIT")
+    proxy.refusing = True
+    with pytest.raises(StoreUnreachableError, match="cannot tell yet"):
+        forget(store, [memory.id])
+    proxy.refusing = False
+    with pytest.raises(NotFoundError, match="was forgotten already"):
+        forget(store, [memory.id])
+    assert store.memories.get_many([memory.id]) == {}
+
+
+def test_the_windows_store_asks_past_its_link_marked_lost(
+    proxy: LossyProxy, pg_url: str, tmp_path: Path
+) -> None:
+    """The app's store (it follows changes) marks the server lost when the reply is lost,
+    and fails calls at once until its change feed is back; asking whether the edit landed
+    goes past that mark."""
+    with PostgresStore(proxy.url(pg_url), outbox_dir=tmp_path, connect_timeout=2) as app:
+        memory = app.memories.add("My locker is number 12", now=NOW)
+        # Only the edit's own connection: the store's background work commits too.
+        proxy.cut_at(b"COMMIT", after=b"SET status = 'superseded'")
+        saved = app.memories.supersede(memory.id, "My locker is number 14", now=LATER)
+        assert proxy.cut.is_set()
+        assert saved.content == "My locker is number 14"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        rows = conn.execute("SELECT content, status FROM memories ORDER BY seq").fetchall()
+    assert rows == [
+        ("My locker is number 12", "superseded"),
+        ("My locker is number 14", "active"),
+    ]
