@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from tests.fakes.pg_proxy import LossyProxy
-from timothy.errors import NotFoundError, StoreUnreachableError
+from timothy.errors import ChangedElsewhereError, NotFoundError, StoreUnreachableError
 from timothy.memory.forget import forget
 from timothy.store.postgres import PostgresStore
 from timothy.store.records import Memory, MemoryStatus
@@ -102,6 +102,40 @@ def test_an_edit_whose_outcome_cannot_be_learned_yet_is_safe_to_save_again(
         ("My locker is number 12", "superseded"),
         ("My locker is number 14", "active"),
     ]
+
+
+def test_another_edit_after_an_unknown_outcome_goes_on_top_of_the_owners_own(
+    store: PostgresStore, proxy: LossyProxy
+) -> None:
+    """The owner, told it is not known whether the edit was saved, saves other words: the
+    edit that did land is the owner's, not another machine's, so no conflict is shown."""
+    store.memories.landed_wait_s = 0.3
+    memory = store.memories.add("My locker is number 12", now=NOW)
+    proxy.cut_at(b"COMMIT")
+    proxy.refusing = True
+    with pytest.raises(StoreUnreachableError, match="cannot tell yet"):
+        store.memories.supersede(memory.id, "My locker is number 14", now=LATER)
+    proxy.refusing = False
+    saved = store.memories.supersede(memory.id, "My locker is number 15", now=LATER)
+    assert versions(memory, store) == [
+        ("My locker is number 12", "superseded"),
+        ("My locker is number 14", "superseded"),
+        ("My locker is number 15", "active"),
+    ]
+    assert saved.content == "My locker is number 15"
+
+
+def test_an_edit_racing_another_machines_is_still_a_conflict(
+    store: PostgresStore, pg_url: str, tmp_path: Path
+) -> None:
+    """What the retry takes as its own is only this machine's unseen edit, or the very same
+    words: another machine's edit of the version stays a conflict."""
+    memory = store.memories.add("My locker is number 12", now=NOW)
+    with PostgresStore(pg_url, outbox_dir=tmp_path / "desktop", follow_changes=False) as other:
+        other.memories.supersede(memory.id, "My locker is number 13", now=LATER)
+    with pytest.raises(ChangedElsewhereError) as caught:
+        store.memories.supersede(memory.id, "My locker is number 14", now=LATER)
+    assert caught.value.theirs == "My locker is number 13"
 
 
 def confirm(store: PostgresStore, memory: Memory) -> Memory:

@@ -422,8 +422,8 @@ class BaseMemoryRepository(Generic[DbT]):
         self, old: Memory, content: str, same: Callable[[Memory], bool]
     ) -> Memory | None:
         """Called when an edit finds the version the owner edited superseded already: the
-        version `same` finds to be this very edit (a retry of an edit that landed), or None
-        (or an error) otherwise."""
+        version `same` finds to be this very edit (a retry of an edit that landed), or the
+        owner's own version to save this edit on top of; None (or an error) otherwise."""
         return None
 
     def _saved(
@@ -965,10 +965,12 @@ class BaseMemoryRepository(Generic[DbT]):
                     )
                 )
 
-            already = self._superseded_meanwhile(old, content, same)
-            if already is not None:  # this edit is in place already: the same success
-                self._notify("superseded", already)
-                return already
+            found = self._superseded_meanwhile(old, content, same)
+            if found is not None and same(found):  # in place already: the same success
+                self._notify("superseded", found)
+                return found
+            if found is not None:  # the owner's own edit landed unseen: this goes on top
+                old = found
         allowed = (MemoryStatus.STAGED, MemoryStatus.ACTIVE)
         if old.status not in allowed:
             raise IllegalTransitionError(

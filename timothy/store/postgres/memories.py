@@ -194,8 +194,12 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
             # Its next version is this very edit, still the newest: it landed already (a
             # retry after a lost reply; or another machine made the very same edit).
             after = None if old.superseded_by is None else self._read_one(conn, old.superseded_by)
-            if after is not None and after.status is MemoryStatus.ACTIVE and same(after):
-                return after
+            if after is not None and after.status is MemoryStatus.ACTIVE:
+                # This machine's own edit whose outcome it could not learn: not another
+                # machine's (the new words go on top of it, or it is this very edit).
+                ours_unseen = after.supersedes == old.id and self._retried(("superseded", old.id))
+                if same(after) or ours_unseen:
+                    return after
             # edited elsewhere since the owner saw it
             theirs = self._newest_version(conn, old.id)
         raise changed_elsewhere(old.id, ours, theirs)
