@@ -290,12 +290,14 @@ def test_an_edit_cut_off_by_the_server_dying_is_reported_and_leaves_nothing_half
         pg_url, outbox_dir=tmp_path, follow_changes=False, connect_timeout=2
     ) as store:
         memory = store.memories.add("My locker is number 12")
+        store.memories.landed_wait_s = 0.5  # asking the dead server whether it landed
         slow_inserts(pg_url)
         results = at_once(
             lambda: store.memories.supersede(memory.id, f"My locker is number 14 ({SLOW_WORDS})"),
             lambda: kill_while_writing(server_up, pg_url),
         )
         assert isinstance(results[0], StoreUnreachableError), results  # the owner is told
+        assert "cannot tell yet" in str(results[0])  # the server could not be asked
         server_up.start()
         chain = store.memories.chain(memory.id)
         assert [(m.content, m.status) for m in chain] == [
