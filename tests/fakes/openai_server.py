@@ -30,6 +30,8 @@ ERRORS: dict[int, tuple[str, str, str]] = {
     503: ("server_error", "overloaded", "The engine is currently overloaded."),
 }
 
+WEB_PAGE = b"<!doctype html><html><head><title>Router</title></head><body>Log in</body></html>"
+
 EMBEDDING_DIMENSIONS = {
     "text-embedding-3-small": 1536,
     "text-embedding-3-large": 3072,
@@ -53,6 +55,10 @@ class OpenAIServer(FakeServer, Scriptable):
         # True: stream each tool call whole in one chunk with no "index", as some
         # OpenAI-compatible servers do (OpenAI numbers them and splits the arguments)
         self.whole_tool_calls = False
+        # Set: every request gets an HTML page with this status, as from an address that is a
+        # web server rather than the API (200: a router's login page; 405 or 501: a server
+        # that takes no POST).
+        self.web_page: int | None = None
         self._ids = 0
 
     @property
@@ -109,6 +115,9 @@ class OpenAIServer(FakeServer, Scriptable):
         elif request.method == "GET" and request.path.rstrip("/") == "/v1/models":
             request.operation = "models"
         self.record(request)
+        if self.web_page is not None:
+            exchange.send(self.web_page, WEB_PAGE, "text/html; charset=utf-8")
+            return
         if request.operation == "":
             exchange.send_json(404, {"error": "not found"})
             return

@@ -439,3 +439,71 @@ def test_the_vendor_detail_goes_to_the_log_but_never_the_key(
     assert key not in caplog.text
     assert key not in (refused.value.detail or "")
     assert key not in str(refused.value)
+
+
+# -- the wrong address: what a first-time owner types ------------------------------------
+
+
+def test_an_address_without_v1_is_not_blamed_on_the_model(openai_server: OpenAIServer) -> None:
+    # Ollama at http://localhost:11434 (no /v1) answers 404 with no word of any model
+    provider = OpenAIChat(
+        OpenAISettings(base_url=openai_server.url, timeout_seconds=5), backoff=FAST
+    )
+    with pytest.raises(ProviderError) as wrong:
+        list(provider.stream([], [ChatMessage("user", "hi")]))
+    assert wrong.value.kind is ErrorKind.NOT_CONFIGURED
+    assert "does not know the model" not in wrong.value.message
+    assert "no chat API at that address" in wrong.value.message
+    assert "/v1" in wrong.value.message
+    assert len(openai_server.requests) == 1  # a wrong address is not retried
+
+
+def test_a_model_the_server_lacks_is_still_named(openai_server: OpenAIServer) -> None:
+    # Ollama's own words for a model it has not pulled
+    openai_server.fail(404, code="", message='model "llama9" not found, try pulling it first')
+    with pytest.raises(ProviderError) as missing:
+        chat(openai_server, chat_model="llama9").complete([], [ChatMessage("user", "hi")])
+    assert missing.value.kind is ErrorKind.MODEL_NOT_FOUND
+    assert "does not know the model 'llama9'" in missing.value.message
+
+
+@pytest.mark.parametrize("status", [200, 405, 501])
+def test_a_web_page_at_the_address_says_it_is_not_the_api(
+    openai_server: OpenAIServer, status: int
+) -> None:
+    openai_server.web_page = status
+    provider = chat(openai_server)
+    for attempt in (
+        lambda: list(provider.stream([], [ChatMessage("user", "hi")])),
+        lambda: provider.complete([], [ChatMessage("user", "hi")]),
+    ):
+        with pytest.raises(ProviderError) as page:
+            attempt()
+        assert page.value.kind is ErrorKind.NOT_CONFIGURED
+        assert "not" in page.value.message and "OpenAI-compatible API" in page.value.message
+        assert "Check the server address" in page.value.message
+    assert len(openai_server.requests) == 2  # not retried as if the server were busy
+
+
+def test_a_web_page_answering_embeddings_says_it_is_not_the_api(
+    openai_server: OpenAIServer,
+) -> None:
+    openai_server.web_page = 200
+    embedder = embedding_provider(
+        Settings(embedding_provider="openai", openai=openai_server.settings())
+    )
+    assert embedder is not None
+    with pytest.raises(ProviderError) as page:
+        embedder.embed(["x"])
+    assert page.value.kind is ErrorKind.NOT_CONFIGURED
+    assert "web page" in page.value.message
+
+
+def test_https_to_a_plain_http_server_says_to_try_http(openai_server: OpenAIServer) -> None:
+    url = openai_server.base_url.replace("http://", "https://")
+    provider = OpenAIChat(OpenAISettings(base_url=url, timeout_seconds=5), backoff=FAST)
+    with pytest.raises(ProviderError) as tls:
+        provider.complete([], [ChatMessage("user", "hi")])
+    assert tls.value.kind is ErrorKind.UNREACHABLE
+    assert "is it running?" not in tls.value.message  # it is: it just speaks plain http
+    assert "http:// instead of https://" in tls.value.message

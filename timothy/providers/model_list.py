@@ -9,9 +9,11 @@ import dataclasses
 
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.openai_client import (
+    UNREADABLE_REPLY,
     api_key,
     is_official,
     make_client,
+    not_an_api,
     server_label,
     translate,
 )
@@ -59,6 +61,9 @@ def list_chat_models(settings: OpenAISettings, key: str | None = None) -> list[s
             ErrorKind.NOT_CONFIGURED,
             f"{server_label(settings)} does not list its models; type the model's name.",
         ) from exc
+    except UNREADABLE_REPLY as exc:
+        translate(exc, bounded, "", key, what="model list")  # logs the detail
+        raise not_an_api(settings, "a reply that is not JSON") from exc
     except Exception as exc:
         raise translate(exc, bounded, "", key, what="model list") from exc
     unique = [i for i in dict.fromkeys(ids) if "embed" not in i.lower()]  # cannot chat

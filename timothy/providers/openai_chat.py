@@ -28,7 +28,14 @@ from timothy.providers.base import (
 )
 from timothy.providers.broken import broke_off, cut_off, damaged
 from timothy.providers.hangup import hang_up, socket_of_httpx, start_or_abandon
-from timothy.providers.openai_client import LazyClient, is_official, make_timeout, translate
+from timothy.providers.openai_client import (
+    LazyClient,
+    is_official,
+    is_web_page,
+    make_timeout,
+    not_an_api,
+    translate,
+)
 from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
 
@@ -177,7 +184,7 @@ class OpenAIChat:
 
         def start() -> openai.Stream[Any]:
             try:
-                return self._client.get().chat.completions.create(  # type: ignore[no-any-return]
+                stream: openai.Stream[Any] = self._client.get().chat.completions.create(
                     model=self.model,
                     messages=to_messages(system, messages),
                     stream=True,
@@ -186,6 +193,10 @@ class OpenAIChat:
                 )
             except openai.OpenAIError as exc:
                 raise self._fail(exc) from exc
+            if is_web_page(stream.response.headers):  # the SDK would find no events in it
+                _discard(stream)
+                raise self._fail(not_an_api(self.settings))
+            return stream
 
         if cancel is not None and cancel.cancelled:
             yield Stop("cancelled")
@@ -312,6 +323,8 @@ class OpenAIChat:
                 )
             except openai.OpenAIError as exc:
                 raise self._fail(exc, timeout) from exc
+            if isinstance(response, str):  # the SDK hands back a body that is not JSON as text
+                raise self._fail(not_an_api(self.settings), timeout)
             if not response.choices:
                 return ""
             return response.choices[0].message.content or ""

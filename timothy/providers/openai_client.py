@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 import os
 import re
+import ssl
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from timothy.errors import ErrorKind, ProviderError
@@ -143,6 +144,69 @@ def scrub(text: str, key: str | None) -> str:
     return _KEYISH.sub("[key]", text)
 
 
+# What a web server (not an API) answers a POST with: no such method, not implemented.
+_NOT_AN_API_STATUSES = (405, 501)
+
+
+# What to check when the address answers but is not the API.
+ADDRESS_HINT = (
+    "Check the server address in Settings: it is the API's, which usually ends in /v1 "
+    "(Ollama: http://localhost:11434/v1, LM Studio: http://localhost:1234/v1)."
+)
+
+
+# What the SDK raises when it parses a body that is not the API's JSON (it hands HTML back
+# as text, then reads fields of it).
+UNREADABLE_REPLY = (AttributeError, TypeError)
+
+
+def not_an_api(settings: OpenAISettings, what: str = "a web page") -> ProviderError:
+    """The address answered, but not as an OpenAI-compatible API: a web page, a wrong path."""
+    return ProviderError(
+        ErrorKind.NOT_CONFIGURED,
+        f"{server_label(settings)} answered with {what}, not as an OpenAI-compatible API. "
+        + ADDRESS_HINT,
+    )
+
+
+def is_web_page(headers: Any) -> bool:
+    """True when a response is HTML: a router's login page, a web server's index."""
+    return "html" in str(headers.get("content-type") or "").lower()
+
+
+def _ssl_error(exc: BaseException) -> ssl.SSLError | None:
+    """The TLS failure under a connection error, if that is what it was."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ssl.SSLError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _tls_message(settings: OpenAISettings, error: ssl.SSLError) -> str:
+    who = server_label(settings)
+    if isinstance(error, ssl.SSLCertVerificationError):
+        return (
+            f"{who} has a TLS certificate this computer does not trust "
+            f"({error.verify_message or 'verification failed'})."
+        )
+    return (
+        f"Could not talk to the server at {settings.base_url} over https (its TLS answer was "
+        "not understood). A local server (Ollama, LM Studio, llama.cpp) usually speaks plain "
+        "http: try the address with http:// instead of https://."
+    )
+
+
+def _names_the_model(exc: openai.APIStatusError, model: str) -> bool:
+    """Whether a 404 is about the model (its code or its words say so), not about the path:
+    a server asked at the wrong address answers 404 too, with no word of any model."""
+    code = str(getattr(exc, "code", None) or "").lower()
+    return "model" in code or (bool(model) and model.lower() in str(exc.body or exc).lower())
+
+
 def _retry_after(exc: openai.APIStatusError) -> float | None:
     value = exc.response.headers.get("retry-after")
     try:
@@ -180,6 +244,9 @@ def translate(
         kind = ErrorKind.TIMEOUT
         bound = settings.timeout_seconds if timeout is None else timeout
         message = f"{who} did not answer within {bound:g} s."
+    elif isinstance(exc, openai.APIConnectionError) and (tls := _ssl_error(exc)) is not None:
+        kind = ErrorKind.UNREACHABLE
+        message = _tls_message(settings, tls)
     elif isinstance(exc, openai.APIConnectionError):
         kind = ErrorKind.UNREACHABLE
         message = (
@@ -200,6 +267,14 @@ def translate(
             message = f"{who} is not available in your country or region."
         else:
             message = f"{who} denies this account access to the model '{model}'."
+    elif (
+        isinstance(exc, openai.NotFoundError)
+        and not official
+        and what == "chat"
+        and not _names_the_model(exc, model)
+    ):
+        kind = ErrorKind.NOT_CONFIGURED
+        message = f"{who} has no chat API at that address (HTTP 404). " + ADDRESS_HINT
     elif isinstance(exc, openai.NotFoundError):
         kind = ErrorKind.MODEL_NOT_FOUND
         if what == "embeddings" and not official:
@@ -223,6 +298,16 @@ def translate(
             message = f"The conversation is too long for the model '{model}'."
         else:
             message = f"{who} refused the request as invalid (details are in the log)."
+    elif (
+        isinstance(exc, openai.APIStatusError)
+        and not official
+        and exc.status_code in _NOT_AN_API_STATUSES
+    ):
+        kind = ErrorKind.NOT_CONFIGURED
+        message = (
+            f"{who} is not an OpenAI-compatible API (it answered HTTP {exc.status_code}). "
+            + ADDRESS_HINT
+        )
     elif isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
         kind = ErrorKind.SERVER
         message = f"{who} had an internal error (HTTP {exc.status_code}); try again later."

@@ -14,7 +14,7 @@ from functools import partial
 from timothy import tokens
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.backoff import Backoff
-from timothy.providers.openai_client import LazyClient, translate
+from timothy.providers.openai_client import LazyClient, not_an_api, translate
 from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
 
@@ -110,6 +110,10 @@ class OpenAIEmbeddings:
             raise translate(
                 exc, self.settings, self.model, self._client.key, what="embeddings"
             ) from exc
+        if isinstance(response, str):  # the SDK hands back a body that is not JSON as text
+            raise translate(
+                not_an_api(self.settings), self.settings, self.model, None, what="embeddings"
+            )
         data = sorted(response.data, key=lambda item: item.index)
         vectors = [list(map(float, item.embedding)) for item in data]
         sizes = {len(vector) for vector in vectors}
