@@ -71,7 +71,8 @@ class ErrorKind(StrEnum):
     QUOTA = "quota"  # out of credit or over a hard quota: retrying will not help
     TIMEOUT = "timeout"
     UNREACHABLE = "unreachable"
-    BAD_REQUEST = "bad_request"  # e.g. the conversation is too long for the model
+    BAD_REQUEST = "bad_request"  # the request was refused as invalid
+    CONTEXT_TOO_LONG = "context_too_long"  # the conversation outgrew the model's context
     SERVER = "server"  # the vendor's own failure (5xx)
     NOT_CONFIGURED = "not_configured"  # no provider, region or model file set up
     CANCELLED = "cancelled"
@@ -118,6 +119,7 @@ DEFAULT_MESSAGES = {
     ErrorKind.TIMEOUT: "The provider did not answer in time.",
     ErrorKind.UNREACHABLE: "The provider could not be reached; check the network.",
     ErrorKind.BAD_REQUEST: "The provider refused the request.",
+    ErrorKind.CONTEXT_TOO_LONG: "The conversation is too long for the model.",
     ErrorKind.SERVER: "The provider had an internal error; try again later.",
     ErrorKind.NOT_CONFIGURED: "No provider is set up for this.",
     ErrorKind.CANCELLED: "The request was cancelled.",

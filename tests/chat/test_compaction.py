@@ -6,7 +6,7 @@ import json
 
 from tests.chat.conftest import MakeEngine, run
 from tests.fakes.openai_server import OpenAIServer
-from timothy.chat.events import BackgroundEvent, SessionCompacted
+from timothy.chat.events import BackgroundEvent, SessionCompacted, TurnFailed, TurnFinished
 from timothy.chat.prompt import SUMMARY_INTRO
 from timothy.chat.settings import ChatSettings
 from timothy.memory.settings import MemoryPolicySettings
@@ -98,3 +98,56 @@ def test_a_failed_summary_leaves_the_conversation_whole(
     stored = store.sessions.messages(session_id)
     assert not [m for m in stored if m.role is MessageRole.SUMMARY]
     assert all(m.compacted_by is None for m in stored)
+
+
+# The words of a local server (llama.cpp) whose model's window is smaller than the settings'.
+OVERFLOW = "the request exceeds the available context size (n_ctx: 4096), try increasing it"
+
+
+def test_a_model_that_says_too_long_gets_the_conversation_compacted_and_asked_again(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine
+) -> None:
+    # The settings think the window is large: no compaction is due by their count.
+    roomy = ChatSettings(context_window_tokens=128_000, keep_recent_messages=1)
+    engine = make_engine(openai_server, chat_settings=roomy)
+    engine.policy = MemoryPolicySettings(extraction_enabled=False)
+    heard: list[BackgroundEvent] = []
+    engine.background_listeners.append(heard.append)
+    openai_server.reply(words("one"))
+    events = run(engine.send(words("alpha")))
+    session_id = events[0].session.id  # type: ignore[union-attr]
+    assert engine.wait_idle(10)
+
+    openai_server.fail(400, code="exceed_context_size_error", message=OVERFLOW)
+    openai_server.reply("The owner talked about alpha things.")  # the summary
+    openai_server.reply("Answered after all.")
+    events = run(engine.send("And the second question?", session_id=session_id))
+    assert engine.wait_idle(10)
+
+    assert not [e for e in events if isinstance(e, TurnFailed)]
+    [finished] = [e for e in events if isinstance(e, TurnFinished)]
+    assert finished.message.content == "Answered after all."
+    retried = openai_server.chat_requests[-1]
+    assert "The owner talked about alpha things." in retried["messages"][0]["content"]
+    stored = store.sessions.messages(session_id)
+    assert [m.content for m in stored if m.role is MessageRole.ASSISTANT] == [
+        words("one"),
+        "Answered after all.",
+    ]  # the refused attempt left no empty reply behind
+    assert [e.compacted for e in heard if isinstance(e, SessionCompacted)] == [2]
+
+
+def test_too_long_with_nothing_older_to_summarise_says_what_to_do(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine
+) -> None:
+    engine = make_engine(openai_server, chat_settings=SMALL)
+    openai_server.fail(400, code="exceed_context_size_error", message=OVERFLOW)
+    events = run(engine.send("One very long first message"))
+    [failed] = [e for e in events if isinstance(e, TurnFailed)]
+    assert failed.kind == "context_too_long"
+    assert "at most 4096 tokens" in failed.error
+    assert "Start a new chat" in failed.error
+    assert len(openai_server.chat_requests) == 1  # nothing to compact: not asked again
+    session_id = events[0].session.id  # type: ignore[union-attr]
+    [kept] = store.sessions.messages(session_id)
+    assert kept.content == "One very long first message"

@@ -261,7 +261,7 @@ def test_each_bedrock_error_gets_a_plain_message(
             ErrorKind.MODEL_NOT_FOUND,
             "inference profile",
         ),
-        ("Input is too long for requested model.", ErrorKind.BAD_REQUEST, "too long"),
+        ("Input is too long for requested model.", ErrorKind.CONTEXT_TOO_LONG, "too long"),
         ("messages: field required", ErrorKind.BAD_REQUEST, "refused the request"),
     ],
 )

@@ -343,7 +343,7 @@ def test_a_server_without_embeddings_says_so(openai_server: OpenAIServer) -> Non
         (403, "unsupported_country_region_territory", ErrorKind.ACCESS_DENIED, "country"),
         (404, None, ErrorKind.MODEL_NOT_FOUND, "does not know the model 'gpt-4o-mini'"),
         (429, "insufficient_quota", ErrorKind.QUOTA, "out of credit"),
-        (400, "context_length_exceeded", ErrorKind.BAD_REQUEST, "too long for the model"),
+        (400, "context_length_exceeded", ErrorKind.CONTEXT_TOO_LONG, "too long for the model"),
         (400, None, ErrorKind.BAD_REQUEST, "refused the request as invalid"),
         (409, None, ErrorKind.UNKNOWN, "unexpected error (HTTP 409)"),
     ],

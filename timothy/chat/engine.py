@@ -299,7 +299,9 @@ class ChatEngine:
         system = system_blocks(STABLE_PREFIX, context, recall.block)
         history = history_of(stored)
         final: Message | None = None
-        for round_number in range(self.chat_settings.max_tool_rounds + 1):
+        fitted = False  # compacted once already because the model said it was too long
+        round_number = 0
+        while round_number <= self.chat_settings.max_tool_rounds:
             may_use_tools = round_number < self.chat_settings.max_tool_rounds
             assistant = sessions.add_message(
                 session.id,
@@ -325,6 +327,26 @@ class ChatEngine:
                 chat, system, history, assistant, cancel, tools, sessions, record
             )
             record.result()
+            if (
+                isinstance(outcome, TurnFailed)
+                and outcome.kind == ErrorKind.CONTEXT_TOO_LONG.value
+                and round_number == 0
+                and not fitted
+            ):
+                # The model's window is smaller than the settings' (a local model's often
+                # is): summarise the older turns now and ask again, once.
+                fitted = True
+                refitted = self._compact_to_fit(session.id, stored, now, sessions)
+                if refitted is not None:
+                    if not temporary:
+                        self._notify(refitted)
+                    stored = sessions.branch(session.id, include_compacted=False)
+                    context = context_section(
+                        now, summary_of(stored), self.tz, session.instructions
+                    )
+                    system = system_blocks(STABLE_PREFIX, context, recall.block)
+                    history = history_of(stored)
+                    continue
             if isinstance(outcome, TurnFailed):
                 yield outcome
                 return
@@ -371,6 +393,7 @@ class ChatEngine:
                     )
                     history.append(ChatMessage("tool", result, tool_call_id=call.id))
                     yield ToolFinished(call.id, call.name, result)
+                round_number += 1
                 continue
             if calls:
                 log.warning("the model kept calling tools after %d rounds; stopped", round_number)
@@ -588,6 +611,17 @@ class ChatEngine:
             return self.compact(session_id, now=now, messages=stored, scratch=sessions)
         except Exception:
             log.exception("compaction failed; the conversation goes on uncompacted")
+            return None
+
+    def _compact_to_fit(
+        self, session_id: str, stored: Sequence[Message], now: datetime, sessions: SessionRepo
+    ) -> SessionCompacted | None:
+        """Compact whatever the share says, after the model refused the conversation as too
+        long for it; None when there was nothing older to summarise, or that failed."""
+        try:
+            return self.compact(session_id, now=now, messages=stored, scratch=sessions)
+        except Exception:
+            log.exception("compacting a conversation too long for the model failed")
             return None
 
     def compact(

@@ -16,6 +16,7 @@ import os
 from typing import Any
 
 from timothy.errors import ErrorKind, ProviderError
+from timothy.providers.overflow import is_context_overflow, too_long_message
 from timothy.providers.sdk import importing
 from timothy.providers.settings import BedrockSettings
 
@@ -163,9 +164,9 @@ def translate(
         elif code == "ValidationException" and ("model identifier" in text or "model id" in text):
             kind = ErrorKind.MODEL_NOT_FOUND
             message = f"Bedrock has no model '{model}' in {region}. Check the model id in Settings."
-        elif code == "ValidationException" and ("too long" in text or "too many tokens" in text):
-            kind = ErrorKind.BAD_REQUEST
-            message = f"The conversation is too long for the model '{model}'."
+        elif code == "ValidationException" and ("too long" in text or is_context_overflow(text)):
+            kind = ErrorKind.CONTEXT_TOO_LONG
+            message = too_long_message(model, text)
         elif code in _THROTTLED_CODES:
             kind = ErrorKind.THROTTLED
             message = "Bedrock is rate-limiting requests; try again in a minute."

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from timothy.errors import ErrorKind, ProviderError
+from timothy.providers.overflow import is_context_overflow, too_long_message
 from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
 from timothy.secrets import OPENAI_API_KEY, get_secret
@@ -151,7 +152,7 @@ _NOT_AN_API_STATUSES = (405, 501)
 # What to check when the address answers but is not the API.
 ADDRESS_HINT = (
     "Check the server address in Settings: it is the API's, which usually ends in /v1 "
-    "(Ollama: http://localhost:11434/v1, LM Studio: http://localhost:1234/v1)."
+    "(Ollama: http://127.0.0.1:11434/v1, LM Studio: http://127.0.0.1:1234/v1)."
 )
 
 
@@ -292,12 +293,14 @@ def translate(
             kind = ErrorKind.THROTTLED
             message = f"{who} is rate-limiting requests; try again in a minute."
             retry_after = _retry_after(exc)
+    elif isinstance(
+        exc, openai.BadRequestError | openai.UnprocessableEntityError
+    ) and is_context_overflow(f"{code} {exc}"):
+        kind = ErrorKind.CONTEXT_TOO_LONG
+        message = too_long_message(model, str(exc))
     elif isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
         kind = ErrorKind.BAD_REQUEST
-        if "context_length" in code or "maximum context length" in str(exc).lower():
-            message = f"The conversation is too long for the model '{model}'."
-        else:
-            message = f"{who} refused the request as invalid (details are in the log)."
+        message = f"{who} refused the request as invalid (details are in the log)."
     elif (
         isinstance(exc, openai.APIStatusError)
         and not official
