@@ -33,14 +33,31 @@ def keyring_available() -> bool:
 
 def get_secret(name: str) -> str | None:
     """A stored secret, or None (also when the keyring cannot be read: the caller degrades)."""
+    try:
+        return read_secret(name)
+    except KeyringUnavailableError:
+        return None
+
+
+def read_secret(name: str) -> str | None:
+    """A stored secret, or None when none is stored; raises KeyringUnavailableError when the
+    keyring cannot be read (none installed, locked, its service not answering), for a caller
+    that must not tell the owner "no key is set" when one may be."""
     import keyring
     import keyring.errors
 
     try:
         return keyring.get_password(SERVICE, name)
+    except keyring.errors.NoKeyringError as exc:
+        log.warning("keyring read of %s failed: %s", name, type(exc).__name__)
+        raise KeyringUnavailableError(
+            "no system keyring is available; install one (e.g. GNOME Keyring or KWallet)."
+        ) from exc
     except keyring.errors.KeyringError as exc:
         log.warning("keyring read of %s failed: %s", name, type(exc).__name__)
-        return None
+        raise KeyringUnavailableError(
+            "the system keyring is locked or not answering; unlock it."
+        ) from exc
 
 
 def set_secret(name: str, value: str | None) -> None:

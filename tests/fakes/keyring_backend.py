@@ -40,3 +40,18 @@ class FileKeyring(KeyringBackend):
         data.pop(f"{service}\x00{username}", None)
         self._path.parent.mkdir(parents=True, exist_ok=True)
         self._path.write_text(json.dumps(data), encoding="utf-8")
+
+
+class LockedKeyring(FileKeyring):
+    """A keyring that is there but will not open (a Secret Service collection left locked):
+    every read and write raises, as the D-Bus backends do."""
+
+    def get_password(self, service: str, username: str) -> str | None:
+        from keyring.errors import KeyringLocked
+
+        raise KeyringLocked("Failed to unlock the collection!")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        from keyring.errors import KeyringLocked
+
+        raise KeyringLocked("Failed to unlock the collection!")

@@ -7,6 +7,7 @@ import logging
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -507,3 +508,47 @@ def test_https_to_a_plain_http_server_says_to_try_http(openai_server: OpenAIServ
     assert tls.value.kind is ErrorKind.UNREACHABLE
     assert "is it running?" not in tls.value.message  # it is: it just speaks plain http
     assert "http:// instead of https://" in tls.value.message
+
+
+# -- a keyring that cannot be read ------------------------------------------------------
+
+
+@pytest.fixture
+def locked_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    import keyring
+
+    from tests.fakes.keyring_backend import LockedKeyring
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    previous = keyring.get_keyring()
+    keyring.set_keyring(LockedKeyring())
+    try:
+        yield
+    finally:
+        keyring.set_keyring(previous)
+
+
+def test_a_locked_keyring_is_not_reported_as_no_key(locked_keyring: None) -> None:
+    with pytest.raises(ProviderError) as unread:  # OpenAI's own API: its key read at build
+        chat_provider(Settings(chat_provider="openai"))
+    assert unread.value.kind is ErrorKind.AUTH
+    assert "No OpenAI API key is set" not in unread.value.message
+    assert "could not be read" in unread.value.message and "locked" in unread.value.message
+
+
+def test_a_locked_keyring_does_not_stop_a_local_server(
+    locked_keyring: None, openai_server: OpenAIServer
+) -> None:
+    provider = chat_provider(Settings(chat_provider="openai", openai=openai_server.settings()))
+    assert provider is not None
+    assert provider.complete([], [ChatMessage("user", "hi")]) == "Hello from the fake server."
+    assert openai_server.requests[-1].headers["authorization"] == "Bearer no-key"
+
+
+def test_with_a_locked_keyring_the_environment_key_still_works(
+    locked_keyring: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from timothy.providers.openai_client import api_key
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-from-the-environment")
+    assert api_key(OpenAISettings()) == "sk-test-from-the-environment"

@@ -20,7 +20,7 @@ from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.overflow import is_context_overflow, too_long_message
 from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
-from timothy.secrets import OPENAI_API_KEY, get_secret
+from timothy.secrets import OPENAI_API_KEY, KeyringUnavailableError, read_secret
 
 if TYPE_CHECKING:  # the SDK takes about a second to import: only when a client is made
     import openai
@@ -42,7 +42,20 @@ def is_official(settings: OpenAISettings) -> bool:
 def api_key(settings: OpenAISettings) -> str | None:
     """The key for this server: the keyring's, else OPENAI_API_KEY (OpenAI's own API only:
     an OpenAI key is never sent to another server just because it is in the environment)."""
-    key = get_secret(OPENAI_API_KEY)
+    try:
+        key = read_secret(OPENAI_API_KEY)
+    except KeyringUnavailableError as exc:
+        if not is_official(settings):
+            return None  # a local server needs no key: a missing keyring must not stop it
+        key = os.environ.get("OPENAI_API_KEY")
+        if key:
+            return key
+        # "No key is set" would send the owner to type again a key that may be saved
+        raise ProviderError(
+            ErrorKind.AUTH,
+            f"The OpenAI API key could not be read: {exc} The OPENAI_API_KEY environment "
+            "variable works instead.",
+        ) from exc
     if key:
         return key
     if is_official(settings):
