@@ -426,3 +426,25 @@ def test_no_credentials_is_a_plain_error(
     assert "No usable AWS credentials" in missing.value.message
     assert bedrock_server.requests == []
     assert "NoCredentialsError" in caplog.text
+
+
+@pytest.mark.parametrize("region", ["mars-1", "us-east1", "Frankfurt"])
+def test_a_mistyped_region_is_named_not_blamed_on_the_network(
+    bedrock_server: BedrockServer, region: str
+) -> None:
+    bedrock_server.stop()  # as unreachable as a region that does not exist
+    provider = chat(bedrock_server, region=region, timeout_seconds=2)
+    with pytest.raises(ProviderError) as wrong:
+        provider.complete([], [ChatMessage("user", "hi")])
+    assert wrong.value.kind is ErrorKind.NOT_CONFIGURED
+    assert f"'{region}' is not an AWS region's name" in wrong.value.message
+    assert "network" not in wrong.value.message
+
+
+def test_an_unknown_but_well_formed_region_is_hinted_at(bedrock_server: BedrockServer) -> None:
+    bedrock_server.stop()
+    provider = chat(bedrock_server, region="us-east-9", timeout_seconds=2)
+    with pytest.raises(ProviderError) as down:
+        provider.complete([], [ChatMessage("user", "hi")])
+    assert down.value.kind is ErrorKind.UNREACHABLE  # perhaps a region newer than botocore
+    assert "does not know us-east-9" in down.value.message

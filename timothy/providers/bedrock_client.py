@@ -11,8 +11,10 @@ Every call is bounded by connect and read timeouts; botocore's own retries are o
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import re
 from typing import Any
 
 from timothy.errors import ErrorKind, ProviderError
@@ -121,6 +123,38 @@ def region_of(client: Any) -> str:
     return str(client.meta.region_name)
 
 
+@functools.cache
+def _partitions() -> tuple[tuple[re.Pattern[str], frozenset[str]], ...]:
+    """Each AWS partition's pattern of region names and the regions botocore lists in it."""
+    with importing():
+        import botocore.loaders
+
+    data = botocore.loaders.create_loader().load_data("endpoints")
+    return tuple(
+        (re.compile(part["regionRegex"]), frozenset(part.get("regions", {})))
+        for part in data.get("partitions", [])
+    )
+
+
+def region_name_fits(region: str) -> bool:
+    """Whether `region` is shaped like a region of some AWS partition (us-east-1, cn-north-1):
+    a typo ("us-east1", "Frankfurt") is not, and no network can reach it."""
+    try:
+        return any(pattern.match(region) for pattern, _ in _partitions())
+    except Exception:  # no endpoint data: say nothing rather than something wrong
+        log.debug("reading botocore's endpoint data failed", exc_info=True)
+        return True
+
+
+def known_regions() -> frozenset[str]:
+    """The regions this botocore lists (a region newer than it is missing: only a hint)."""
+    try:
+        return frozenset().union(*(regions for _, regions in _partitions()))
+    except Exception:
+        log.debug("reading botocore's endpoint data failed", exc_info=True)
+        return frozenset()
+
+
 def translate(
     exc: Exception, *, model: str, region: str, what: str, timeout: float | None = None
 ) -> ProviderError:
@@ -191,6 +225,14 @@ def translate(
         kind = ErrorKind.TIMEOUT
         within = f"within {timeout:g} s" if timeout is not None else "in time"
         message = f"Bedrock did not answer {within} ({region})."
+    elif isinstance(
+        exc, botocore.exceptions.ConnectionError | botocore.exceptions.ConnectTimeoutError
+    ) and not region_name_fits(region):
+        kind = ErrorKind.NOT_CONFIGURED
+        message = (
+            f"'{region}' is not an AWS region's name (they look like us-east-1 or "
+            "eu-central-1). Check the region in Settings."
+        )
     elif isinstance(exc, botocore.exceptions.ConnectTimeoutError):
         kind = ErrorKind.UNREACHABLE
         message = f"Could not reach Amazon Bedrock in {region} (the connection timed out)."
@@ -202,6 +244,9 @@ def translate(
     ):
         kind = ErrorKind.UNREACHABLE
         message = f"Could not reach Amazon Bedrock in {region}; check the network connection."
+        listed = known_regions()
+        if listed and region not in listed:
+            message += f" Check the region's name too: this computer does not know {region}."
     elif isinstance(
         exc,
         botocore.exceptions.NoCredentialsError
