@@ -90,6 +90,10 @@ def _hint(text: str, parent: QWidget) -> QLabel:
     return label
 
 
+def _models(count: int) -> str:
+    return f"{count} model{'s' if count != 1 else ''}"
+
+
 def _keyring_message(server: OpenAISettings, message: str) -> str:
     """Saving the key failed for want of a keyring: the way out that works for this server
     (the environment variable is read for OpenAI's own API only)."""
@@ -577,13 +581,12 @@ class SettingsDialog(QDialog):
             return
         if current in models:
             self.openai_model.setCurrentText(current)
-            count = len(models)
-            self._models_hint(f"{count} model{'s' if count != 1 else ''} on this server.")
+            self._models_hint(f"{_models(len(models))} on this server.")
             return
         self.openai_model.setCurrentIndex(-1)
         self.openai_model.setCurrentText(current)
         self._models_hint(
-            f"This server does not list “{current}”; choose one of its {len(models)} models."
+            f"This server does not list “{current}”; choose one of its {_models(len(models))}."
             if current
             else "Choose one of the server's models.",
             error=True,

@@ -57,6 +57,12 @@ def list_chat_models(settings: OpenAISettings, key: str | None = None) -> list[s
         ids = [str(model.id) for model in client.models.list()]
     except openai.NotFoundError as exc:
         translate(exc, bounded, "", key, what="model list")  # logs the detail
+        fixed = _with_v1(bounded, key)
+        if fixed is not None:
+            raise ProviderError(
+                ErrorKind.NOT_CONFIGURED,
+                f"The server's API is at {fixed}: add /v1 to the server address.",
+            ) from exc
         raise ProviderError(
             ErrorKind.NOT_CONFIGURED,
             f"{server_label(settings)} does not list its models; type the model's name.",
@@ -70,3 +76,17 @@ def list_chat_models(settings: OpenAISettings, key: str | None = None) -> list[s
     if is_official(settings):
         unique = sorted(i for i in unique if not any(word in i for word in _NOT_CHAT))
     return unique
+
+
+def _with_v1(settings: OpenAISettings, key: str | None) -> str | None:
+    """The address with /v1 added, when the server answers its model list there: Ollama's
+    own address (http://127.0.0.1:11434) is what an owner types first, and its OpenAI API
+    is under /v1. None when the address has /v1 already or the server does not answer."""
+    if not settings.base_url or settings.base_url.rstrip("/").endswith("/v1"):
+        return None
+    fixed = settings.base_url.rstrip("/") + "/v1"
+    try:
+        make_client(dataclasses.replace(settings, base_url=fixed), key).models.list()
+    except Exception:
+        return None
+    return fixed

@@ -391,7 +391,7 @@ def test_a_new_server_address_lists_that_servers_models(
     # The model typed before is not on this server: it says so rather than pick silently.
     assert dialog.openai_model.currentText() == "gpt-4o-mini"
     assert dialog.models_state.text() == (
-        "This server does not list “gpt-4o-mini”; choose one of its 1 models."
+        "This server does not list “gpt-4o-mini”; choose one of its 1 model."
     )
     openai_server.models = None  # a server that lists nothing
     dialog.list_models_button.click()
@@ -400,6 +400,18 @@ def test_a_new_server_address_lists_that_servers_models(
         f"The server at {openai_server.base_url} does not list its models; type the model's name."
     )
     assert dialog.list_models_button.isEnabled()
+
+
+def test_an_address_without_v1_is_told_where_the_api_is(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers, openai_server: OpenAIServer
+) -> None:
+    # Ollama's own address, as an owner types it first: its OpenAI API is under /v1
+    choose_openai(dialog, openai_server.url, "llama3.2")
+    dialog.list_models_button.click()
+    settle(qtbot, workers)
+    assert dialog.models_state.text() == (
+        f"The server's API is at {openai_server.base_url}: add /v1 to the server address."
+    )
 
 
 def test_no_page_scrolls_sideways_at_its_size(qtbot: QtBot, workers: Workers) -> None:
