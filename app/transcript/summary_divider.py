@@ -42,6 +42,10 @@ class SummaryDivider(QWidget):
         what = f"{compacted} earlier messages" if compacted > 1 else "Earlier messages"
         self.label = QLabel(f"{what} summarised for the model", self)
         self.label.setProperty("muted", True)
+        # In a narrow chat pane the words wrap: one line would widen the whole column and
+        # push every message's right edge out of sight.
+        self.label.setWordWrap(True)
+        self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.label.setToolTip(
             "The conversation grew long, so the model now reads a summary of the turns above "
             "instead of every word. Everything said there is still here, and facts from it "

@@ -34,10 +34,11 @@ def is_context_overflow(text: str) -> bool:
 
 
 def too_long_message(model: str, vendor_words: str) -> str:
-    """What the owner reads once compacting could not make the conversation fit."""
+    """What the owner reads when the conversation does not fit (the turn has compacted it
+    first, when there was an older part to summarise)."""
     found = _LIMIT.search(vendor_words.lower())
     limit = f" (it takes at most {found.group(1)} tokens)" if found else ""
     return (
-        f"The conversation is too long for the model '{model}'{limit}, even with its older "
-        "part summarised. Start a new chat to go on; this one is kept."
+        f"The conversation is too long for the model '{model}'{limit}. Start a new chat to "
+        "go on; this one is kept."
     )

@@ -455,3 +455,21 @@ def test_parts_already_made_are_not_squeezed_when_new_ones_arrive(qtbot: QtBot) 
         QApplication.processEvents()
     assert len(reply.markdown.code_blocks()) == 9
     assert watcher.count == 0
+
+
+def test_a_divider_fits_a_narrow_pane_rather_than_widen_the_column(qtbot: QtBot) -> None:
+    # The chat pane between the conversation list and the memory pane is ~400 px wide; a
+    # divider that would not shrink below its one-line width pushed every message's right
+    # edge (the owner's bubbles, the error notes) out of sight.
+    messages = conversation(4)
+    summary = TranscriptMessage(
+        id="summary", role="summary", content="Earlier turns", created_at=utc_now(), compacted=12
+    )
+    view = make_view(qtbot)
+    view.resize(400, 600)
+    view.show_messages([*messages[:2], summary, *messages[2:]])
+    qtbot.waitUntil(lambda: len(view.dividers) == 1, timeout=10_000)
+    qtbot.waitUntil(lambda: view.column.width() <= view.viewport().width(), timeout=2_000)
+    [divider] = view.dividers
+    assert divider.label.text() == "12 earlier messages summarised for the model"
+    assert divider.geometry().right() <= view.viewport().width()
