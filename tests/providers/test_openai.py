@@ -459,9 +459,15 @@ def test_an_address_without_v1_is_not_blamed_on_the_model(openai_server: OpenAIS
     assert len(openai_server.requests) == 1  # a wrong address is not retried
 
 
-def test_a_model_the_server_lacks_is_still_named(openai_server: OpenAIServer) -> None:
-    # Ollama's own words for a model it has not pulled
-    openai_server.fail(404, code="", message='model "llama9" not found, try pulling it first')
+@pytest.mark.parametrize(
+    "words",
+    [
+        'model "llama9" not found, try pulling it first',  # Ollama, for a model not pulled
+        "Model not found.",  # a server that does not repeat the name
+    ],
+)
+def test_a_model_the_server_lacks_is_still_named(openai_server: OpenAIServer, words: str) -> None:
+    openai_server.fail(404, code="", message=words)
     with pytest.raises(ProviderError) as missing:
         chat(openai_server, chat_model="llama9").complete([], [ChatMessage("user", "hi")])
     assert missing.value.kind is ErrorKind.MODEL_NOT_FOUND

@@ -218,7 +218,8 @@ def _names_the_model(exc: openai.APIStatusError, model: str) -> bool:
     """Whether a 404 is about the model (its code or its words say so), not about the path:
     a server asked at the wrong address answers 404 too, with no word of any model."""
     code = str(getattr(exc, "code", None) or "").lower()
-    return "model" in code or (bool(model) and model.lower() in str(exc.body or exc).lower())
+    words = str(exc.body or exc).lower()
+    return "model" in code or "model" in words or (bool(model) and model.lower() in words)
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
