@@ -188,3 +188,25 @@ def test_event_loop_stays_responsive_while_the_store_is_busy(
     assert len(gaps) > 3
     worst = max(gaps[1:])
     assert worst < 100, f"the GUI thread was held up for {worst:.0f} ms"
+
+
+def test_a_pool_thread_keeps_one_store_connection_for_all_its_tasks(
+    qtbot: QtBot, store: Store, owner: QObject
+) -> None:
+    """Qt's pool threads start each task with a fresh Python thread state: a connection kept
+    per `threading.local` was made anew (and kept open, page cache and all) for every task,
+    ~1 MB each, 50 of them after paging Browse through 10k memories."""
+    add_many(store, 50)
+    pool = Workers(threads=2)
+    used: list[object] = []
+    for _ in range(40):
+        pool.run(
+            owner,
+            lambda: (store.memories.list(limit=5), store.db.connection())[1],
+            "reading memories",
+            on_success=used.append,
+        )
+    settle(qtbot, pool)
+    assert len(used) == 40
+    assert len({id(conn) for conn in used}) <= 2  # one per pool thread
+    pool.wait(5000)
