@@ -72,7 +72,7 @@ class MemoryRepo(Protocol):
     listeners: builtins.list[MemoryListener]
 
     def get(self, memory_id: str) -> Memory: ...
-    def get_many(self, memory_ids: Iterable[str]) -> dict[str, Memory]: ...
+    def get_many(self, memory_ids: Iterable[str], *, keep: bool = True) -> dict[str, Memory]: ...
     def around(
         self, memory_ids: Iterable[str], width: int, known: Mapping[str, Memory] | None = None
     ) -> dict[str, builtins.list[Neighbour]]: ...
@@ -87,6 +87,7 @@ class MemoryRepo(Protocol):
         offset: int = 0,
         oldest_first: bool = False,
         match_any: bool = False,
+        keep: bool = True,
     ) -> builtins.list[Memory]: ...
     def count(
         self, *, status: MemoryStatus | str | None = None, type: MemoryType | str | None = None

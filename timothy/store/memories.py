@@ -338,18 +338,29 @@ class KnownRows:
         self._lock = threading.Lock()
 
     def read(
-        self, conn: Any, rows: Sequence[Sequence[Any]], dialect: Dialect = SQLITE
+        self,
+        conn: Any,
+        rows: Sequence[Sequence[Any]],
+        dialect: Dialect = SQLITE,
+        *,
+        keep: bool = True,
     ) -> list[Memory]:
         """rows_to_memories, building (and reading the entities of) only the rows not kept."""
-        return self.lookup(rows, lambda missing: rows_to_memories(conn, missing, dialect))
+        return self.lookup(
+            rows, lambda missing: rows_to_memories(conn, missing, dialect), keep=keep
+        )
 
     def lookup(
         self,
         rows: Sequence[Sequence[Any]],
         build: Callable[[builtins.list[tuple[Any, ...]]], builtins.list[Memory]],
+        *,
+        keep: bool = True,
     ) -> builtins.list[Memory]:
         """The memories of `rows` (each hashable column for column), `build` making those
-        not kept, in the order given."""
+        not kept, in the order given. `keep=False`: what is built is not kept (a reader
+        that holds its own copies, such as Browse's pages, which would otherwise push out
+        the memories recall reads again)."""
         keys = [row if type(row) is tuple else tuple(row) for row in rows]
         kept = self._kept
         with self._lock:
@@ -358,7 +369,7 @@ class KnownRows:
         if not missing:
             return found  # type: ignore[return-value]
         built = dict(zip(missing, build(missing), strict=True))
-        if len(rows) <= self.largest_read:
+        if keep and len(rows) <= self.largest_read:
             with self._lock:
                 gone = self._gone
                 for key, memory in built.items():
@@ -403,8 +414,10 @@ class BaseMemoryRepository(Generic[DbT]):
         # Memories built from rows read before (recall reads the same ones turn after turn).
         self.known = KnownRows()
 
-    def _read(self, conn: Any, rows: Sequence[Sequence[Any]]) -> builtins.list[Memory]:
-        return self.known.read(conn, rows, self.dialect)
+    def _read(
+        self, conn: Any, rows: Sequence[Sequence[Any]], *, keep: bool = True
+    ) -> builtins.list[Memory]:
+        return self.known.read(conn, rows, self.dialect, keep=keep)
 
     # -- engine hooks ------------------------------------------------------------------
 
@@ -485,7 +498,8 @@ class BaseMemoryRepository(Generic[DbT]):
             raise NotFoundError(f"No memory has the id {memory_id!r}.")
         return memories[0]
 
-    def get_many(self, memory_ids: Iterable[str]) -> dict[str, Memory]:
+    def get_many(self, memory_ids: Iterable[str], *, keep: bool = True) -> dict[str, Memory]:
+        """`keep=False`: the memories built are not kept for later reads (`KnownRows`)."""
         ids = [i for i in dict.fromkeys(memory_ids) if could_be_stored(i)]
         if not ids:
             return {}
@@ -495,7 +509,7 @@ class BaseMemoryRepository(Generic[DbT]):
                 dialect.sql(f"SELECT {COLUMNS} FROM memories m WHERE {dialect.among('m.id')}"),
                 (dialect.items(ids),),
             ).fetchall()
-            return {memory.id: memory for memory in self._read(conn, rows)}
+            return {memory.id: memory for memory in self._read(conn, rows, keep=keep)}
 
     def around(
         self, memory_ids: Iterable[str], width: int, known: Mapping[str, Memory] | None = None
@@ -556,8 +570,12 @@ class BaseMemoryRepository(Generic[DbT]):
         offset: int = 0,
         oldest_first: bool = False,
         match_any: bool = False,
+        keep: bool = True,
     ) -> builtins.list[Memory]:
         """Memories matching every filter given, newest first (or best text match first).
+
+        `keep=False`: the memories built are not kept for later reads (`KnownRows`): a
+        listing that holds its own copies (Browse) leaves that cache to recall.
 
         `text` is normalised like a recall query; every term must appear (any one, with
         `match_any`, best match first), the last one may be a prefix (search as you type).
@@ -595,7 +613,7 @@ class BaseMemoryRepository(Generic[DbT]):
         sql += f" ORDER BY {order} LIMIT ? OFFSET ?"
         params += [*order_params, dialect.no_limit if limit is None else int(limit), int(offset)]
         with self.db.read() as conn:
-            return self._read(conn, conn.execute(dialect.sql(sql), params).fetchall())
+            return self._read(conn, conn.execute(dialect.sql(sql), params).fetchall(), keep=keep)
 
     def count(
         self,

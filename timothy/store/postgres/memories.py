@@ -155,7 +155,7 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         self._unsure: set[tuple[str, str]] = set()
         self._unsure_lock = threading.Lock()
 
-    def get_many(self, memory_ids: Iterable[str]) -> dict[str, Memory]:
+    def get_many(self, memory_ids: Iterable[str], *, keep: bool = True) -> dict[str, Memory]:
         ids = [i for i in dict.fromkeys(memory_ids) if could_be_stored(i)]
         if not ids:
             return {}
@@ -171,6 +171,7 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         memories = self.known.lookup(
             list(entities),
             lambda missing: [row_to_memory(key, entities[key], time_in) for key in missing],
+            keep=keep,
         )
         return {memory.id: memory for memory in memories}
 
