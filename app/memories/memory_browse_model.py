@@ -3,6 +3,11 @@
 The view asks for more as it scrolls (`canFetchMore` / `fetchMore`), so a store of 10k
 memories costs one page up front. Each new query bumps a generation number: pages that
 arrive for an older query are dropped.
+
+Every listed row keeps its memory's id, but only the memories around the rows last shown
+(and the ones pinned: the selection) are held: scrolling through a large store once no
+longer keeps all of it for good. A row whose memory was let go is read again by id on a
+worker when it is shown (or when the selection reaches it); it paints empty meanwhile.
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ from timothy.text import words
 
 Index = QModelIndex | QPersistentModelIndex
 PAGE_SIZE = 200
+# At most this many rows' memories are held besides the pinned ones (about 0.6 KB each):
+# those around the row last shown, half on either side.
+HELD_ROWS = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +66,11 @@ class MemoryBrowseModel(QAbstractListModel):
         self.store = store
         self.workers = workers
         self.query = BrowseQuery()
-        self.memories: list[Memory] = []
+        self._ids: list[str] = []  # every listed row's memory, in row order
+        self._held: dict[str, Memory] = {}  # the memories held now, by id
+        self._pinned: set[str] = set()  # never let go (the selection)
+        self._reading: set[str] = set()  # let go and being read again
+        self._shown_row = 0  # the middle of the rows the view shows (`show`)
         self._rows: dict[str, int] = {}
         self._generation = 0
         self._loading = False
@@ -67,12 +79,16 @@ class MemoryBrowseModel(QAbstractListModel):
     # -- Qt model ----------------------------------------------------------------------
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 (Qt's API)
-        return 0 if parent.isValid() else len(self.memories)
+        return 0 if parent.isValid() else len(self._ids)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.memories):
+        if not index.isValid() or not 0 <= index.row() < len(self._ids):
             return None
-        memory = self.memories[index.row()]
+        row = index.row()
+        memory = self._held.get(self._ids[row])
+        if memory is None:
+            self._read_again(range(row - PAGE_SIZE // 2, row + PAGE_SIZE // 2))
+            return None
         if role == MEMORY_ROLE:
             return memory
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
@@ -87,6 +103,17 @@ class MemoryBrowseModel(QAbstractListModel):
             self._load_page()
 
     # -- queries -----------------------------------------------------------------------
+
+    @property
+    def memories(self) -> list[Memory]:
+        """The memories held now, in row order (rows whose memory was let go are left out)."""
+        held = self._held
+        return [held[i] for i in self._ids if i in held]
+
+    @property
+    def held(self) -> int:
+        """How many rows' memories are held now."""
+        return len(self._held)
 
     @property
     def exhausted(self) -> bool:
@@ -104,7 +131,10 @@ class MemoryBrowseModel(QAbstractListModel):
         """Start over from the first page (and recount)."""
         self._generation += 1
         self.beginResetModel()
-        self.memories = []
+        self._ids = []
+        self._held = {}
+        self._reading = set()
+        self._shown_row = 0
         self._rows = {}
         self._exhausted = False
         self._loading = False
@@ -116,7 +146,7 @@ class MemoryBrowseModel(QAbstractListModel):
         self._loading = True
         generation = self._generation
         query = self.query
-        offset = len(self.memories)
+        offset = len(self._ids)
 
         def work() -> list[Memory]:
             return self.store.memories.list(
@@ -125,6 +155,7 @@ class MemoryBrowseModel(QAbstractListModel):
                 text=query.text or None,
                 limit=PAGE_SIZE,
                 offset=offset,
+                keep=False,  # held here (a window of them): recall's cache is not for this
             )
 
         self.workers.run(
@@ -141,15 +172,92 @@ class MemoryBrowseModel(QAbstractListModel):
         self._loading = False
         fresh = [memory for memory in page if memory.id not in self._rows]
         if fresh:
-            first = len(self.memories)
+            first = len(self._ids)
             self.beginInsertRows(QModelIndex(), first, first + len(fresh) - 1)
             for memory in fresh:
-                self._rows[memory.id] = len(self.memories)
-                self.memories.append(memory)
+                self._rows[memory.id] = len(self._ids)
+                self._ids.append(memory.id)
+                self._held[memory.id] = memory
             self.endInsertRows()
+            self._let_go()
         if len(page) < PAGE_SIZE:
             self._exhausted = True
         self.page_loaded.emit()
+
+    # -- holding a window of memories ----------------------------------------------------
+
+    def show(self, first: int, last: int) -> None:
+        """The view shows rows `first` to `last`: hold the memories around them, reading
+        again (a page's worth on either side, ahead of the scrolling) those let go."""
+        self._shown_row = (first + last) // 2
+        self._read_again(range(first - PAGE_SIZE // 2, last + PAGE_SIZE // 2 + 1))
+
+    def pin(self, memory_ids: Iterable[str]) -> None:
+        """Hold these rows' memories whatever is shown (the selection: its actions need
+        them), reading again any that were let go."""
+        self._pinned = set(memory_ids)
+        rows = self._rows
+        self._read_again(rows[i] for i in self._pinned if i in rows)
+
+    def missing(self, rows: Iterable[int]) -> list[int]:
+        """Of `rows`, those whose memory is not held now (let go, or being read again)."""
+        ids, held = self._ids, self._held
+        return [r for r in rows if 0 <= r < len(ids) and ids[r] not in held]
+
+    def _let_go(self) -> None:
+        """Once more than `HELD_ROWS` are held, let go of those far from the row last shown
+        (never a pinned one)."""
+        if len(self._held) - len(self._pinned) <= HELD_ROWS:
+            return
+        ids = self._ids
+        first = max(self._shown_row - HELD_ROWS // 2, 0)
+        near = set(ids[first : first + HELD_ROWS])
+        near |= self._pinned
+        self._held = {i: m for i, m in self._held.items() if i in near}
+
+    def _read_again(self, rows: Iterable[int]) -> None:
+        """Read the memories of `rows` that were let go (by id, on a worker)."""
+        ids, held, reading = self._ids, self._held, self._reading
+        wanted = [ids[r] for r in rows if 0 <= r < len(ids) and ids[r] not in held]
+        wanted = [i for i in wanted if i not in reading]
+        if not wanted:
+            return
+        reading.update(wanted)
+        generation = self._generation
+        memories = self.store.memories
+        self.workers.run(
+            self,
+            lambda: memories.get_many(wanted, keep=False),
+            "loading memories",
+            on_success=lambda found: self._read_arrived(generation, wanted, found),
+            on_failure=lambda failure: self._read_failed(generation, wanted, failure),
+        )
+
+    def _read_arrived(self, generation: int, wanted: list[str], found: dict[str, Memory]) -> None:
+        if generation != self._generation:
+            return
+        self._reading.difference_update(wanted)
+        rows: list[int] = []
+        for memory_id in wanted:
+            row = self._rows.get(memory_id)
+            memory = found.get(memory_id)
+            # A change heard meanwhile (`update_rows`) is newer than this read: it stays.
+            if row is None or memory is None or memory_id in self._held:
+                continue
+            if not self.query.matches(memory):
+                continue  # changed meanwhile; its own event updates or removes the row
+            self._held[memory_id] = memory
+            rows.append(row)
+        if rows:
+            self.dataChanged.emit(self.index(min(rows)), self.index(max(rows)))
+            self.page_loaded.emit()
+        self._let_go()
+
+    def _read_failed(self, generation: int, wanted: list[str], failure: Failure) -> None:
+        if generation != self._generation:
+            return
+        self._reading.difference_update(wanted)
+        self.load_failed.emit(failure.message)
 
     def _page_failed(self, generation: int, failure: Failure) -> None:
         if generation != self._generation:
@@ -195,7 +303,8 @@ class MemoryBrowseModel(QAbstractListModel):
             return
         if self.query.matches(memory):
             self.beginInsertRows(QModelIndex(), 0, 0)
-            self.memories.insert(0, memory)
+            self._ids.insert(0, memory.id)
+            self._held[memory.id] = memory
             self._reindex()
             self.endInsertRows()
 
@@ -205,12 +314,9 @@ class MemoryBrowseModel(QAbstractListModel):
             if row is None:
                 continue
             if not self.query.matches(memory):
-                self.beginRemoveRows(QModelIndex(), row, row)
-                del self.memories[row]
-                self._reindex()
-                self.endRemoveRows()
+                self._remove_row(row)
                 continue
-            self.memories[row] = memory
+            self._held[memory.id] = memory
             self.dataChanged.emit(self.index(row), self.index(row))
 
     def remove(self, memory_id: str) -> None:
@@ -218,16 +324,24 @@ class MemoryBrowseModel(QAbstractListModel):
         row = self._rows.get(memory_id)
         if row is None:
             return
+        self._remove_row(row)
+
+    def _remove_row(self, row: int) -> None:
         self.beginRemoveRows(QModelIndex(), row, row)
-        del self.memories[row]
+        memory_id = self._ids.pop(row)
+        self._held.pop(memory_id, None)
         self._reindex()
         self.endRemoveRows()
 
     def _reindex(self) -> None:
-        self._rows = {m.id: position for position, m in enumerate(self.memories)}
+        self._rows = {memory_id: position for position, memory_id in enumerate(self._ids)}
 
     def row_of(self, memory_id: str) -> int:
         return self._rows.get(memory_id, -1)
 
+    def id_at(self, row: int) -> str | None:
+        return self._ids[row] if 0 <= row < len(self._ids) else None
+
     def memory_at(self, row: int) -> Memory | None:
-        return self.memories[row] if 0 <= row < len(self.memories) else None
+        """The row's memory, or None when there is no such row or it is not held now."""
+        return self._held.get(self._ids[row]) if 0 <= row < len(self._ids) else None

@@ -115,6 +115,9 @@ class MemoryBrowser(QWidget):
         self.store = store
         self.workers = workers
         self._select_when_loaded: str | None = None
+        # An action asked for while some chosen rows' memories were being read again.
+        self._waiting_action: str | None = None
+        self._detail_waiting = False  # the current row's memory is being read again
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 8, 0, 0)
         layout.setSpacing(6)
@@ -163,6 +166,7 @@ class MemoryBrowser(QWidget):
         self.model.page_loaded.connect(self._page_loaded)
         self.model.total_known.connect(self._show_total)
         self.model.load_failed.connect(self.failed)
+        self.model.load_failed.connect(lambda _message: self._forget_waiting_action())
         self.view = QListView(self.splitter)
         self.view.setModel(self.model)
         self.view.setItemDelegate(MemoryRowDelegate(self.view, now=now))
@@ -174,6 +178,8 @@ class MemoryBrowser(QWidget):
         self.view.setMouseTracking(True)
         self.view.setAccessibleName("All memories")
         self.view.selectionModel().currentChanged.connect(self._current_changed)
+        self.view.selectionModel().selectionChanged.connect(lambda *_args: self._pin_selection())
+        self.view.verticalScrollBar().valueChanged.connect(lambda _value: self._tell_shown())
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._context_menu)
         self.memory_actions = actions
@@ -241,6 +247,14 @@ class MemoryBrowser(QWidget):
 
     def _page_loaded(self) -> None:
         self._refresh_count()
+        if self._detail_waiting:
+            current = self.model.memory_at(self.view.currentIndex().row())
+            if current is not None:
+                self._detail_waiting = False
+                self.detail.show_memory(current)
+        if self._waiting_action is not None and not self._missing_chosen():
+            name, self._waiting_action = self._waiting_action, None
+            self.trigger(name)
         if self._select_when_loaded:
             self.select_memory(self._select_when_loaded)
         elif not self.view.currentIndex().isValid() and self.model.rowCount() > 0:
@@ -267,11 +281,52 @@ class MemoryBrowser(QWidget):
         if not self.model.loading:
             self._refresh_count()
         self.share_height()
+        self._tell_shown()
+
+    def _tell_shown(self) -> None:
+        """Which rows the list shows: the model holds the memories around them."""
+        rows = self.model.rowCount()
+        if not rows:
+            return
+        viewport = self.view.viewport()
+        first = self.view.indexAt(QPoint(0, 0)).row()
+        last = self.view.indexAt(QPoint(0, viewport.height() - 1)).row()
+        self.model.show(max(first, 0), rows - 1 if last < 0 else last)
 
     # -- selection ---------------------------------------------------------------------
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        self.detail.show_memory(self.model.memory_at(current.row()))
+        memory = self.model.memory_at(current.row())
+        # A row whose memory was let go is being read again: it shows when it arrives.
+        self._detail_waiting = memory is None and current.isValid()
+        if self._detail_waiting:
+            self._pin_selection()
+            return
+        self.detail.show_memory(memory)
+
+    def _chosen_rows(self) -> list[int]:
+        rows = {index.row() for index in self.view.selectionModel().selectedRows()}
+        current = self.view.currentIndex()
+        if current.isValid():
+            rows.add(current.row())
+        return sorted(rows)
+
+    def _pin_selection(self) -> None:
+        """The chosen rows' memories are held (and read again if let go): the keys and the
+        context menu act on them wherever the list has scrolled."""
+        model = self.model
+        self.model.pin(
+            memory_id
+            for memory_id in (model.id_at(row) for row in self._chosen_rows())
+            if memory_id is not None
+        )
+
+    def _forget_waiting_action(self) -> None:
+        # A read that failed says so (the banner); the action is not done later unasked.
+        self._waiting_action = None
+
+    def _missing_chosen(self) -> bool:
+        return bool(self.model.missing(self._chosen_rows()))
 
     def _focus_list(self) -> None:
         self.view.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -380,6 +435,11 @@ class MemoryBrowser(QWidget):
         return [m for m in chosen if m.status in action.statuses]
 
     def trigger(self, name: str) -> None:
+        if self._missing_chosen():
+            # Some chosen memories are being read again: the action waits for them.
+            self._waiting_action = name
+            self._pin_selection()
+            return
         memories = self.applicable(name)
         if not memories:
             return
@@ -523,6 +583,7 @@ class MemoryBrowser(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self.share_height()
+        self._tell_shown()
 
     def share_height(self) -> None:
         """The history gets the height its versions need, the list keeps what its rows need
