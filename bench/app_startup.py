@@ -23,7 +23,9 @@ of this bench counted in "shown" and "usable"). Per run and as medians it prints
 - the longest pause of Python's garbage collector (on any thread: it holds the GIL) and
   the number of full collections, from shown to loaded and during the turn, and how long a
   full collection takes after Browse has paged in every memory;
-- resident memory once idle after loading, and after paging Browse through every memory.
+- the longest GUI stall while Browse pages through every memory and is scrolled back to
+  the top a screen at a time;
+- resident memory once idle after loading, and after that browsing.
 `--against DIR` runs another checkout's code (e.g. a worktree of main) in turn with this
 one, run by run, so both see the same load. The machine's load average is printed. Python's
 bytecode caches are written first, as an installed app has them. No threshold is asserted.
@@ -359,6 +361,8 @@ def measure(data: Path, code: Path, server_url: str | None = None) -> dict[str, 
     figures["gc_turn_ms"], figures["gc_turn_full"] = collector.figures()
 
     # Scrolling Browse to the end pages in every memory: the worst case for memory use.
+    window.memory_pane.tabs.setCurrentWidget(browser)
+    meter.start()
     scroll_start = time.perf_counter()
     while browser.model.canFetchMore() or browser.model.loading:
         browser.view.scrollToBottom()
@@ -367,6 +371,15 @@ def measure(data: Path, code: Path, server_url: str | None = None) -> dict[str, 
             break
     figures["browse_all_s"] = time.perf_counter() - scroll_start
     figures["rows_listed"] = float(browser.model.rowCount())
+    # Then back up to the top a screen at a time (rows let go are read again, where the
+    # list holds only those around what it shows), waiting for the work to finish.
+    bar = browser.view.verticalScrollBar()
+    while bar.value() > bar.minimum() and time.monotonic() < deadline:
+        bar.setValue(bar.value() - bar.pageStep())
+        app.processEvents()
+    while window.workers.busy and time.monotonic() < deadline:
+        app.processEvents()
+    figures["stall_browse_ms"], figures["stall_browse_own_ms"], _ = meter.longest_ms()
     figures["rss_after_browse_all_mb"] = rss_mb()
     # What a full collection would walk now (the longest a later one can hold the GIL).
     began = time.perf_counter()
@@ -416,8 +429,10 @@ COLUMNS = (
     ("gc_turn_ms", "longest garbage collection during a turn", "ms"),
     ("gc_turn_full", "  full collections meanwhile", ""),
     ("gc_full_after_browse_ms", "a full collection after browsing all", "ms"),
+    ("stall_browse_ms", "longest GUI stall, browsing all and back", "ms"),
+    ("stall_browse_own_ms", "  the same less waiting for a CPU", "ms"),
     ("rss_idle_mb", "RSS idle after loading", "MB"),
-    ("rss_after_browse_all_mb", "RSS after browsing all", "MB"),
+    ("rss_after_browse_all_mb", "RSS after browsing all and back", "MB"),
 )
 
 
