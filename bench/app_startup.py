@@ -511,8 +511,10 @@ def run_all(args: argparse.Namespace, folder: Path) -> None:
                 f"CPU {figures['stall_turn_cpu_ms']:.0f}) ms in a turn "
                 f"({figures['turn_s']:.2f} s), GC pauses {figures.get('gc_start_ms', 0):.0f} / "
                 f"{figures.get('gc_turn_ms', 0):.0f} ms, RSS idle {figures['rss_idle_mb']:.0f} MB, "
-                f"after browsing {figures['rows_listed']:,.0f} rows "
-                f"{figures['rss_after_browse_all_mb']:.0f} MB (load {load_average()})"
+                f"after browsing {figures['rows_listed']:,.0f} rows and back "
+                f"{figures['rss_after_browse_all_mb']:.0f} MB, stall meanwhile "
+                f"{figures['stall_browse_ms']:.0f} ({figures['stall_browse_own_ms']:.0f}) ms "
+                f"(load {load_average()})"
             )
     print(f"medians of {args.runs} runs (load average now {load_average()}):")
     for key, label, unit in COLUMNS:

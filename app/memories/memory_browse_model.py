@@ -71,6 +71,7 @@ class MemoryBrowseModel(QAbstractListModel):
         self._pinned: set[str] = set()  # never let go (the selection)
         self._reading: set[str] = set()  # let go and being read again
         self._shown_row = 0  # the middle of the rows the view shows (`show`)
+        self._shown = (0, 0)  # the first and last rows the view shows
         self._rows: dict[str, int] = {}
         self._generation = 0
         self._loading = False
@@ -135,6 +136,7 @@ class MemoryBrowseModel(QAbstractListModel):
         self._held = {}
         self._reading = set()
         self._shown_row = 0
+        self._shown = (0, 0)
         self._rows = {}
         self._exhausted = False
         self._loading = False
@@ -190,7 +192,12 @@ class MemoryBrowseModel(QAbstractListModel):
         """The view shows rows `first` to `last`: hold the memories around them, reading
         again (a page's worth on either side, ahead of the scrolling) those let go."""
         self._shown_row = (first + last) // 2
-        self._read_again(range(first - PAGE_SIZE // 2, last + PAGE_SIZE // 2 + 1))
+        self._shown = (first, last)
+        # Whole pages, so that the reads (and the repaint each brings) come a page at a time.
+        start = max(first - PAGE_SIZE // 2, 0) // PAGE_SIZE * PAGE_SIZE
+        end = (last + PAGE_SIZE // 2) // PAGE_SIZE * PAGE_SIZE + PAGE_SIZE
+        if self.missing(range(first - PAGE_SIZE // 2, last + PAGE_SIZE // 2 + 1)):
+            self._read_again(range(start, end))
 
     def pin(self, memory_ids: Iterable[str]) -> None:
         """Hold these rows' memories whatever is shown (the selection: its actions need
@@ -248,8 +255,12 @@ class MemoryBrowseModel(QAbstractListModel):
                 continue  # changed meanwhile; its own event updates or removes the row
             self._held[memory_id] = memory
             rows.append(row)
+        # Only the rows on show are repainted (a range of rows repaints the whole list).
+        first, last = self._shown
+        shown = [row for row in rows if first <= row <= last]
+        if shown:
+            self.dataChanged.emit(self.index(min(shown)), self.index(max(shown)))
         if rows:
-            self.dataChanged.emit(self.index(min(rows)), self.index(max(rows)))
             self.page_loaded.emit()
         self._let_go()
 
