@@ -86,6 +86,8 @@ OWNER_REQUESTS = [
         "The owner's child attends St Mary's Primary",
     ),
     ("remember my grandma lives in Dundee", "The owner's grandmother lives in Dundee"),
+    # Writing to Timothy as to a person is the owner's own voice, not a letter pasted in.
+    ("Dear Timothy, remember my locker code is 5521", "The owner's locker code is 5521"),
     ("Merk dir, dass meine Schwester in Köln wohnt", "Die Schwester des Besitzers wohnt in Köln"),
     ("Recuerda que mi hermano vive en Sevilla", "El hermano del usuario vive en Sevilla"),
     ("Souviens-toi que je suis végétarien", "Le propriétaire est végétarien"),

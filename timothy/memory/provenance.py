@@ -647,7 +647,8 @@ _STARTS_SENTENCE = r"(?<![\w,;:'’][ \t])(?<![\w,;:'’])"
 _ADDRESSED_RE = lazy_pattern(
     r"\b(?:"  # every branch starts a word: most places fail at once
     # a salutation at a sentence's start, or to a customer; a formal one in a few languages
-    rf"{_STARTS_SENTENCE}dear(?:est)?[ \t]+[^\W\d_][^\n.!?,:]{{0,40}}[,:!]|"
+    # (not to Timothy: "Dear Timothy, remember ..." is the owner writing to it)
+    rf"{_STARTS_SENTENCE}dear(?:est)?[ \t]+(?!timothy\b)[^\W\d_][^\n.!?,:]{{0,40}}[,:!]|"
     r"dear (?:customer|client|user|member|sir|madam|valued|account ?holder|colleague|"
     r"patient|guest|subscriber|friend)s?\b|"
     r"(?:sehr geehrte[rs]?|liebe kundin|lieber kunde|estimad[oa]s? client[ea]s?|"
