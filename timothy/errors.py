@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from enum import StrEnum
+
+# How far down a failure's causes `causes` looks.
+CAUSE_DEPTH = 10
+
+
+def causes(exc: BaseException, depth: int = CAUSE_DEPTH) -> Iterator[BaseException]:
+    """`exc`, then what caused it (its explicit cause, else the exception it was raised
+    while handling), and so on: at most `depth` of them, never one twice."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < depth:
+        yield current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
 
 
 class TimothyError(Exception):

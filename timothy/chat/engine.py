@@ -43,6 +43,7 @@ from timothy.errors import (
     ProviderError,
     RecallError,
     StoreUnreachableError,
+    causes,
 )
 from timothy.memory.dates import local_date
 from timothy.memory.extraction import extract, format_exchange
@@ -850,11 +851,4 @@ def history_of(stored: Sequence[Message]) -> list[ChatMessage]:
 
 def _unreachable(exc: BaseException) -> bool:
     """Whether a failure comes down to the store's server not answering."""
-    seen: BaseException | None = exc
-    for _ in range(10):
-        if seen is None:
-            return False
-        if isinstance(seen, StoreUnreachableError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
+    return any(isinstance(cause, StoreUnreachableError) for cause in causes(exc))

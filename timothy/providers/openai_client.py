@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from timothy.errors import ErrorKind, ProviderError
+from timothy.errors import ErrorKind, ProviderError, causes
 from timothy.providers.overflow import is_context_overflow, too_long_message
 from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
@@ -190,14 +190,7 @@ def is_web_page(headers: Any) -> bool:
 
 def _ssl_error(exc: BaseException) -> ssl.SSLError | None:
     """The TLS failure under a connection error, if that is what it was."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, ssl.SSLError):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
+    return next((cause for cause in causes(exc) if isinstance(cause, ssl.SSLError)), None)
 
 
 def _tls_message(settings: OpenAISettings, error: ssl.SSLError) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from timothy.errors import StoreError
+from timothy.errors import StoreError, causes
 from timothy.store.postgres.database import login_refusal
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
 
@@ -70,15 +70,8 @@ def refused_pause(refusals: int) -> float:
 
 def refusal_in(exc: BaseException) -> str | None:
     """Why the server turned the login away, wherever in `exc`'s causes it says so."""
-    seen: BaseException | None = exc
-    for _ in range(10):
-        if seen is None:
-            return None
-        why = login_refusal(seen)
-        if why is not None:
-            return why
-        seen = seen.__cause__ or seen.__context__
-    return None
+    found = (login_refusal(cause) for cause in causes(exc))
+    return next((why for why in found if why is not None), None)
 
 
 def forgotten_record(payload: dict[str, Any]) -> Memory:
