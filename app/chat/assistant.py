@@ -60,6 +60,9 @@ class Assistant(QObject):
         # Engines replaced while a turn may still be streaming on them: closed at the end.
         self._retired: list[ChatEngine] = []
         self._generation = 0
+        # Counts checks of where vector search stands: only the newest one's answer is used
+        # (one begun before a rebuild or a later check would put an old state back).
+        self._embedding_checks = 0
         self._closed = False
         self._embedder_idle = threading.Event()  # clear while the local model loads
         self._embedder_idle.set()
@@ -104,6 +107,7 @@ class Assistant(QObject):
         engine.background_listeners.append(self._heard)
         self.engine = engine
         self.setup = setup
+        self._embedding_checks += 1  # a check begun with the old setup is out of date
         unavailable = setup.chat_problem or NO_CHAT_MODEL
         self.conversations.set_engine(engine, unavailable)
         self._restart_queue(setup.embedder)
@@ -167,16 +171,18 @@ class Assistant(QObject):
         embedder = self.setup.embedder
         problem = self.setup.embedding.problem
         store = self.store
+        self._embedding_checks += 1
+        check = self._embedding_checks
         self.workers.run(
             self,
             lambda: embedding_state(store, embedder, problem),
             "checking vector search",
-            on_success=self._embedding_refreshed,
+            on_success=lambda state: self._embedding_refreshed(check, state),
         )
 
-    def _embedding_refreshed(self, state: EmbeddingState) -> None:
+    def _embedding_refreshed(self, check: int, state: EmbeddingState) -> None:
         setup = self.setup
-        if setup is None:
+        if setup is None or check != self._embedding_checks:
             return
         if state.active != setup.embedding.active and self.engine is not None:
             # The vector leg moved to another model: recall's query must be embedded with it.

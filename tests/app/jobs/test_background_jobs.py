@@ -158,6 +158,34 @@ def test_switching_model_offers_to_re_embed_and_a_stop_keeps_the_old_model(
     assert assistant.engine.recaller.embedder.model_id == LARGE
 
 
+def test_a_vector_search_check_begun_before_a_model_switch_does_not_undo_it(
+    qtbot: QtBot, make_window: WindowFactory, store: Store, openai_server: OpenAIServer
+) -> None:
+    # A check of where vector search stands, begun with the old settings (a memory changed,
+    # say) and answered after the switch, must not put the old model back in the status
+    # bar: the newest check wins.
+    add_many(store, 20)
+    small = embedding_settings(openai_server)
+    provider = embedding_provider(small)
+    assert provider is not None and backfill(store, provider).switched
+    window = make_window(settings=small)
+    settle(qtbot, window.workers, window.network)
+    assistant = window.assistant
+    assert assistant is not None
+    # The switch is built, and its outcome waits for the GUI thread; meanwhile a check
+    # begins with the settings still in use, and its outcome queues behind the switch's.
+    window.apply_settings(embedding_settings(openai_server, "text-embedding-3-large"))
+    assert window.network.pool.waitForDone(10_000)
+    assistant.refresh_embedding()
+    assert window.network.pool.waitForDone(10_000)
+    settle(qtbot, window.workers, window.network)
+    assert window.status.embedding_label.text() == (
+        "Vector search: text-embedding-3-small · switching to text-embedding-3-large"
+    )
+    assert assistant.setup is not None
+    assert assistant.setup.embedding.configured == LARGE
+
+
 def test_an_embedding_provider_that_cannot_be_built_turns_vector_search_off_plainly(
     qtbot: QtBot, make_window: WindowFactory, store: Store
 ) -> None:
