@@ -135,6 +135,21 @@ def spellings(term: str, *, typed: bool = False) -> list[str]:
     return found
 
 
+def spelled_terms(text: str) -> list[str]:
+    """`query_terms`, each that holds "ss" followed by its spellings with "ß" (which case
+    folding turned into "ss"): "Fußball" -> "fussball", "fußball"."""
+    return list(dict.fromkeys(form for term in query_terms(text) for form in spellings(term)))
+
+
+def with_spellings(text: str) -> str:
+    """`text` with the spellings of its words that hold "ss" or "ß" added at the end ("on
+    Schillerstrasse" -> "... schillerstrasse schillerstraße"; "Fußball" also "fussball"): for
+    a text index that keeps "ß" as written and is asked in the question's own words (the
+    server's)."""
+    extra = [form for term in query_terms(text) if "ss" in term for form in spellings(term)]
+    return f"{text} {' '.join(extra)}" if extra else text
+
+
 def fts_query(text: str, *, operator: str = "OR", prefix_last: bool = False) -> str | None:
     """An FTS5 MATCH expression for free text: every term quoted, joined by OR (or AND).
 

@@ -285,3 +285,21 @@ def test_a_hits_evidence_is_the_query_terms_its_text_holds_as_the_index_stems_th
     assert matched_terms([], "anything") == ()
     first, second = index_terms("the garden party"), index_terms("a garden of roses")
     assert first[1] is second[1]  # "garden": one string for every kept text
+
+
+def test_a_word_with_sharp_s_is_found_however_the_question_spells_it(store: Store) -> None:
+    """Case folding makes a typed "Straße" "strasse", but the index keeps "ß" as the memory
+    wrote it: the text leg looks for the spellings the memories use, and a hit's evidence
+    names the spelling it holds. Without it neither "Straße" nor "strasse" found "Straße"."""
+    bakery = store.memories.add("The bakery on Schillerstraße opens at seven")
+    club = store.memories.add("The Fussball club trains on Tuesdays")
+    store.memories.add("The weather in Lisbon is mild")
+    assert store.search.text("Schillerstraße", 10) == [bakery.id]
+    assert store.search.text("what is on schillerstrasse", 10) == [bakery.id]
+    assert store.search.text("Fußball", 10) == [club.id]
+    hits = store.search.text_hits("When does the Schillerstraße bakery open?", 10)
+    assert hits.ids == [bakery.id]
+    assert set(hits.matched[bakery.id]) == {"schillerstraße", "bakery", "open"}
+    assert hits.documents["schillerstraße"] == 1
+    # A word no memory spells with "ß" is looked for as typed.
+    assert store.search.text("Where do I keep my address book?", 10) == []

@@ -17,7 +17,7 @@ from timothy.store.postgres.search import (
     named_entities,
 )
 from timothy.store.search import TextHits, index_terms
-from timothy.text import query_terms, words
+from timothy.text import query_terms, spelled_terms, with_spellings, words
 
 # Words from very common to rare (the names recur in half the memories: the case where the
 # article's OR-query matches most of the store).
@@ -55,9 +55,10 @@ def queries(rng: random.Random, count: int) -> list[str]:
 
 
 def by_sql(store: PostgresStore, query: str, limit: int = 30) -> list[str]:
-    """The text leg's SQL itself, run on the server."""
+    """The text leg's SQL itself, run on the server (asked with the words' "ß" spellings)."""
+    text = with_spellings(query)
     with store.db.read() as conn:
-        return [str(row[1]) for row in conn.execute(_TEXT_SQL, {"text": query, "limit": limit})]
+        return [str(row[1]) for row in conn.execute(_TEXT_SQL, {"text": text, "limit": limit})]
 
 
 def hits_by_sql(store: PostgresStore, query: str) -> TextHits:
@@ -65,7 +66,7 @@ def hits_by_sql(store: PostgresStore, query: str) -> TextHits:
     ids = by_sql(store, query)
     if not ids or not query_terms(query):
         return TextHits([], {}, {}, 0)
-    terms = [term for term in query_terms(query) if index_terms(term)]
+    terms = [term for term in spelled_terms(query) if index_terms(term)]
     with store.db.read() as conn:
         documents = {
             term: int(

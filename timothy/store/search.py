@@ -28,7 +28,7 @@ import apsw
 from timothy.store.db import Database, scalar
 from timothy.store.vector_index import VectorIndex
 from timothy.store.vectors import EmbeddingModel, Vector, VectorStore
-from timothy.text import fts_query, name_candidates, pick_names, query_terms, words
+from timothy.text import fts_query, name_candidates, pick_names, query_terms, spellings, words
 
 # How many words an entity name may have and still be found in a query.
 MAX_NAME_WORDS = 6
@@ -551,20 +551,38 @@ class SqliteSearch:
     # -- text ---------------------------------------------------------------------------
 
     def text(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
-        match = fts_query(query)
-        if match is None or limit <= 0:
+        if limit <= 0 or not query_terms(query):
             return []
         with self._bounded(deadline) as conn:
-            found = self._text_seqs(conn, query, match, limit)
+            found = self._text_seqs(conn, self._spelled(conn, query), limit)
             return [memory_id for _, memory_id in found]
 
+    def _spelled(self, conn: apsw.Connection, query: str) -> list[str]:
+        """The query's terms, each with "ss" as the memories spell it: case folding makes a
+        typed "Straße" "strasse", but the index keeps "ß" as written, so a term is looked for
+        in those of its spellings ("strasse", "straße") that some memory uses; itself when
+        none does."""
+        terms = query_terms(query)
+        if not any("ss" in term for term in terms):
+            return terms
+        spelled: list[str] = []
+        for term in terms:
+            if "ss" not in term:
+                spelled.append(term)
+                continue
+            forms = spellings(term)
+            documents = self._documents(conn, forms)
+            used = [form for form in forms if documents[form] > 0]
+            spelled.extend(used or [term])
+        return list(dict.fromkeys(spelled))
+
     def _text_seqs(
-        self, conn: apsw.Connection, query: str, match: str, limit: int
+        self, conn: apsw.Connection, terms: list[str], limit: int
     ) -> list[tuple[int, str]]:
-        """(seq, id) of the best `limit` active matches of `match` (the OR of the query's
-        terms), best first."""
+        """(seq, id) of the best `limit` active matches of the OR of `terms`, best first."""
+        # \w+ never contains a double quote, so quoting each term is a complete escape.
+        match = " OR ".join(f'"{term}"' for term in terms)
         if self.prune_text:
-            terms = query_terms(query)
             pruned = pruned_ranking(conn, terms, self._documents(conn, terms), limit)
             if pruned is not None:
                 return pruned
@@ -606,14 +624,14 @@ class SqliteSearch:
         return {term: found[term] for term in terms}
 
     def text_hits(self, query: str, limit: int, *, deadline: float | None = None) -> TextHits:
-        match = fts_query(query)
-        if match is None or limit <= 0:
+        if limit <= 0 or not query_terms(query):
             return TextHits([], {}, {}, 0)
         with self._bounded(deadline) as conn:
-            found = self._text_seqs(conn, query, match, limit)
+            spelled = self._spelled(conn, query)
+            found = self._text_seqs(conn, spelled, limit)
             if not found:
                 return TextHits([], {}, {}, 0)
-            terms = [term for term in query_terms(query) if index_terms(term)]
+            terms = [term for term in spelled if index_terms(term)]
             documents = self._documents(conn, terms)
             total = fts_total(conn)
             texts = {

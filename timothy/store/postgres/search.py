@@ -31,7 +31,14 @@ from timothy.store.postgres.vector_copy import PgVectorCopy
 from timothy.store.postgres.vectors import PgVectorStore
 from timothy.store.search import MAX_NAME_WORDS, TextHits, index_terms, matched_terms
 from timothy.store.vectors import EmbeddingModel, Vector
-from timothy.text import name_candidates, pick_names, query_terms, words
+from timothy.text import (
+    name_candidates,
+    pick_names,
+    query_terms,
+    spelled_terms,
+    with_spellings,
+    words,
+)
 
 # The article's OR-query: every lexeme of the question, quoted, joined by |.
 _OR_QUERY = """
@@ -242,6 +249,8 @@ class PgSearch:
     def text(self, query: str, limit: int, *, deadline: float | None = None) -> list[str]:
         if limit <= 0 or not query_terms(query):
             return []
+        # The index keeps "ß" as written, and folding made the question's "ss".
+        query = with_spellings(query)
         return [memory_id for _, memory_id, _ in self._text_found(query, limit, [], deadline)[0]]
 
     def _text_found(
@@ -301,7 +310,8 @@ class PgSearch:
     def text_hits(self, query: str, limit: int, *, deadline: float | None = None) -> TextHits:
         if limit <= 0 or not query_terms(query):
             return TextHits([], {}, {}, 0)
-        terms = [term for term in query_terms(query) if index_terms(term)]
+        terms = [term for term in spelled_terms(query) if index_terms(term)]
+        query = with_spellings(query)  # as in `text`
         found, counts, total = self._text_found(query, limit, terms, deadline)
         if not found:
             return TextHits([], {}, {}, 0)
