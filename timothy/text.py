@@ -155,17 +155,21 @@ def fts_query(text: str, *, operator: str = "OR", prefix_last: bool = False) -> 
 
     Quoting every term means nothing a user types (quotes, `*`, `NEAR`, `col:`, `-x`,
     parentheses) can change the query or make it raise. None when no term is left.
-    `prefix_last` lets the last term match as a prefix (search as you type).
+    `prefix_last` lets the last term match as a prefix (search as you type). A term with
+    "ss" is any of its spellings with "ß": `("strasse" OR "straße")`.
     """
     if operator not in ("OR", "AND"):
         raise ValueError("operator must be OR or AND")
     terms = query_terms(text)
     if not terms:
         return None
-    # \w+ never contains a double quote, so wrapping in quotes is a complete escape.
-    quoted = [f'"{term}"' for term in terms]
-    if prefix_last:
-        quoted[-1] += "*"
+    quoted: list[str] = []
+    for place, term in enumerate(terms, start=1):
+        typed = prefix_last and place == len(terms)
+        # \w+ never contains a double quote, so wrapping in quotes is a complete escape.
+        # A term is any of its spellings: the index keeps "ß" as written (see `spellings`).
+        forms = [f'"{form}"' + ("*" if typed else "") for form in spellings(term, typed=typed)]
+        quoted.append(forms[0] if len(forms) == 1 else f"({' OR '.join(forms)})")
     return f" {operator} ".join(quoted)
 
 

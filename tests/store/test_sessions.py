@@ -76,6 +76,19 @@ def test_search_over_titles_and_message_text(store: Store) -> None:
     assert store.sessions.list(search='"unbalanced NEAR(') == []
 
 
+def test_search_takes_ss_and_sharp_s_as_the_same_letters(store: Store) -> None:
+    """Folding makes a typed "ß" "ss", but the messages' index keeps "ß" as said: a search
+    for either spelling finds both, as the last word typed too ("stras" on the way)."""
+    german = store.sessions.create(now=T0)
+    store.sessions.add_message(german.id, "user", "Parking on the Hauptstraße again?", now=T0)
+    swiss = store.sessions.create(now=T0)
+    store.sessions.add_message(swiss.id, "user", "The Bahnhofstrasse shops close early", now=T0)
+    assert [s.id for s in store.sessions.list(search="hauptstrasse")] == [german.id]
+    assert [s.id for s in store.sessions.list(search="Hauptstraße parking")] == [german.id]
+    assert [s.id for s in store.sessions.list(search="Bahnhofstraße")] == [swiss.id]
+    assert [s.id for s in store.sessions.list(search="parking hauptstras")] == [german.id]
+
+
 def test_titles(store: Store) -> None:
     session = store.sessions.create(now=T0)
     assert session.title == "" and session.title_source == "none"

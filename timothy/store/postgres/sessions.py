@@ -8,7 +8,7 @@ from typing import Any
 from timothy.store.dialect import POSTGRES
 from timothy.store.postgres.database import PgDatabase
 from timothy.store.sessions import BaseSessionRepository
-from timothy.text import query_terms
+from timothy.text import query_terms, spellings
 
 
 class PgSessionRepository(BaseSessionRepository[PgDatabase]):
@@ -21,8 +21,14 @@ class PgSessionRepository(BaseSessionRepository[PgDatabase]):
         terms = query_terms(search)
         if not terms:
             return None
-        # \\w+ terms: no quote or operator reaches the query; the last is a prefix.
-        query = " & ".join(f"'{t}'" for t in terms) + ":*"
+        # \\w+ terms: no quote or operator reaches the query; the last is a prefix. A term
+        # is any of its spellings with "ß" (the index keeps "ß" as written: `spellings`).
+        groups = []
+        for place, term in enumerate(terms, start=1):
+            typed = place == len(terms)
+            forms = [f"'{form}'" + (":*" if typed else "") for form in spellings(term, typed=typed)]
+            groups.append(forms[0] if len(forms) == 1 else f"({' | '.join(forms)})")
+        query = " & ".join(groups)
         return (
             "SELECT m.session_id, m.id FROM messages m "
             "WHERE m.tsv @@ to_tsquery('english', %s) AND m.role <> 'summary'",
