@@ -89,6 +89,21 @@ def test_search_takes_ss_and_sharp_s_as_the_same_letters(store: Store) -> None:
     assert [s.id for s in store.sessions.list(search="parking hauptstras")] == [german.id]
 
 
+def test_a_title_is_found_whatever_the_case_of_its_letters(store: Store) -> None:
+    """SQLite's lower() folds ASCII only: "über" did not find "Über Berlin"."""
+    berlin = store.sessions.create(title="Über Berlin", now=T0)
+    emile = store.sessions.create(title="Ça va, Émile?", now=T0)
+    plans = store.sessions.create(title="Große Pläne", now=T0)
+    assert [s.id for s in store.sessions.list(search="über")] == [berlin.id]
+    assert [s.id for s in store.sessions.list(search="ÉMILE")] == [emile.id]
+    assert [s.id for s in store.sessions.list(search=" ça va")] == [emile.id]
+    assert [s.id for s in store.sessions.list(search="grosse")] == [plans.id]
+    assert [s.id for s in store.sessions.list(search="PLÄNE")] == [plans.id]
+    store.sessions.delete(plans.id, now=T0)
+    assert store.sessions.list(search="pläne") == []
+    assert [s.id for s in store.sessions.list(search="pläne", include_deleted=True)] == [plans.id]
+
+
 def test_titles(store: Store) -> None:
     session = store.sessions.create(now=T0)
     assert session.title == "" and session.title_source == "none"

@@ -28,7 +28,7 @@ from timothy.store.records import (
     StoredToolCall,
     utc_now,
 )
-from timothy.text import fts_query
+from timothy.text import fold, fts_query
 
 log = logging.getLogger(__name__)
 
@@ -254,6 +254,20 @@ class BaseSessionRepository(Generic[DbT]):
             hits.setdefault(str(session_id), set()).add(str(message_id))
         return hits
 
+    def _titled(self, conn: Any, search: str, where: Sequence[str]) -> builtins.list[str]:
+        """The conversations whose title holds `search`, compared case-folded in Python:
+        SQLite's lower() folds ASCII only, so "über" never found "Über Berlin" (and folding
+        makes "ß" and "ss" alike, as the text search does). Titles are short and few."""
+        needle = fold(search.strip())
+        sql = "SELECT s.id, s.title FROM sessions s"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return [
+            str(session_id)
+            for session_id, title in conn.execute(self.dialect.sql(sql)).fetchall()
+            if needle in fold(str(title))
+        ]
+
     def _session_rows(self, rows: Iterable[Sequence[Any]]) -> builtins.list[Session]:
         return [_session(row, self.dialect) for row in rows]
 
@@ -318,8 +332,8 @@ class BaseSessionRepository(Generic[DbT]):
         params: builtins.list[Any] = []
         with self.db.read() as conn:
             if search is not None and search.strip():
-                clauses = [f"{dialect.instr}(lower(s.title), lower(?)) > 0"]
-                params.append(search.strip())
+                clauses = [dialect.among("s.id")]
+                params.append(dialect.items(self._titled(conn, search, where)))
                 hits = self._text_hits(conn, search)
                 if hits is not None:
                     # Only what the owner sees counts: words on an earlier branch (an edited
