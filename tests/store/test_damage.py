@@ -12,6 +12,7 @@ import pytest
 from tests.store.damaged import add_then_crash, damage, digest, filled_store
 from timothy.errors import DamagedStoreError, NotFoundError, StoreError
 from timothy.store import DamageCheck, Store
+from timothy.store.db import first_problem
 from timothy.store.migrations import SCHEMA_VERSION
 
 
@@ -165,3 +166,18 @@ def test_ids_no_store_could_hold_are_simply_not_found(store: Store, bad: str) ->
     ):
         with pytest.raises(NotFoundError, match=r"No (memory|conversation) has the id"):
             look_up(bad)
+
+
+def test_a_check_problem_is_told_on_one_line() -> None:
+    found = (
+        "*** in database main ***\n"
+        "Tree 36 page 212: btreeInitPage() returns error code 11\n"
+        "Tree 2 page 215: free space corruption"
+    )
+    assert first_problem([found, "row 3 missing"]) == (
+        "Tree 36 page 212: btreeInitPage() returns error code 11"
+    )
+    assert first_problem(["database disk image is malformed"]) == (
+        "database disk image is malformed"
+    )
+    assert first_problem([]) == "no answer"

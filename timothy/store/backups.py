@@ -52,6 +52,7 @@ from timothy.store.backup_folder import (
 from timothy.store.db import (
     SQLITE_HEADER,
     Database,
+    first_problem,
     header_schema_version,
     make_folder,
     newer_message,
@@ -175,7 +176,7 @@ def _copy_into(db: Database, target: Path) -> None:
             raise db.damaged_error()
         raise StoreError(
             f"The backup to {target} did not pass its integrity check "
-            f"({problems[0] if problems else 'no answer'}); it was deleted."
+            f"({first_problem(problems)}); it was deleted."
         )
     _fsync(target)
 
@@ -362,7 +363,7 @@ def problem_with(path: Path) -> str | None:
             problems = [str(row[0]) for row in conn.execute("PRAGMA integrity_check(10)")]
             if problems != ["ok"]:
                 return (
-                    f"{path} is damaged ({problems[0] if problems else 'no answer'}); "
+                    f"{path} is damaged ({first_problem(problems)}); "
                     "nothing was restored: choose an older backup."
                 )
             tables = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_schema")}
@@ -419,7 +420,7 @@ def _verify_copy(copy: Path, source: Path) -> int:
             problems = [str(row[0]) for row in conn.execute("PRAGMA integrity_check(10)")]
             if problems != ["ok"]:
                 raise InvalidInputError(
-                    f"{source} is damaged ({problems[0] if problems else 'no answer'}); "
+                    f"{source} is damaged ({first_problem(problems)}); "
                     "nothing was restored: choose an older backup."
                 )
             tables = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_schema")}
@@ -684,7 +685,8 @@ def _purge_one(path: Path, memory_ids: list[str], chain: bool, redaction: Redact
             conn.close()
         if problems != ["ok"]:
             raise StoreError(
-                f"the purged copy of {path} did not pass its integrity check ({problems[0]})"
+                f"the purged copy of {path} did not pass its integrity check "
+                f"({first_problem(problems)})"
             )
         for suffix in _LOG_SUFFIXES:
             if Path(f"{copy}{suffix}").exists():

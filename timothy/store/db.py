@@ -151,6 +151,16 @@ def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
     return rows[0][0] if rows else None
 
 
+def first_problem(problems: Sequence[str]) -> str:
+    """The first thing SQLite's quick_check or integrity_check found, on one line for a
+    message: a problem comes as "*** in database main ***" then one line per page."""
+    if not problems:
+        return "no answer"
+    lines = [line.strip() for line in problems[0].splitlines()]
+    shown = [line for line in lines if line and not line.startswith("***")]
+    return shown[0] if shown else "no detail"
+
+
 class Database:
     """The memory database: a connection per thread, write transactions, migrations, and
     whether the file is known to be damaged."""
@@ -309,7 +319,7 @@ class Database:
         problems = [str(row[0]) for row in rows if str(row[0]) != "ok"]
         if not problems:
             return None
-        detail = f"{pragma}: {problems[0]}"
+        detail = f"{pragma}: {first_problem(problems)}"
         self.mark_damaged(detail)
         return detail
 
