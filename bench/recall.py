@@ -185,6 +185,7 @@ def build(folder: Path, size: int, url: str | None = None) -> StoreEngine:
             ids = [m.id for m in memories]
             store.vectors.put_many(model, zip(ids, vectors, strict=True), conn=conn)
     store.vectors.set_active_model(MODEL)
+    store.db.compact_text_indexes()  # as an import of as many memories ends
     say(f"  built {size:,} memories in {time.perf_counter() - started:.0f} s")
     return store
 

@@ -406,6 +406,12 @@ def consolidate(
         except TimothyError as exc:
             log.warning("consolidation step %s failed: %s", step.value, exc)
             run.failed.append(StepNote(step, str(exc)))
+    if not dry_run and not run.cancelled:
+        try:
+            # The day's writes left the text indexes in a few pieces each: one again.
+            store.db.compact_text_indexes()
+        except TimothyError as exc:
+            log.warning("could not compact the text indexes: %s", exc)
     report = run.report(time.monotonic() - started)
     log.info("%s", report.summary())
     if not dry_run:

@@ -25,6 +25,9 @@ from timothy.store.records import MemoryStatus
 log = logging.getLogger(__name__)
 
 BATCH = 500
+# A copy of at least this many memories and conversations ends by compacting the target's
+# text indexes (a copy writes them in batches, each leaving pieces of its own).
+BULK_COPY = 500
 
 # (what, done, total): "memories", "vectors", "conversations".
 Progress = Callable[[str, int, int], None]
@@ -96,6 +99,8 @@ def copy_store(
         if target.db.get_meta(key) != value:
             target.db.set_meta(key, value)
             report.meta_copied.append(key)
+    if report.memories_copied + report.conversations_copied >= BULK_COPY:
+        target.db.compact_text_indexes()
     log.info("copied %s to %s: %s", source.location, target.location, report.to_json())
     return report
 

@@ -50,6 +50,9 @@ else:
     np = lazy_module("numpy")
 
 EXPORT_BATCH = 500
+# An import of at least this many memories ends by compacting the text indexes: one large
+# write leaves them in several pieces, which every later search would look each term up in.
+BULK_IMPORT = 500
 _FIELDS = {
     "id",
     "type",
@@ -376,6 +379,8 @@ def import_memories(
                 ),
                 conn=conn,
             )
+    if len(parsed) >= BULK_IMPORT:
+        store.db.compact_text_indexes()
     return len(parsed)
 
 

@@ -362,6 +362,9 @@ class PgDatabase:
                     (key, value),
                 )
 
+    def compact_text_indexes(self) -> None:
+        """Nothing to do: the server's GIN indexes merge their pending entries themselves."""
+
     def meta_items(self) -> list[tuple[str, str]]:
         """Every meta key and value, by key (what copying a store carries over)."""
         with self.read() as conn:
