@@ -98,6 +98,10 @@ class MemoryEditor(QDialog):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
         self.content_edit = QPlainTextEdit(memory.content if memory else "", self)
         self.content_edit.setMinimumHeight(110)
+        # Tab goes on to Type, as in every other field: a fact is one line of prose, and a
+        # tab typed into it would be saved (the owner walking the form by keyboard wrote
+        # "\t\t\t" into the memory instead).
+        self.content_edit.setTabChangesFocus(True)
         self.content_edit.textChanged.connect(self._refresh)
         form.addRow("Fact", self.content_edit)
         self.type_combo = QComboBox(self)
