@@ -29,7 +29,6 @@ from app.look.screen_room import fitted_width
 from timothy.errors import InvalidInputError
 from timothy.store import Memory, MemoryStatus, MemoryType
 from timothy.store.memories import validate_content
-from timothy.text import strip_invisible
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +136,8 @@ class MemoryEditor(QDialog):
         self.content_edit.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def remove_invisible(self) -> None:
-        self.content_edit.setPlainText(strip_invisible(self.content_edit.toPlainText()))
-        self.entities_edit.setText(strip_invisible(self.entities_edit.text()))
+        self.content_edit.setPlainText(invisible.strip(self.content_edit.toPlainText()))
+        self.entities_edit.setText(invisible.strip(self.entities_edit.text()))
 
     def _refresh(self) -> None:
         text = self.content_edit.toPlainText()

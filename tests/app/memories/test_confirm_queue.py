@@ -190,6 +190,47 @@ def test_editor_names_invisible_characters_and_can_remove_them(
     assert editor.invisible_row.isHidden()
 
 
+FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # 👨‍👩‍👧: three emoji joined by U+200D
+RED_HEART = "\u2764\ufe0f"  # ❤️: a heart and the emoji-style selector
+KEYCAP_ONE = "1\ufe0f\u20e3"  # 1️⃣
+
+
+def test_emoji_are_drawn_whole_and_hidden_characters_still_marked(
+    qtbot: QtBot, store: Store, queue: ConfirmQueue
+) -> None:
+    fact = store.memories.stage(
+        f"Our family {FAMILY} {RED_HEART} cats, pay\u200bpal account {KEYCAP_ONE}",
+        entities=[f"family {FAMILY}", "bank\u200d"],
+    )
+    load(qtbot, queue)
+    index = queue.model.index(0)
+    memory = index.data(MEMORY_ROLE)
+    option = QStyleOptionViewItem()
+    option.rect = queue.view.visualRect(index)
+    option.font = queue.view.font()
+    layout = queue.delegate._layout(option.rect, memory, None, option.font)
+    painted = layout.document.toPlainText()
+    assert FAMILY in painted and RED_HEART in painted and KEYCAP_ONE in painted
+    assert "⟨U+200D⟩" not in painted and "⟨U+FE0F⟩" not in painted
+    assert "pay⟨U+200B⟩pal" in painted  # inside a word it still hides something: shown
+    assert "U+200B" in layout.warning and "U+200D" not in layout.warning
+    assert any(FAMILY in label for label, _rect in layout.chips)
+    assert any("bank⟨U+200D⟩" in label for label, _rect in layout.chips)
+    select(queue, fact)
+    queue.open_editor()
+    editor = queue.editor
+    assert editor is not None
+    assert "U+200B" in editor.invisible_label.text()
+    assert "U+200D Zero Width Joiner" in editor.invisible_label.text()  # the "bank" one
+    assert "U+FE0F" not in editor.invisible_label.text()
+    editor.strip_button.click()
+    assert editor.content_edit.toPlainText() == (
+        f"Our family {FAMILY} {RED_HEART} cats, paypal account {KEYCAP_ONE}"
+    )
+    assert editor.entities_edit.text() == f"family {FAMILY}, bank"
+    assert editor.invisible_row.isHidden()
+
+
 def test_source_link_opens_the_conversation(
     qtbot: QtBot, store: Store, queue: ConfirmQueue
 ) -> None:
