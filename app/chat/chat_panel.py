@@ -640,7 +640,11 @@ class ChatPanel(QWidget):
     def show_facts_proposed(self, event: FactsProposed) -> None:
         """Extraction staged facts: a badge under this conversation's last reply."""
         if event.session_id == self.conversation_id and event.memories:
-            self.transcript.show_facts_staged(len(event.memories))
+            self.transcript.show_facts_staged([memory.id for memory in event.memories])
+
+    def fact_reviewed(self, memory_id: str) -> None:
+        """A proposed fact was confirmed, corrected, rejected or forgotten."""
+        self.transcript.fact_reviewed(memory_id)
 
     def show_title(self, event: TitleChanged) -> None:
         if event.session.id == self.conversation_id:

@@ -354,6 +354,7 @@ class MainWindow(QMainWindow):
             pane.events.memory_changed.connect(
                 lambda _event, _memory: self.upkeep.memories_changed()
             )
+            pane.events.memory_changed.connect(self._proposal_settled)
         restore = self.store_restore
         if restore is not None:
             restore.started.connect(self._restore_started)
@@ -582,6 +583,14 @@ class MainWindow(QMainWindow):
             self.show_error("Timothy could not start again; please quit it and start it.")
 
     # -- memory ------------------------------------------------------------------------
+
+    def _proposal_settled(self, event: str, memory: Memory) -> None:
+        """A memory changed: a proposal that left the queue is counted off the transcript's
+        "facts to confirm" notice (an edit-then-confirm reports the new version)."""
+        if event in ("promoted", "rejected", "forgotten"):
+            self.chat.fact_reviewed(memory.id)
+        elif event == "superseded" and memory.supersedes is not None:
+            self.chat.fact_reviewed(memory.supersedes)
 
     def _undo_memory(self, memory: Memory) -> None:
         conversations = self.conversations

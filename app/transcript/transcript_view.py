@@ -23,6 +23,7 @@ from __future__ import annotations
 import html
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -78,6 +79,24 @@ def _short(text: str, limit: int = 140) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+@dataclass(eq=False)
+class StagedFacts:
+    """A "facts to confirm" notice and the proposals it still waits on."""
+
+    notice: Notice
+    total: int
+    waiting: set[str]
+
+    def text(self) -> str:
+        left = len(self.waiting)
+        noun = "fact" if self.total == 1 else "facts"
+        if left == 0:
+            return f"{self.total} new {noun} reviewed"
+        if left == self.total:
+            return f"{self.total} new {noun} to confirm"
+        return f"{left} of {self.total} new {noun} still to confirm"
+
+
 class TranscriptView(QScrollArea):
     regenerate_requested = Signal()
     edit_requested = Signal(str, str)  # (the owner message's id, its new text)
@@ -116,6 +135,7 @@ class TranscriptView(QScrollArea):
         self.messages: list[MessageWidget] = []
         self.dividers: list[SummaryDivider] = []  # where older turns were summarised
         self.notices: dict[str, Notice] = {}  # memory id -> its "Remembered" notice
+        self.staged: list[StagedFacts] = []  # the "facts to confirm" notices on show
         self.reply: MessageWidget | None = None
         self.turns_allowed = True  # False: no chat model, or a restore (set_turns_allowed)
         self._reply_text = ""
@@ -190,6 +210,7 @@ class TranscriptView(QScrollArea):
         self.messages.clear()
         self.dividers.clear()
         self.notices.clear()
+        self.staged.clear()
         self.hit = None
         self._anchored = False
         self._stick = True
@@ -525,9 +546,7 @@ class TranscriptView(QScrollArea):
             widget = item.widget() if item is not None else None
             if widget is not None and not isinstance(widget, MessageWidget | SummaryDivider):
                 gone.append(widget)
-        for memory_id, notice in list(self.notices.items()):
-            if any(notice is holder or holder.isAncestorOf(notice) for holder in gone):
-                del self.notices[memory_id]
+        self._drop_notices(gone)
         self.messages.remove(last)
         for widget in gone:
             layout.removeWidget(widget)
@@ -578,9 +597,7 @@ class TranscriptView(QScrollArea):
             widget = item.widget() if item is not None else None
             if widget is not None:
                 gone.append(widget)
-        for memory_id, notice in list(self.notices.items()):
-            if any(notice is holder or holder.isAncestorOf(notice) for holder in gone):
-                del self.notices[memory_id]
+        self._drop_notices(gone)
         for widget in gone:
             if isinstance(widget, MessageWidget):
                 self.messages.remove(widget)
@@ -660,15 +677,38 @@ class TranscriptView(QScrollArea):
         self._insert_notice(notice)
         return notice
 
-    def show_facts_staged(self, count: int) -> Notice:
-        """A badge-like notice: extraction proposed facts that wait for the owner."""
-        noun = "fact" if count == 1 else "facts"
-        notice = Notice(
-            f"{count} new {noun} to confirm", icon="sparkle", action="Review", parent=self.column
-        )
+    def show_facts_staged(self, memory_ids: Sequence[str]) -> Notice:
+        """A badge-like notice: extraction proposed facts (`memory_ids`) that wait for the
+        owner. It counts down as they are reviewed (`fact_reviewed`)."""
+        notice = Notice("", icon="sparkle", action="Review", parent=self.column)
+        staged = StagedFacts(notice, len(memory_ids), set(memory_ids))
+        notice.set_text(staged.text())
         notice.action_clicked.connect(self.staged_review_requested)
+        self.staged.append(staged)
         self._insert_notice(notice)
         return notice
+
+    def fact_reviewed(self, memory_id: str) -> None:
+        """A proposed fact left the queue (confirmed, corrected, rejected, forgotten): its
+        notice says how many still wait, and once none does, that they were reviewed
+        (rather than offering Review of an empty queue)."""
+        for staged in self.staged:
+            if memory_id in staged.waiting:
+                staged.waiting.discard(memory_id)
+                staged.notice.set_text(staged.text())
+                if not staged.waiting:
+                    staged.notice.set_action(None)
+
+    def _drop_notices(self, gone: Sequence[QWidget]) -> None:
+        """Forget the notices inside widgets taken out of the transcript."""
+
+        def inside(notice: Notice) -> bool:
+            return any(notice is holder or holder.isAncestorOf(notice) for holder in gone)
+
+        for memory_id, notice in list(self.notices.items()):
+            if inside(notice):
+                del self.notices[memory_id]
+        self.staged = [staged for staged in self.staged if not inside(staged.notice)]
 
     def add_info(self, text: str) -> QLabel:
         label = QLabel(text, self.column)

@@ -543,6 +543,65 @@ def test_extracted_facts_reach_the_queue_and_confirming_activates_them(
     qtbot.waitUntil(lambda: queue.model.memories == [], timeout=5000)
 
 
+def staged_badge(window: MainWindow) -> Notice:
+    [badge] = [
+        notice
+        for notice in window.chat.transcript.column.findChildren(Notice)
+        if "new fact" in notice.text_label.text()
+    ]
+    return badge
+
+
+def test_the_facts_to_confirm_notice_counts_down_as_they_are_reviewed(
+    qtbot: QtBot, make_window: WindowFactory, store: Store, openai_server: OpenAIServer
+) -> None:
+    window = make_window(server=openai_server)
+    turn(
+        qtbot,
+        window,
+        openai_server,
+        "I drink green tea every morning in Porto, and I cycle to work",
+        "Noted.",
+        title="Mornings",
+        extracted=facts("Drinks green tea", "Lives in Porto", "Cycles to work"),
+    )
+    queue = window.memory_pane.queue
+    assert queue is not None
+    qtbot.waitUntil(lambda: len(queue.model.memories) == 3, timeout=5000)
+    badge = staged_badge(window)
+    assert badge.text_label.text() == "3 new facts to confirm"
+    by_content = {memory.content: memory for memory in queue.model.memories}
+    window.show_queue()
+
+    queue.select_ids([by_content["Drinks green tea"].id])
+    qtbot.keyClick(queue.view, Qt.Key.Key_C)
+    qtbot.waitUntil(
+        lambda: badge.text_label.text() == "2 of 3 new facts still to confirm", timeout=5000
+    )
+    assert not badge.action_button.isHidden()
+
+    qtbot.waitUntil(lambda: len(queue.model.memories) == 2, timeout=5000)
+    queue.select_ids([by_content["Lives in Porto"].id])
+    queue.open_editor()
+    editor = queue.editor
+    assert editor is not None
+    editor.content_edit.setPlainText("Lives in Porto, Portugal")
+    editor.buttons.button(editor.buttons.StandardButton.Save).click()
+    qtbot.waitUntil(
+        lambda: badge.text_label.text() == "1 of 3 new facts still to confirm", timeout=5000
+    )
+
+    qtbot.waitUntil(lambda: len(queue.model.memories) == 1, timeout=5000)
+    queue.select_ids([by_content["Cycles to work"].id])
+    queue.buttons["reject"].click()
+    qtbot.waitUntil(lambda: badge.text_label.text() == "3 new facts reviewed", timeout=5000)
+    assert badge.action_button.isHidden()  # no Review of an empty queue
+    statuses = {m.content: m.status for m in store.memories.list(limit=10)}
+    assert statuses["Drinks green tea"] is MemoryStatus.ACTIVE
+    assert statuses["Lives in Porto, Portugal"] is MemoryStatus.ACTIVE
+    assert statuses["Cycles to work"] is MemoryStatus.REJECTED
+
+
 def test_edit_then_confirm_creates_a_chain_visible_in_browse(
     qtbot: QtBot, make_window: WindowFactory, store: Store, openai_server: OpenAIServer
 ) -> None:

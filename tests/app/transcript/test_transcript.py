@@ -206,7 +206,7 @@ def test_remembered_notice_offers_undo(qtbot: QtBot, store: Store) -> None:
 def test_staged_facts_badge_leads_to_the_queue(qtbot: QtBot) -> None:
     view = TranscriptView()
     qtbot.addWidget(view)
-    notice = view.show_facts_staged(2)
+    notice = view.show_facts_staged(["01A", "01B"])
     assert "2 new facts to confirm" in notice.text_label.text()
     with qtbot.waitSignal(view.staged_review_requested):
         notice.action_button.click()
