@@ -47,7 +47,7 @@ from timothy import paths, secrets
 from timothy.errors import InvalidInputError
 from timothy.providers.bedrock_models import KNOWN_MODELS, BedrockModels, list_bedrock_chat_models
 from timothy.providers.model_list import list_chat_models
-from timothy.providers.openai_client import is_official
+from timothy.providers.openai_client import check_base_url, is_official
 from timothy.settings import OpenAISettings, Settings, StoreSettings, save_settings
 
 log = logging.getLogger(__name__)
@@ -164,6 +164,7 @@ class SettingsDialog(QDialog):
         self.error_label.hide()
         outer.addWidget(self.error_label)
         self.key_edit.textChanged.connect(self._clear_error)
+        self.base_url_edit.textChanged.connect(self._clear_error)
         self.storage_page.url_edit.textChanged.connect(self._clear_error)
         self.storage_page.choice.buttonToggled.connect(self._clear_error)
         self.buttons = QDialogButtonBox(
@@ -549,6 +550,12 @@ class SettingsDialog(QDialog):
         typed_key = self.key_edit.text().strip() or None
         self._list_runs += 1
         run = self._list_runs
+        if server.base_url:
+            try:
+                check_base_url(server.base_url)
+            except InvalidInputError as exc:  # no server to ask: say how to write it
+                self._models_hint(str(exc), error=True)
+                return
         self.list_models_button.setEnabled(False)
         self._models_hint("Asking the server for its models…")
 
@@ -723,14 +730,33 @@ class SettingsDialog(QDialog):
         except InvalidInputError:
             return self.settings.store
 
+    def _check_base_url(self, chosen: Settings) -> None:
+        """The server address, when a chosen provider will use it, is one a client can
+        reach (InvalidInputError says how to write it)."""
+        address = chosen.openai.base_url
+        if address and "openai" in (chosen.chat_provider, chosen.embedding_provider):
+            check_base_url(address)
+
+    def _refuse(self, page: str, message: str, field: QWidget | None = None) -> None:
+        """Save cannot go ahead: show the page at fault, say why, and put the cursor there."""
+        self.show_page(page)
+        self.error_label.setText(message)
+        self.error_label.show()
+        if field is not None:
+            field.setFocus(Qt.FocusReason.OtherFocusReason)
+
     def save(self) -> None:
         try:
             self.storage_page.value()
             chosen = self.chosen_settings()
         except InvalidInputError as exc:
-            self.nav.setCurrentRow(3)  # the only page whose fields are checked here
-            self.error_label.setText(str(exc))
-            self.error_label.show()
+            self._refuse("storage", str(exc))  # the Storage page's fields are checked above
+            return
+        try:
+            self._check_base_url(chosen)
+        except InvalidInputError as exc:
+            self._refuse("chat", str(exc), self.base_url_edit)
+            self.base_url_edit.selectAll()
             return
         key = self.key_edit.text().strip()
         self.buttons.setEnabled(False)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from timothy.errors import ErrorKind, ProviderError, causes
+from timothy.errors import ErrorKind, InvalidInputError, ProviderError, causes
 from timothy.providers.overflow import is_context_overflow, too_long_message
 from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
@@ -37,6 +37,31 @@ def is_official(settings: OpenAISettings) -> bool:
     if not settings.base_url:
         return True
     return (urlsplit(settings.base_url).hostname or "").lower() == "api.openai.com"
+
+
+def check_base_url(address: str) -> str:
+    """`address` if an OpenAI client can use it as a server address, else InvalidInputError
+    saying how to write it. Without "http://" the SDK cannot reach even a running server
+    ("localhost:11434/v1" reads as a scheme named "localhost"), and only a failed reply
+    would have told the owner."""
+    address = address.strip()
+    example = "for example http://127.0.0.1:11434/v1"
+    if any(char.isspace() for char in address):
+        raise InvalidInputError(
+            f"The server address cannot contain spaces: write it as a web address, {example}."
+        )
+    parts = urlsplit(address)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise InvalidInputError(
+            f"The server address must start with http:// or https://, {example}."
+        )
+    try:
+        parts.port  # noqa: B018 (reading it checks it)
+    except ValueError as exc:
+        raise InvalidInputError(f"The server address has no valid port: {exc}.") from exc
+    if not parts.hostname:
+        raise InvalidInputError(f"The server address names no computer, {example}.")
+    return address
 
 
 def api_key(settings: OpenAISettings) -> str | None:

@@ -445,3 +445,38 @@ def no_sideways_scrolling(qtbot: QtBot, workers: Workers, dialog: SettingsDialog
             qtbot.wait(0)
             bar = area.horizontalScrollBar()
             assert bar.maximum() == 0, (page, advanced, bar.maximum())
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["localhost:11434/v1", "127.0.0.1:1234/v1", "not a url", "ftp://127.0.0.1/v1", "http://"],
+)
+def test_an_address_no_client_can_use_is_refused_on_save_with_how_to_write_it(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers, address: str
+) -> None:
+    choose_openai(dialog, address, "llama3.2")
+    dialog.show_page("memory")
+    dialog.buttons.button(dialog.buttons.StandardButton.Save).click()
+    settle(qtbot, workers)
+    assert dialog.isVisible()  # nothing saved, nothing closed
+    assert not settings_path().exists()
+    assert dialog.nav.currentRow() == PAGES["chat"]  # the page at fault, with its field
+    assert dialog.error_label.isVisible()
+    assert "http://" in dialog.error_label.text()
+    assert "127.0.0.1:11434/v1" in dialog.error_label.text()
+    assert dialog.focusWidget() is dialog.base_url_edit
+    # The list of models says the same instead of "could not reach the server".
+    dialog.list_models_button.click()
+    settle(qtbot, workers)
+    assert dialog.models_state.text() == dialog.error_label.text()
+    dialog.base_url_edit.setText("http://127.0.0.1:11434/v1")
+    assert dialog.error_label.isHidden()  # corrected: the complaint goes
+
+
+def test_a_wrong_address_stops_no_save_when_nothing_uses_it(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers
+) -> None:
+    choose_openai(dialog, "localhost:11434/v1")
+    dialog.provider_combo.setCurrentIndex(dialog.provider_combo.findData(None))
+    with qtbot.waitSignal(dialog.settings_saved, timeout=5000):
+        dialog.buttons.button(dialog.buttons.StandardButton.Save).click()
