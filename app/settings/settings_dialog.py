@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 
 from app.jobs.workers import Failure, Workers
 from app.look import theme
-from app.look.screen_room import fitted
+from app.look.screen_room import fitted, fitted_width
 from app.settings import connection_check
 from app.settings.backups_page import BackupsPage
 from app.settings.settings_section_form import SettingsSectionForm, is_basic
@@ -158,6 +158,7 @@ class SettingsDialog(QDialog):
         self.nav.currentRowChanged.connect(self.pages.setCurrentIndex)
         body.addWidget(self.pages, 1)
         outer.addLayout(body, 1)
+        self.body = body
         self.error_label = QLabel(self)
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet(f"color: {theme.colours().danger.name()};")
@@ -179,9 +180,27 @@ class SettingsDialog(QDialog):
         self._bedrock_listed_for: tuple[str | None, str | None] | None = None  # region, profile
         self._bedrock_runs = 0
         self._provider_changed()
+        self.advanced_toggle.toggled.connect(lambda _on: self._fit_least_width())
         self._load_key_state()
         if settings.openai.base_url:
             self.list_models()  # a compatible server: offer its own models from the start
+
+    def _fit_least_width(self) -> None:
+        """The dialog may be narrowed only as far as its widest page reads whole (less where
+        the screen has less room: then that page scrolls sideways). Its fields and options
+        do not wrap, so any narrower ran them off the right edge."""
+        widest = 0
+        for index in range(self.pages.count()):
+            page = self.pages.widget(index)
+            if isinstance(page, QScrollArea):
+                inner = page.widget()
+                bar = page.verticalScrollBar().sizeHint().width()
+                widest = max(widest, inner.minimumSizeHint().width() + bar)
+            else:
+                widest = max(widest, page.minimumSizeHint().width())
+        margins = self.contentsMargins() + self.layout().contentsMargins()
+        least = self.nav.width() + self.body.spacing() + widest + margins.left() + margins.right()
+        self.setMinimumWidth(fitted_width(self, least))
 
     def show_page(self, page: str) -> None:
         """Turn to a page by name: "chat", "embeddings", "memory", "storage" or "backups"."""
@@ -442,6 +461,7 @@ class SettingsDialog(QDialog):
         provider = self.provider_combo.currentData()
         self.openai_box.setVisible(provider == "openai")
         self.bedrock_box.setVisible(provider == "bedrock")
+        self._fit_least_width()
         self.none_hint.setVisible(provider is None)
         if not self.cancel_test_button.isHidden():
             self._end_test(self.test_button, self.cancel_test_button)  # it tested the other one

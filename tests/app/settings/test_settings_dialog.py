@@ -480,3 +480,19 @@ def test_a_wrong_address_stops_no_save_when_nothing_uses_it(
     dialog.provider_combo.setCurrentIndex(dialog.provider_combo.findData(None))
     with qtbot.waitSignal(dialog.settings_saved, timeout=5000):
         dialog.buttons.button(dialog.buttons.StandardButton.Save).click()
+
+
+@pytest.mark.parametrize("provider", [None, "openai", "bedrock"])
+def test_narrowed_to_its_least_width_no_page_scrolls_sideways(
+    qtbot: QtBot, workers: Workers, provider: str | None
+) -> None:
+    """The owner narrows the dialog as far as it goes: every page still reads whole (at
+    537 px the Memory page's options and the Chat page's fields ran off to the right)."""
+    dialog = SettingsDialog(Settings(), workers)
+    qtbot.addWidget(dialog)
+    dialog.provider_combo.setCurrentIndex(dialog.provider_combo.findData(provider))
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    dialog.resize(1, dialog.height())
+    qtbot.waitUntil(lambda: dialog.width() == dialog.minimumWidth(), timeout=2000)
+    no_sideways_scrolling(qtbot, workers, dialog)
