@@ -11,6 +11,7 @@ share the height: the history gets what its versions need, the list keeps at lea
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -93,6 +94,23 @@ def count_text(
     if exhausted:
         return "No matches" if shown == 0 else f"{shown:,} match{'es' if shown != 1 else ''}"
     return f"{shown:,}+ matches"
+
+
+def empty_text(query: BrowseQuery) -> str:
+    """What an empty list means: no memory at all yet, or none that this search or these
+    filters let through (and what to change)."""
+    if not query.text and query.type is None and query.status is None:
+        return (
+            "<b>No memories yet</b><br>Facts you confirm, ask Timothy to remember or add "
+            "with Memory ▸ Add a memory… are listed here."
+        )
+    kind = f"{query.type.value} " if query.type is not None else ""
+    status = f"{query.status.value} " if query.status is not None else ""
+    if not query.text:
+        return f"<b>No {status}{kind}memories</b><br>Other filters may show some."
+    searched = html.escape(query.text, quote=False)
+    filtered = " or other filters" if kind or status else ""
+    return f"<b>No {status}{kind}memory matches “{searched}”</b><br>Try other words{filtered}."
 
 
 class MemoryBrowser(QWidget):
@@ -182,6 +200,15 @@ class MemoryBrowser(QWidget):
         self.view.verticalScrollBar().valueChanged.connect(lambda _value: self._tell_shown())
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._context_menu)
+        # Over the empty list: what its emptiness means (not a blank space).
+        self.empty_label = QLabel(self.view.viewport())
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setTextFormat(Qt.TextFormat.RichText)
+        self.empty_label.setProperty("muted", True)
+        self.empty_label.setContentsMargins(24, 24, 24, 24)
+        self.empty_label.hide()
+        self.view.viewport().installEventFilter(self)
         self.memory_actions = actions
         self.context_menu: QMenu | None = None
         self.shortcuts: dict[str, QShortcut] = {}
@@ -247,6 +274,7 @@ class MemoryBrowser(QWidget):
 
     def _page_loaded(self) -> None:
         self._refresh_count()
+        self._show_emptiness()
         if self._detail_waiting:
             current = self.model.memory_at(self.view.currentIndex().row())
             if current is not None:
@@ -277,9 +305,18 @@ class MemoryBrowser(QWidget):
             )
         )
 
+    def _show_emptiness(self) -> None:
+        """Say why the list is empty once its query has answered (not while it loads)."""
+        empty = self.model.rowCount() == 0 and not self.model.loading
+        if empty:
+            self.empty_label.setText(empty_text(self.model.query))
+            self.empty_label.setGeometry(self.view.viewport().rect())
+        self.empty_label.setVisible(empty)
+
     def _rows_changed(self) -> None:
         if not self.model.loading:
             self._refresh_count()
+        self._show_emptiness()
         self.share_height()
         self._tell_shown()
 
@@ -333,7 +370,10 @@ class MemoryBrowser(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """In the search box: Down moves into the list (onto its first memory when none is
-        current), Escape empties a search; an empty box lets Escape go on to the window."""
+        current), Escape empties a search; an empty box lets Escape go on to the window. The
+        list's viewport: the empty list's words follow its size."""
+        if watched is self.view.viewport() and event.type() == QEvent.Type.Resize:
+            self.empty_label.setGeometry(self.view.viewport().rect())
         if (
             watched is self.search
             and event.type() == QEvent.Type.KeyPress

@@ -222,6 +222,41 @@ def test_filters_by_type_and_status(
     assert browser.count_label.text() == "1 staged"
 
 
+def test_an_empty_list_says_why_it_is_empty(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
+) -> None:
+    pane.tabs.setCurrentWidget(pane.browser)
+    start(qtbot, pane, workers)
+    browser = pane.browser
+    assert browser is not None
+    label = browser.empty_label
+    # A first start: no memory at all, and where they come from.
+    assert label.isVisible() and "No memories yet" in label.text()
+    assert "Add a memory" in label.text()
+    assert label.geometry() == browser.view.viewport().rect()
+
+    store.memories.add("Likes green tea", type="preference")
+    start(qtbot, pane, workers)
+    assert browser.model.rowCount() == 1
+    assert not label.isVisible()
+
+    browser.search.setText("zebra")
+    browser.apply_query()
+    settle(qtbot, workers)
+    assert label.isVisible()
+    assert "No memory matches “zebra”" in label.text() and "Try other words" in label.text()
+
+    browser.search.clear()
+    browser.status_filter.setCurrentIndex(browser.status_filter.findData(MemoryStatus.ARCHIVED))
+    settle(qtbot, workers)
+    assert label.isVisible() and "No archived memories" in label.text()
+
+    browser.status_filter.setCurrentIndex(0)
+    settle(qtbot, workers)
+    assert browser.model.rowCount() == 1
+    assert not label.isVisible()
+
+
 def test_chain_view_shows_every_version_oldest_first(
     qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
 ) -> None:
