@@ -256,11 +256,16 @@ class ChatPanel(QWidget):
             self.stack.setCurrentWidget(self.blank)
         self.composer.setVisible(self.chat_ready or not self.transcript.is_empty())
         if lost and before != (self.stack.currentWidget(), self.composer.isHidden()):
-            welcome = self._welcome
-            if welcome is not None and self.stack.currentWidget() is welcome:
-                welcome.settings_button.setFocus(Qt.FocusReason.OtherFocusReason)
-            elif not self.composer.isHidden():
-                self.composer.focus()
+            self.take_focus()
+
+    def take_focus(self) -> None:
+        """The keyboard comes to the chat: the welcome's Set up button when that is shown,
+        else the message box (when there is one)."""
+        welcome = self._welcome
+        if welcome is not None and self.stack.currentWidget() is welcome:
+            welcome.settings_button.setFocus(Qt.FocusReason.OtherFocusReason)
+        elif not self.composer.isHidden():
+            self.composer.focus()
 
     def set_title(self, title: str) -> None:
         self.title = title

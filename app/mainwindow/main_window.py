@@ -17,7 +17,14 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QResizeEvent
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QMainWindow,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.chat.assistant import Assistant
 from app.chat.chat_panel import ChatPanel
@@ -879,8 +886,14 @@ class MainWindow(QMainWindow):
             shown = self.panes_wanted[name] and need <= room
             if shown:
                 room -= need
+            focused = QApplication.focusWidget()
+            # Hiding the pane that has the keyboard: Qt would hand it to the next widget in
+            # the window (a status-bar button); the owner goes on in the chat instead.
+            taken = not shown and focused is not None and pane.isAncestorOf(focused)
             pane.setVisible(shown)
             action.setChecked(shown)
+            if taken:
+                self.chat.take_focus()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -6,7 +6,7 @@ not fit beside the chat are hidden (their View ticks say so) and come back with 
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QPoint, QRect
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -185,3 +185,30 @@ def test_the_first_run_welcome_scrolls_at_the_minimum_size(
     where = rect_in_window(window, welcome)
     assert inside.contains(where) and where.bottom() < status.top()
     assert welcome.verticalScrollBar().maximum() > 0  # taller than it is shown: it scrolls
+
+
+@pytest.mark.parametrize("chat_model", [False, True])
+def test_hiding_the_pane_that_has_the_keyboard_hands_it_to_the_chat(
+    qtbot: QtBot, make_window: WindowFactory, openai_server: OpenAIServer, chat_model: bool
+) -> None:
+    """Ctrl+Alt+B while typing in the memory search, Ctrl+B in the chats' search: the
+    keyboard goes on in the chat (the message box, or the welcome's Set up button), not to
+    whatever Qt finds next (a status-bar button)."""
+    window = make_window(server=openai_server) if chat_model else make_window()
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
+    wanted = window.chat.composer.input if chat_model else window.chat.welcome.settings_button
+    window.focus_memory_search()
+    assert window.memory_pane.isAncestorOf(QApplication.focusWidget())
+    qtbot.keyClick(
+        QApplication.focusWidget(),
+        Qt.Key.Key_B,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier,
+    )
+    assert window.memory_pane.isHidden()
+    assert QApplication.focusWidget() is wanted
+    window.focus_conversation_search()
+    assert window.sidebar.isAncestorOf(QApplication.focusWidget())
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
+    assert window.sidebar.isHidden()
+    assert QApplication.focusWidget() is wanted
