@@ -9,8 +9,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    QPoint,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -29,6 +38,7 @@ from app.conversations.chat_port import ConversationSummary
 from app.conversations.conversation_delegate import ConversationDelegate
 from app.conversations.conversation_list_model import ConversationListModel
 from app.look import icons
+from app.look.search_escape import empties_on_escape
 
 SEARCH_DELAY_MS = 200
 
@@ -87,6 +97,8 @@ class ConversationList(QWidget):
         )
         self.search.textChanged.connect(lambda _text: self._search_timer.start())
         self.search.returnPressed.connect(self._open_first)
+        # Down goes on into the list, Escape empties a search: as in the memory search.
+        self.search.installEventFilter(self)
         layout.addWidget(self.search)
 
         self.stack = QStackedWidget(self)
@@ -166,6 +178,26 @@ class ConversationList(QWidget):
     def focus_search(self) -> None:
         self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.search.selectAll()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """In the search box: Down moves into the list (onto its first conversation when
+        none is current), Escape empties a search; an empty box lets Escape go on to the
+        window (where it stops a reply)."""
+        if watched is self.search and empties_on_escape(self.search, event):
+            return True
+        if (
+            watched is self.search
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.modifiers() == Qt.KeyboardModifier.NoModifier
+            and event.key() == Qt.Key.Key_Down
+            and self.model.conversations()
+        ):
+            if not self.view.currentIndex().isValid():
+                self._open_first()
+            self.view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            return True
+        return super().eventFilter(watched, event)
 
     # -- asking ------------------------------------------------------------------------
 

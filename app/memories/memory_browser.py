@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 
 from app.jobs.workers import Failure, Workers
 from app.look import icons, theme
+from app.look.search_escape import empties_on_escape
 from app.memories.actions import MemoryActions
 from app.memories.forget_confirmation import ForgetConfirmation
 from app.memories.memory_browse_model import BrowseQuery, MemoryBrowseModel
@@ -374,20 +375,20 @@ class MemoryBrowser(QWidget):
         list's viewport: the empty list's words follow its size."""
         if watched is self.view.viewport() and event.type() == QEvent.Type.Resize:
             self.empty_label.setGeometry(self.view.viewport().rect())
+        if watched is self.search and empties_on_escape(self.search, event):
+            return True
         if (
             watched is self.search
             and event.type() == QEvent.Type.KeyPress
             and isinstance(event, QKeyEvent)
             and event.modifiers() == Qt.KeyboardModifier.NoModifier
+            and event.key() == Qt.Key.Key_Down
+            and self.model.rowCount() > 0
         ):
-            if event.key() == Qt.Key.Key_Down and self.model.rowCount() > 0:
-                if not self.view.currentIndex().isValid():
-                    self.view.setCurrentIndex(self.model.index(0))
-                self._focus_list()
-                return True
-            if event.key() == Qt.Key.Key_Escape and self.search.text():
-                self.search.clear()
-                return True
+            if not self.view.currentIndex().isValid():
+                self.view.setCurrentIndex(self.model.index(0))
+            self._focus_list()
+            return True
         return super().eventFilter(watched, event)
 
     def focus_search(self) -> None:

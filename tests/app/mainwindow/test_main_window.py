@@ -944,6 +944,43 @@ def test_conversation_search_filters_the_list(
     assert found.title == "Trip" and found.snippet == "trains to Porto"
 
 
+def test_the_chats_search_takes_down_and_escape_as_the_memory_search_does(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    add_conversation(store, "Garden plans", [("user", "tomatoes"), ("assistant", "water them")])
+    add_conversation(store, "Trip", [("user", "trains to Porto"), ("assistant", "yes")])
+    window = make_window()
+    settle_window(qtbot, window)
+    sidebar = window.sidebar
+    window.focus_conversation_search()
+    qtbot.keyClicks(sidebar.search, "zebra")
+    qtbot.waitUntil(lambda: sidebar.stack.currentWidget() is sidebar.empty, timeout=5000)
+    qtbot.keyClick(sidebar.search, Qt.Key.Key_Escape)  # the search goes, every chat is back
+    assert sidebar.search.text() == ""
+    qtbot.waitUntil(lambda: len(sidebar.model.conversations()) == 2, timeout=5000)
+    qtbot.keyClicks(sidebar.search, "porto")
+    qtbot.waitUntil(lambda: len(sidebar.model.conversations()) == 1, timeout=5000)
+    qtbot.keyClick(sidebar.search, Qt.Key.Key_Down)  # into the results, onto the first
+    assert QApplication.focusWidget() is sidebar.view
+    qtbot.waitUntil(lambda: window.chat.title == "Trip", timeout=5000)
+
+
+def test_escape_empties_the_memory_search_in_the_window(
+    qtbot: QtBot, make_window: WindowFactory, store: Store
+) -> None:
+    """In the window, Escape is also "stop the reply": a search with text keeps it."""
+    store.memories.add("Likes green tea")
+    window = make_window()
+    settle_window(qtbot, window)
+    browser = window.memory_pane.browser
+    assert browser is not None
+    window.focus_memory_search()
+    qtbot.keyClicks(browser.search, "zebra")
+    qtbot.keyClick(browser.search, Qt.Key.Key_Escape)
+    assert browser.search.text() == ""
+    assert QApplication.focusWidget() is browser.search
+
+
 def test_the_window_stays_responsive_while_a_slow_provider_streams(
     qtbot: QtBot, make_window: WindowFactory, openai_server: OpenAIServer
 ) -> None:
