@@ -29,6 +29,9 @@ class WelcomePanel(QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QScrollArea.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Not a Tab stop of its own: it showed no focus at all, and a keyboard reaching its
+        # buttons scrolls them into view anyway.
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         theme.see_through(self)
         page = QWidget(self)
         page.setObjectName("WelcomePage")

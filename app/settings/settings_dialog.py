@@ -210,6 +210,9 @@ class SettingsDialog(QDialog):
         area = QScrollArea(self)
         area.setWidgetResizable(True)
         area.setFrameShape(QScrollArea.Shape.NoFrame)
+        # Not a Tab stop of its own (it showed no focus: Tab seemed to go nowhere); Tab
+        # reaching a field below the fold scrolls it into view.
+        area.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         area.setWidget(page)
         return area
 

@@ -212,3 +212,25 @@ def test_hiding_the_pane_that_has_the_keyboard_hands_it_to_the_chat(
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
     assert window.sidebar.isHidden()
     assert QApplication.focusWidget() is wanted
+
+
+def test_tab_on_the_first_start_never_stops_on_the_welcome_page_itself(
+    qtbot: QtBot, make_window: WindowFactory
+) -> None:
+    """Every Tab stop shows where it is: the welcome's scrolling page showed nothing."""
+    window = make_window(settings=Settings())
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
+    start = window.chat.welcome.settings_button
+    start.setFocus(Qt.FocusReason.TabFocusReason)
+    seen: list[QWidget] = []
+    for _ in range(40):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        focused = QApplication.focusWidget()
+        if focused is start:
+            break
+        seen.append(focused)
+    else:
+        raise AssertionError(f"Tab never came back: {seen}")
+    assert window.chat.welcome not in seen
+    assert window.sidebar.new_button in seen  # and it does go round the window

@@ -13,8 +13,9 @@ from types import MappingProxyType
 import keyring
 import pytest
 from keyring.backends import fail
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QApplication, QDoubleSpinBox, QScrollArea
+from PySide6.QtWidgets import QApplication, QDoubleSpinBox, QScrollArea, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.jobs.workers import Workers
@@ -496,3 +497,52 @@ def test_narrowed_to_its_least_width_no_page_scrolls_sideways(
     dialog.resize(1, dialog.height())
     qtbot.waitUntil(lambda: dialog.width() == dialog.minimumWidth(), timeout=2000)
     no_sideways_scrolling(qtbot, workers, dialog)
+
+
+def tab_stops(qtbot: QtBot, start: QWidget, limit: int = 60) -> list[QWidget]:
+    """The widgets Tab visits from `start` until it comes back to it."""
+    start.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(start.hasFocus, timeout=2000)
+    stops: list[QWidget] = []
+    for _ in range(limit):
+        focused = QApplication.focusWidget()
+        assert focused is not None
+        qtbot.keyClick(focused, Qt.Key.Key_Tab)
+        now = QApplication.focusWidget()
+        assert now is not None
+        if now is start:
+            return stops
+        stops.append(now)
+    raise AssertionError(f"Tab never came back: {stops}")
+
+
+@pytest.mark.parametrize("provider", [None, "openai"])
+def test_every_tab_stop_is_a_control_the_owner_can_see_act_on(
+    qtbot: QtBot, workers: Workers, provider: str | None
+) -> None:
+    """Tab from the page list goes through the page's controls to Save and Cancel; it never
+    stops on a page's scroll area, which shows no focus (Tab seemed to go nowhere)."""
+    dialog = SettingsDialog(Settings(), workers)
+    qtbot.addWidget(dialog)
+    dialog.provider_combo.setCurrentIndex(dialog.provider_combo.findData(provider))
+    # Short: the Chat page scrolls, and Tab must bring its lowest control into view.
+    dialog.resize(dialog.width(), 300)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    dialog.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is dialog, timeout=5000)
+    stops = tab_stops(qtbot, dialog.nav)
+    assert not [stop for stop in stops if isinstance(stop, QScrollArea)]
+    assert stops[0] is dialog.provider_combo
+    assert (dialog.test_button in stops) is (provider is not None)  # no model: nothing to test
+    save = dialog.buttons.button(dialog.buttons.StandardButton.Save)
+    assert stops[-2:] == [save, dialog.buttons.button(dialog.buttons.StandardButton.Cancel)]
+    if provider is not None:
+        dialog.nav.setFocus()
+        qtbot.keyClick(dialog.nav, Qt.Key.Key_Tab)
+        while QApplication.focusWidget() is not dialog.test_button:
+            qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        area = dialog.pages.currentWidget()
+        assert isinstance(area, QScrollArea)
+        where = dialog.test_button.mapTo(area.viewport(), dialog.test_button.rect().topLeft())
+        assert area.viewport().rect().contains(where)  # scrolled into view
