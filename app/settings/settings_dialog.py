@@ -134,6 +134,7 @@ class SettingsDialog(QDialog):
         self.setWindowTitle("Settings")
         self.resize(fitted(self, 760, 560))  # its pages scroll below that
         outer = QVBoxLayout(self)
+        self.outer = outer
         body = QHBoxLayout()
         self.nav = QListWidget(self)
         self.nav.addItems(["Chat model", "Embeddings", "Memory", "Storage", "Backups"])
@@ -192,13 +193,13 @@ class SettingsDialog(QDialog):
         widest = 0
         for index in range(self.pages.count()):
             page = self.pages.widget(index)
-            if isinstance(page, QScrollArea):
-                inner = page.widget()
+            inner = page.widget() if isinstance(page, QScrollArea) else None
+            if isinstance(page, QScrollArea) and inner is not None:
                 bar = page.verticalScrollBar().sizeHint().width()
                 widest = max(widest, inner.minimumSizeHint().width() + bar)
-            else:
+            elif page is not None:
                 widest = max(widest, page.minimumSizeHint().width())
-        margins = self.contentsMargins() + self.layout().contentsMargins()
+        margins = self.contentsMargins() + self.outer.contentsMargins()
         least = self.nav.width() + self.body.spacing() + widest + margins.left() + margins.right()
         self.setMinimumWidth(fitted_width(self, least))
 
