@@ -36,6 +36,7 @@ from app.conversations.chat_port import Conversations, TranscriptMessage
 from app.conversations.store_conversations import summary_of
 from app.jobs.workers import Failure, Workers
 from app.look import icons
+from app.look.tips import set_tip
 from app.transcript.transcript_view import TranscriptView
 from timothy.chat.engine import SERVER_AWAY_NOTE
 from timothy.chat.events import (
@@ -198,7 +199,7 @@ class ChatPanel(QWidget):
         button = QToolButton(self)
         button.setProperty("flat", True)
         button.setIcon(icons.icon(icon, "muted", 18))
-        button.setToolTip(tip)
+        set_tip(button, tip)
         return button
 
     # -- what the centre shows ---------------------------------------------------------
@@ -403,7 +404,7 @@ class ChatPanel(QWidget):
         tip = "Instructions for this conversation (Ctrl+Shift+I)"
         if text:
             tip += ":\n" + (text if len(text) <= 300 else text[:299] + "…")
-        self.instructions_button.setToolTip(tip)
+        set_tip(self.instructions_button, tip)
         self.instructions_button.setChecked(bool(text))
 
     def reload_conversation(self) -> bool:

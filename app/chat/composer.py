@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from app.chat.message_input import MessageInput
 from app.look import icons
+from app.look.tips import set_tip
 
 IDLE_HINT = "Enter to send · Shift+Enter for a new line"
 STREAMING_HINT = "Timothy is replying · Esc to stop · you can write your next message meanwhile"
@@ -99,12 +100,12 @@ class Composer(QWidget):
     def _refresh(self) -> None:
         if self.streaming:
             self.button.setIcon(icons.icon("stop", "accent_text", 16))
-            self.button.setToolTip("Stop the reply (Esc)")
+            set_tip(self.button, "Stop the reply (Esc)")
             self.button.setEnabled(True)
             self.hint.setText(STREAMING_HINT)
         else:
             self.button.setIcon(icons.icon("send", "accent_text", 18))
-            self.button.setToolTip("Send (Enter)")
+            set_tip(self.button, "Send (Enter)")
             self.button.setEnabled(self.available and bool(self.input.toPlainText().strip()))
             self.hint.setText(IDLE_HINT)
         self.input.setEnabled(self.available or self.streaming)

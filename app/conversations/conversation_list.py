@@ -39,6 +39,7 @@ from app.conversations.conversation_delegate import ConversationDelegate
 from app.conversations.conversation_list_model import ConversationListModel
 from app.look import icons
 from app.look.search_escape import empties_on_escape
+from app.look.tips import set_tip
 
 SEARCH_DELAY_MS = 200
 
@@ -76,9 +77,10 @@ class ConversationList(QWidget):
         self.temporary_button.setProperty("flat", True)
         self.temporary_button.setProperty("temporary", True)
         self.temporary_button.setIcon(icons.icon("temporary", "muted", 18))
-        self.temporary_button.setToolTip(
+        set_tip(
+            self.temporary_button,
             "Temporary chat: nothing is recalled or remembered, and it is erased when you "
-            "close it (Ctrl+Shift+N)"
+            "close it (Ctrl+Shift+N)",
         )
         self.temporary_button.setCheckable(True)
         # `clicked` carries the state Qt already flipped to: that is the owner's choice.

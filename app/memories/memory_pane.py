@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QTabWidget, QToolButton, QVBo
 
 from app.jobs.workers import Workers
 from app.look import icons, theme
+from app.look.tips import set_tip
 from app.memories.actions import MemoryActions
 from app.memories.confirm_queue import ConfirmQueue
 from app.memories.fading_facts import FadingFacts
@@ -76,7 +77,7 @@ class MemoryPane(QWidget):
         self.hide_button = QToolButton(self)
         self.hide_button.setProperty("flat", True)
         self.hide_button.setIcon(icons.icon("panel-right", "muted", 16))
-        self.hide_button.setToolTip("Hide the memory pane (Ctrl+Alt+B)")
+        set_tip(self.hide_button, "Hide the memory pane (Ctrl+Alt+B)")
         self.hide_button.clicked.connect(self.hide_requested)
         header.addWidget(self.hide_button)
         layout.addLayout(header)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.look import icons, theme
+from app.look.tips import set_tip
 from app.transcript.bubble_label import BubbleLabel
 from app.transcript.markdown_view import MarkdownView
 from app.transcript.message_editor import MessageEditor
@@ -40,7 +41,7 @@ def _flat_button(name: str, tip: str, parent: QWidget) -> QToolButton:
     button = QToolButton(parent)
     button.setProperty("flat", True)
     button.setIcon(icons.icon(name, "muted", 16))
-    button.setToolTip(tip)
+    set_tip(button, tip)
     button.setAutoRaise(True)
     return button
 

@@ -12,7 +12,8 @@ import time
 from datetime import timedelta
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QAccessible
+from PySide6.QtWidgets import QAbstractButton, QApplication, QLineEdit
 from pytestqt.qtbot import QtBot
 
 from app.chat.local_servers import find_local_servers
@@ -979,6 +980,29 @@ def test_escape_empties_the_memory_search_in_the_window(
     qtbot.keyClick(browser.search, Qt.Key.Key_Escape)
     assert browser.search.text() == ""
     assert QApplication.focusWidget() is browser.search
+
+
+def test_every_button_has_a_name_a_screen_reader_can_say(
+    qtbot: QtBot, make_window: WindowFactory, openai_server: OpenAIServer
+) -> None:
+    """Icon buttons (send, copy, regenerate, the pane toggles) were read as just "button":
+    Qt names a button by its text, and they have none."""
+    window = make_window(server=openai_server)
+    turn(qtbot, window, openai_server, "Hello", "Hi there.", title="Greeting")
+    unnamed = []
+    for button in window.findChildren(QAbstractButton):
+        if not button.isVisible() or isinstance(button.parentWidget(), QLineEdit):
+            continue  # hidden, or a search box's own clear button
+        face = QAccessible.queryAccessibleInterface(button)
+        if face is None or not face.text(QAccessible.Text.Name).strip():
+            unnamed.append(button.toolTip() or button.objectName())
+    assert unnamed == []
+    send = window.chat.composer.button
+    assert QAccessible.queryAccessibleInterface(send).text(QAccessible.Text.Name) == "Send"
+    toggle = window.chat.conversations_toggle
+    face = QAccessible.queryAccessibleInterface(toggle)
+    assert face.text(QAccessible.Text.Name) == "Show or hide conversations"
+    assert "Ctrl+B" in toggle.toolTip()  # the tooltip still names the keys
 
 
 def test_the_window_stays_responsive_while_a_slow_provider_streams(
