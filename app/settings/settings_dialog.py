@@ -774,7 +774,9 @@ class SettingsDialog(QDialog):
             self.storage_page.value()
             chosen = self.chosen_settings()
         except InvalidInputError as exc:
-            self._refuse("storage", str(exc))  # the Storage page's fields are checked above
+            # The Storage page's checks are all about the server's address: the cursor goes there.
+            self._refuse("storage", str(exc), self.storage_page.url_edit)
+            self.storage_page.url_edit.selectAll()
             return
         try:
             self._check_base_url(chosen)

@@ -546,3 +546,21 @@ def test_every_tab_stop_is_a_control_the_owner_can_see_act_on(
         assert isinstance(area, QScrollArea)
         where = dialog.test_button.mapTo(area.viewport(), dialog.test_button.rect().topLeft())
         assert area.viewport().rect().contains(where)  # scrolled into view
+
+
+def test_a_refused_server_address_gets_the_cursor(
+    qtbot: QtBot, dialog: SettingsDialog, workers: Workers
+) -> None:
+    """Save refuses a memory server's address on the Storage page: the owner types the fix at
+    once, without hunting for the field (the focus stayed on the page list)."""
+    dialog.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is dialog, timeout=5000)
+    dialog.storage_page.server_button.setChecked(True)
+    dialog.storage_page.url_edit.setText("nas.local/timothy")
+    dialog.show_page("memory")
+    dialog.buttons.button(dialog.buttons.StandardButton.Save).click()
+    assert dialog.nav.currentRow() == PAGES["storage"]
+    assert "postgresql://" in dialog.error_label.text()
+    assert QApplication.focusWidget() is dialog.storage_page.url_edit
+    assert dialog.storage_page.url_edit.selectedText() == "nas.local/timothy"
+    assert not settings_path().exists()
