@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
 from app.look import icons, theme
+from app.look.tips import set_tip
 
 
 class Banner(QFrame):
@@ -31,7 +32,7 @@ class Banner(QFrame):
         close = QToolButton(self)
         close.setProperty("flat", True)
         close.setIcon(icons.icon("close", "text", 14))
-        close.setToolTip("Dismiss")
+        set_tip(close, "Dismiss")
         close.clicked.connect(self.dismiss)
         row.addWidget(close)
         self.action_name = ""

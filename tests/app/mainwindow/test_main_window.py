@@ -1003,6 +1003,11 @@ def test_every_button_has_a_name_a_screen_reader_can_say(
     face = QAccessible.queryAccessibleInterface(toggle)
     assert face.text(QAccessible.Text.Name) == "Show or hide conversations"
     assert "Ctrl+B" in toggle.toolTip()  # the tooltip still names the keys
+    window.banner.show_message("Something to read.", kind="info")
+    close = [b for b in window.banner.findChildren(QAbstractButton) if b.toolTip() == "Dismiss"]
+    assert [QAccessible.queryAccessibleInterface(b).text(QAccessible.Text.Name) for b in close] == [
+        "Dismiss"
+    ]
 
 
 def test_the_window_stays_responsive_while_a_slow_provider_streams(
