@@ -117,3 +117,13 @@ def test_the_daily_tidy_up_leaves_the_text_indexes_in_one_piece(data_dir: Path) 
         consolidate(store, None, now=now)
         assert segments(store, "memories_fts") == 1
         assert segments(store, "memory_words") == 1
+
+
+def test_an_index_the_merge_cannot_reach_never_fails_a_write(data_dir: Path) -> None:
+    with Store.open(data_dir) as store:
+        session = store.sessions.create()
+        store.memories.add("Written while every index was there")  # the indexes are known
+        store.db.connection().execute("DROP TABLE memories_fts")  # gone, as a test may do
+        message = store.sessions.add_message(session.id, "user", "saved all the same")
+        assert [m.id for m in store.sessions.messages(session.id)] == [message.id]
+        assert segments(store, "messages_fts") == 1

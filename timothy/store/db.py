@@ -523,7 +523,17 @@ class Database:
 
     def _merge_text_indexes(self, conn: apsw.Connection) -> None:
         """Inside a write that changed rows: merge a little of each text index's segments
-        (see TEXT_INDEX_MERGE_PAGES); nothing to do costs a read of its structure."""
+        (see TEXT_INDEX_MERGE_PAGES); nothing to do costs a read of its structure. Only an
+        upkeep: an index it cannot merge (gone, say) never fails the write."""
+        try:
+            with conn:  # a savepoint: a failed merge leaves the write as it was
+                self._merge_each(conn)
+        except apsw.SQLError as exc:
+            log.warning("could not merge the text indexes of %s: %s", self.path, exc)
+            self._text_indexes = None
+            self._merge_set = set()
+
+    def _merge_each(self, conn: apsw.Connection) -> None:
         for table in self._text_index_names(conn):
             if table not in self._merge_set:
                 # Kept in the index's own config: set once per file (older Timothys keep it).
