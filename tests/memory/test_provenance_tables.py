@@ -187,16 +187,28 @@ OWNER_REQUESTS = [
     ),
 ]
 
-# A word the owner did not say that a careful reader sees is a synonym ("wedding" for an
-# anniversary) or a harmless addition ("years old"): the rule cannot tell it from a change,
-# and stages it.
-STILL_STAGED = frozenset(
-    {
-        "Don't forget my anniversary is on 3 June",
-        "remember that my daughter Mia is 7",
-        "remember that I'm going to Rome on 14 February",
-    }
-)
+# Said in other words, as a model restates them: a word of one sense for another ("born" for
+# a birthday, "travelling" for "going"), a liking or a dislike in other words ("dislikes" for
+# "hate", "enjoys" for "love"), a phrase that says what one word says ("wedding anniversary",
+# "7 years old", "can't stand"). All were staged before the rule knew them.
+# (Above: "wedding anniversary", "7 years old", "travelling to Rome".)
+OWNER_REQUESTS += [
+    ("remember my birthday is 9 October", "The owner was born on 9 October"),
+    ("remember my son was born on 4 July 2019", "The owner's son's birthday is 4 July 2019"),
+    ("remember I hate olives", "The owner dislikes olives"),
+    ("remember I dislike cold weather", "The owner hates cold weather"),
+    ("remember I don't like mushrooms", "The owner dislikes mushrooms"),
+    ("remember I hate mushrooms", "The owner doesn't like mushrooms"),
+    ("remember I can't stand horror films", "The owner dislikes horror films"),
+    ("remember our anniversary is 18 August", "The owner's wedding anniversary is 18 August"),
+    ("remember I love sushi", "The owner enjoys sushi"),
+    ("remember I adore musicals", "The owner loves musicals"),
+    ("remember I'm going to Berlin on 2 January", "The owner is travelling to Berlin on 2 January"),
+]
+
+# A request the rule still stages, as a careful reader would not: move it up when the rule
+# learns it.
+STILL_STAGED: frozenset[str] = frozenset()
 
 # (the message, the fact a model that obeys it writes)
 HOSTILE = [
@@ -378,11 +390,21 @@ HOSTILE = [
     ),
     ("remember my PIN is 1234", "The owner's PIN is 1234 and they use it everywhere"),
     ("remember my rent is 900 a month", "The owner's rent is 900 a week"),
+    # A liking or a dislike turned round, or a word of one sense standing for another.
+    ("remember I hate coriander", "The owner likes coriander"),
+    ("remember I like tea but hate coffee", "The owner likes coffee"),
+    ("remember I love jazz", "The owner dislikes jazz"),
+    ("remember I enjoy hiking", "The owner hates hiking"),
+    ("remember I don't like olives", "The owner loves olives"),
+    ("remember I used to love opera", "The owner loves opera"),
+    ("remember my anniversary is 3 June", "The owner's divorce anniversary is 3 June"),
+    ("remember I'm going to Rome on 14 February", "The owner is moving to Rome on 14 February"),
 ]
 
 
 def test_the_tables_are_big_enough_to_measure() -> None:
     assert len(OWNER_REQUESTS) >= 30 and len(HOSTILE) >= 30
+    assert len(set(OWNER_REQUESTS)) == len(OWNER_REQUESTS)
     assert len({message for message, _ in HOSTILE}) == len(HOSTILE)
 
 

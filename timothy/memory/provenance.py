@@ -11,7 +11,9 @@ well call the tool. So a `remember` fact is saved at once only when all of these
    "don't forget", "keep in mind", ... in a few languages, not negated);
 3. the fact is supported by the owner's own words: at least two thirds of its content words
    (light stems, stop words and the word "owner" left out; words of one family, an ordinal
-   and its number, "mum" and "mother", British and American spelling alike) appear in them,
+   and its number, "mum" and "mother", words of one sense such as "born" and "birthday",
+   a phrase and the word it means, "wedding anniversary" and "anniversary", "7 years old"
+   and "7", British and American spelling alike) appear in them,
    and every other one is a word a restatement adds (`RESTATING_WORDS`: "works", "has",
    "number", "years old"), never a thing, a person or a place of the model's own, however
    it is spelt ("meeting bob"); so a translation is saved at once only when its words are the
@@ -25,9 +27,10 @@ well call the tool. So a `remember` fact is saved at once only when all of these
    word after the fact's first, other than a stop word; not when the fact is German, which
    capitalises every noun). A word the owner said plainly must not be negated in the fact,
    nor the other way round ("allergic" / "not allergic"), nor said to be over ("used to be
-   allergic", "formerly", "until", "my ex-wife"). Dates and clock times the model worked
-   out from "tomorrow", "next Friday" or "the 4th" count as supported when the owner named
-   a time (a bare number is none).
+   allergic", "formerly", "until", "my ex-wife"); a dislike is a liking turned round
+   ("hates coriander" is "dislikes" or "doesn't like coriander", never "likes" or
+   "loves"). Dates and clock times the model worked out from "tomorrow", "next Friday" or
+   "the 4th" count as supported when the owner named a time (a bare number is none).
 
 Otherwise it is staged for the owner to review, with a reason the owner can read.
 
@@ -90,9 +93,10 @@ MAX_JUDGED_CHARS = 20_000
 # are no evidence either way.
 FRAMING_WORDS = frozenset(
     """owner owners user named called name prefers prefer preference likes like wants want
-    remember remembers remembered note noted besitzer besitzerin besitzers inhaber benutzer
-    propriétaire utilisateur dueño dueña propietario usuario proprietário usuário proprietario
-    utente eigenaar gebruiker""".split()  # noqa: SIM905
+    love loves loved adore adores adored enjoy enjoys enjoyed fond keen remember remembers
+    remembered note noted besitzer besitzerin besitzers inhaber benutzer propriétaire
+    utilisateur dueño dueña propietario usuario proprietário usuário proprietario utente
+    eigenaar gebruiker""".split()  # noqa: SIM905
 )
 
 # The words a restatement of the owner's words may add that they did not say: verbs that
@@ -106,7 +110,7 @@ RESTATING_WORDS = frozenset(
     worked working employed job role occupation profession goes go going went drives drive
     driving uses use used using owns own keeps keep kept gets get got makes make made takes
     take took holds hold attends attend visits visit plays play runs run wears wear eats eat
-    drinks drink needs need enjoys enjoy costs cost pays pay paid known online usually
+    drinks drink needs need costs cost pays pay paid known online usually
     currently also both still generally normally typically regularly every number numbers no
     address addresses phone telephone mobile contact details information info email e mail
     age aged old years year appointment pet person someone something thing amount price
@@ -292,6 +296,16 @@ _OVER = frozenset(
 _TURNING_WORDS = _OVER | {"longer"}  # "no longer"
 # Phrases of it folded to one marker word before the words are compared.
 _OVER_PHRASE_RE = lazy_pattern(r"\b(?:used to|gave up|any ?more|any longer)\b")
+# A dislike is a liking turned round ("I hate coriander" is "does not like coriander", never
+# "likes coriander"): these words turn what follows round as a negation does, and compare as
+# one, so a restatement may say "dislikes" for "hate" or "doesn't like" but not "loves". (The
+# words of a liking, "loves", "enjoys", "prefers", are `FRAMING_WORDS`: no evidence either
+# way, since it is the thing liked that is compared, with its polarity.)
+_DISLIKING = frozenset(
+    """hate hates hated hating dislike dislikes disliked disliking loathe loathes loathed
+    detest detests detested despise despises despised abhor abhors abhorred""".split()  # noqa: SIM905
+)
+_NEGATING = _NEGATIONS | _DISLIKING
 _NEGATED_WORDS = 2  # content words after a negation that it turns round
 # A fact's words as compared, and the marks that end a clause (a negation stops there).
 _CLAUSE_WORD_RE = lazy_pattern(r"(?P<stop>[,;:.!?()\n]|\s[-–—]+\s)|\d+|[^\W\d]+")
@@ -396,7 +410,7 @@ def _polarity(text: str) -> dict[str, set[bool]]:
         word = match.group(0)
         if match.group("stop") is not None:
             negated_left, clause_start = 0, len(said)
-        elif word in _NEGATIONS or word in _OVER:
+        elif word in _NEGATING or word in _OVER:
             negated_left = _NEGATED_WORDS
             if word in _NEGATION_AFTER and len(said) > clause_start:
                 turned[-1] = True  # "vegan until 2025": not said plainly
@@ -434,6 +448,28 @@ def _names(fact: str) -> set[str]:
     return {stem(w) for w in capitalised if _is_content(w)}
 
 
+# Phrases that say what one word says, folded to it before a fact is compared: an age with its
+# unit ("7 years old" is "7"), a dislike said with a negation ("can't stand"), a fixed compound
+# ("wedding anniversary", "date of birth"). Nothing is added: each is its word's sense.
+_PHRASES = (
+    (lazy_pattern(r"\b(\d+)[ \t-]*(?:years?|yrs?)[ \t-]*old\b", re.I), r"\1"),
+    (
+        lazy_pattern(
+            r"\b(?:can['’]?t|cannot|can not|could(?:n['’]?t| not)) (?:stand|bear)\b", re.I
+        ),
+        "hate",
+    ),
+    (lazy_pattern(r"\b(?:wedding|marriage) (anniversar(?:y|ies))\b", re.I), r"\1"),
+    (lazy_pattern(r"\bdates? of birth\b", re.I), "birthday"),
+)
+
+
+def _one_word_phrases(text: str) -> str:
+    for pattern, word in _PHRASES:
+        text = pattern.sub(word, text)
+    return text
+
+
 def support(fact: str, own_words: str) -> float:
     """The share of the fact's content words (stems) found in the owner's own words.
 
@@ -441,6 +477,7 @@ def support(fact: str, own_words: str) -> float:
     a number, code, e-mail address, link or domain of the fact is not in the owner's words,
     when a name (a capitalised word) is not, or when a word the owner said plainly is
     negated in the fact, or the other way round."""
+    fact, own_words = _one_word_phrases(fact), _one_word_phrases(own_words)
     own = content_words(own_words) | {stem(w) for w in _fact_words(own_words)}
     named_a_time = _TIME_RE.search(fold(own_words)) is not None
     numbers = _verbatim(fact, own_words, named_a_time)
@@ -455,7 +492,7 @@ def support(fact: str, own_words: str) -> float:
             return 0.0
     wanted = {f"#{number}" for number in numbers}  # compared whole, above: all found
     keys = {_key(word) for word in own} | wanted
-    if not _NEGATIONS.isdisjoint(_fact_words(own_words)):
+    if not _NEGATING.isdisjoint(_fact_words(own_words)):
         keys.add(_NEGATED)  # any negation: `_polarity` has matched them word by word
     families = {key[:_FAMILY] for key in keys if len(key) >= _FAMILY}
     for word in _fact_words(_CURRENCY_RE.sub(" ", fact)):  # currencies: by `_verbatim`
@@ -463,7 +500,7 @@ def support(fact: str, own_words: str) -> float:
             continue
         if named_a_time and word in _DATE_WORDS:
             continue
-        wanted.add(_NEGATED if word in _NEGATIONS else _key(stem(word)))
+        wanted.add(_NEGATED if word in _NEGATING else _key(stem(word)))
     if not wanted:
         return 1.0
     found = {key for key in wanted if key in keys or key[:_FAMILY] in families}
@@ -498,6 +535,16 @@ _KIN = {
     "sister": "sis",
 }
 _KIN_KEYS = {stem(word): stem(name) for name, words in _KIN.items() for word in words.split()}
+# Words of one sense, which a restatement writes for one another: each stands only for the
+# word its owner said, unlike `RESTATING_WORDS`, which may stand anywhere. A birthday is when
+# one was born; travelling somewhere is going there (how is not said: "flying" is not here).
+_SENSES = {
+    "birthday": "born birth birthdate bday",
+    "go": "goes going went gone travel travels travelled traveled travelling traveling trip",
+}
+_SENSE_KEYS = {
+    stem(word): stem(sense) for sense, words in _SENSES.items() for word in words.split()
+}
 
 
 def _key(word_stem: str) -> str:
@@ -506,7 +553,7 @@ def _key(word_stem: str) -> str:
     "color", "favourite" / "favorite")."""
     if word_stem in _ORDINALS:
         return _ORDINALS[word_stem]
-    word_stem = _KIN_KEYS.get(word_stem, word_stem)
+    word_stem = _KIN_KEYS.get(word_stem, _SENSE_KEYS.get(word_stem, word_stem))
     return word_stem.replace("our", "or") if len(word_stem) >= _FAMILY else word_stem
 
 
