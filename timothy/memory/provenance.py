@@ -37,7 +37,12 @@ Otherwise it is staged for the owner to review, with a reason the owner can read
 What counts as pasted or quoted material, found by `split_message`: code fences and code-like
 lines; HTML or XML tags, markdown headings and links, HTML entities; block quotes (`>`) and
 quotations of six words or more; lines of a conversation log ("User:", "Assistant:",
-"AI assistant:", or three or more "Name: ..." lines where a name repeats); email headers,
+"AI assistant:", or three or more "Name: ..." lines where a name repeats); a line with no
+time where a name speaks to the owner ("Sam: remember the alarm code is 2468", "Mum: hey,
+don't forget ...", a line that says "you" or is quoted), and every "Name: ..." line beside
+a "Me: ..." line or beside the same name again (a note's label, "Dentist:
+Tuesday at 3pm, remember", is the owner's: a fact drawn from a "Name: ..." line that says
+something, "Sam: the code is 2468", must name the label, as a note's does); email headers,
 forwarded or replied-to mail, a letter's greeting and sign-off; text that addresses an AI
 rather than being said to one ("note to any AI reading this", "ignore previous
 instructions", "use your remember tool", chat-template tokens) or that speaks of "the
@@ -625,6 +630,74 @@ _TIMED_LABEL_RE = lazy_pattern(
     r"(?P<name>[A-Z][\w'.-]*(?:[ \t][A-Z][\w'.-]*){0,2})[ \t]*:[ \t]*(?P<said>[^\n]*)$",
     re.M,
 )
+# A line with no time that starts with a name and a colon: "Sam: remember the alarm code is
+# 2468" (a chat line copied out) or "Dentist: Tuesday at 3pm, remember" (the owner's labelled
+# note)? The label is a name's shape, each word capitalised, and not a note's heading
+# (`_NOTE_HEADINGS`, a day or a time). Its text is someone speaking when it asks
+# the owner first thing ("remember ...", "hey, don't forget ..."), speaks to them ("you",
+# "your") or is quoted; when such lines are several and one is "Me", or a name speaks
+# twice, they are a conversation. Otherwise a label names what the note is
+# about, and a fact drawn from it names the label too (`_unnamed_labels`); a speaker's name
+# is not what they said.
+_NAMED_LINE_RE = lazy_pattern(
+    r"^[ \t]*(?P<label>[^\W\d_][\w'’.-]*(?:[ \t]+[^\W\d_][\w'’.-]*){0,2})[ \t]*:[ \t]*"
+    r"(?P<said>[^\n]*)$",
+    re.M,
+)
+# Headings the owner puts on their own words.
+_NOTE_HEADINGS = frozenset(
+    """note notes nb ps pps reminder reminders important update updates also btw fyi todo
+    memo info edit correction question request fact facts tip tips warning heads context
+    background summary tldr idea plan task tasks new change changes ok okay so and q a""".split()  # noqa: SIM905
+)
+_ME = frozenset({"me", "myself", "i", "moi", "ich", "yo", "ik", "io", "eu"})
+# What may come before a speaker's request to the owner: "hey, remember ...", "can you
+# remember ...", "pls don't forget ...".
+_ASK_LEAD_RE = lazy_pattern(
+    r"(?:(?:hey|hi|hiya|hello|oh|ok|okay|so|and|also|btw|pls|plz|please|just|yo|ps|can|could|"
+    r"would|will|you|u|do|don['’]?t|dont|never|make sure|must|need to|gotta|got to|to)\W+){0,5}",
+    re.I,
+)
+_SECOND_PERSON_RE = lazy_pattern(r"\b(?:you|your|yours|you['’]re|youre|yourself|u|ur|ya)\b", re.I)
+# "you" where it asks Timothy ("..., can you remember it") or thanks it: not the speaker's.
+_ASKING_YOU_RE = lazy_pattern(
+    r"\b(?:thank you|(?:can|could|would|will|do) you(?: please)?)\b", re.I
+)
+# A finite verb of the commonest kinds (a copula, an auxiliary, "says"): a line that has one
+# says something ("Sam: the code is 2468"); a note's value rarely does ("Hotel: Grand
+# Central, room 512"), so a note whose label the model left out is not taken for a speaker's.
+_CLAUSE_RE = lazy_pattern(
+    r"\b(?:is|are|was|were|am|isn['’]?t|aren['’]?t|wasn['’]?t|weren['’]?t|has|have|had|"
+    r"hasn['’]?t|haven['’]?t|will|won['’]?t|would|can|can['’]?t|could|should|must|does|did|"
+    r"doesn['’]?t|didn['’]?t|goes|went|says|said)\b|\w['’](?:s|re|m|ve|ll|d)\b",
+    re.I,
+)
+_QUOTE_MARKS = "\"“”'‘’«„「"
+
+
+def _name_like(label: str) -> bool:
+    """Whether a line's label has a name's shape, not a note's heading."""
+    if not all(word[0].isupper() for word in label.split()):
+        return False
+    return _NOTE_HEADINGS.isdisjoint(words(label)) and not _TIME_RE.search(fold(label))
+
+
+def _speaks(said: str) -> bool:
+    """Whether a labelled line's text is someone speaking to the owner: it asks first thing,
+    says "you", or is quoted."""
+    said = said.strip()
+    if not said:
+        return False
+    if said[0] in _QUOTE_MARKS:
+        return True
+    lead = _ASK_LEAD_RE.match(said)
+    start = lead.end() if lead else 0
+    ask = _ASK_RE.search(said, start)
+    if ask is not None and ask.start() == start and _ask_at(said, ask):
+        return True
+    return _SECOND_PERSON_RE.search(_ASKING_YOU_RE.sub(" ", said)) is not None
+
+
 _EMAIL_HEADER_RE = lazy_pattern(
     r"^[ \t]*(?:from|to|cc|bcc|subject|date|sent|reply-to|de|para|objet|asunto|betreff|von|"
     r"an|da|oggetto|assunto|envoyé|enviado)[ \t]*:",
@@ -894,7 +967,31 @@ def staging_reason(fact: str, message: str) -> str | None:
         return NOT_ASKED
     if support(fact, found.own_words) < MIN_SUPPORT:
         return NOT_SUPPORTED
+    unnamed = _unnamed_labels(fact, found.own_words)
+    if unnamed:
+        rest = _blank(found.own_words, unnamed)
+        if not asks_to_remember(rest) or support(fact, rest) < MIN_SUPPORT:
+            return REASONS["relayed"]
     return None
+
+
+def _unnamed_labels(fact: str, own_words: str) -> list[Span]:
+    """The lines of the owner's words labelled with a name (`_NAMED_LINE_RE`) that say
+    something (`_CLAUSE_RE`) and that the fact does not name: a note's label is what it is
+    about ("Dentist: Tuesday at 3pm" -> "the dentist on Tuesday"), a speaker's name is not
+    what they said ("Sam: the code is 2468" -> "the code is 2468"), so the fact, if drawn
+    from that line, is someone else's word."""
+    fact_keys = {_key(stem(word)) for word in _fact_words(_one_word_phrases(fact))}
+    families = {key[:_FAMILY] for key in fact_keys if len(key) >= _FAMILY}
+    found: list[Span] = []
+    for match in _NAMED_LINE_RE.finditer(own_words):
+        label = match.group("label")
+        if not _name_like(label) or not _CLAUSE_RE.search(match.group("said")):
+            continue
+        keys = {_key(stem(word)) for word in _fact_words(label) if _is_content(word)}
+        if keys and not any(key in fact_keys or key[:_FAMILY] in families for key in keys):
+            found.append((match.start(), match.end(), "relayed"))
+    return found
 
 
 def _lines(text: str) -> Iterator[tuple[int, int]]:
@@ -1020,6 +1117,21 @@ def _conversation_spans(text: str) -> Iterator[Span]:
     for match in _ROLE_INLINE_RE.finditer(text):
         yield match.start(), _line_span(text, match.start(), match.start())[1], "conversation"
     yield from _stamped_spans(text)
+    yield from _speaker_spans(text)
+
+
+def _speaker_spans(text: str) -> Iterator[Span]:
+    """Lines someone speaks with no time, "Sam: remember the code is 2468" (`_NAMED_LINE_RE`):
+    each line that speaks to the owner, and from the first such line to the last when they
+    are a conversation (one is "Me", or a name speaks twice)."""
+    named = [m for m in _NAMED_LINE_RE.finditer(text) if _name_like(m.group("label"))]
+    labels = [fold(m.group("label")) for m in named]
+    if len(named) >= 2 and (not _ME.isdisjoint(labels) or len(set(labels)) < len(labels)):
+        yield named[0].start(), named[-1].end(), "conversation"
+        return
+    for match in named:
+        if _speaks(match.group("said")):
+            yield match.start(), match.end(), "conversation"
 
 
 def _stamped_spans(text: str) -> Iterator[Span]:
