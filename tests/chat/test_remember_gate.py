@@ -236,8 +236,13 @@ BENIGN: dict[str, tuple[str, str]] = {
 }
 
 
-def remembered(server: OpenAIServer | BedrockServer, fact: str) -> None:
-    server.reply(tool_calls=[call("remember", {"content": fact}, id="call-1")])
+def remembered(
+    server: OpenAIServer | BedrockServer, fact: str, entities: list[str] | None = None
+) -> None:
+    arguments: dict[str, object] = {"content": fact}
+    if entities is not None:
+        arguments["entities"] = entities
+    server.reply(tool_calls=[call("remember", arguments, id="call-1")])
     server.reply("Done.")
 
 
@@ -346,3 +351,75 @@ def test_timothy_chat_says_why_a_fact_waits_for_review(
     assert memory.content == fact
     assert f"timothy memories confirm {memory.id}" in result.stderr
     assert store.memories.list(status="active") == []
+
+
+# (the owner's message, the fact, the entities the model names, those kept): an entity that
+# neither the fact nor the owner's own words name is left out, however the fact is judged.
+ENTITIES = {
+    "a payee the owner never named": (
+        "remember my rent is £900 a month",
+        "The owner's rent is £900 per month",
+        ["Harbor Estates"],
+        [],
+    ),
+    "a bank beside the names the owner said": (
+        "remember my sister Anna lives in Leeds",
+        "The owner's sister Anna lives in Leeds",
+        ["Anna", "Leeds", "QuickCash"],
+        ["Anna", "Leeds"],
+    ),
+    "an account number": (
+        "remember my bank is Monzo",
+        "The owner's bank is Monzo",
+        ["Monzo", "IBAN GB33BUKB20201555555555"],
+        ["Monzo"],
+    ),
+    "a name the owner said that the fact words otherwise": (
+        "remember my mum's birthday is 2 April",
+        "The owner's mother's birthday is 2 April",
+        ["Mum"],
+        ["Mum"],
+    ),
+    "names in the owner's words, not in the fact": (
+        "remember my doctor is Dr Patel at the Hillside surgery",
+        "The owner's doctor is Dr Patel",
+        ["Dr Patel", "Hillside surgery"],
+        ["Dr Patel", "Hillside surgery"],
+    ),
+    "a flight number and a day": (
+        "remember my flight BA117 leaves at 9:40 on Friday",
+        "The owner's flight BA117 leaves at 9:40 on Friday, 4 December 2026",
+        ["BA117", "Friday"],
+        ["BA117", "Friday"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(ENTITIES))
+def test_entities_the_owner_never_named_are_left_out(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine, name: str
+) -> None:
+    message, fact, entities, kept = ENTITIES[name]
+    engine = make_engine(openai_server)
+    remembered(openai_server, fact, entities)
+    events = run(engine.send(message, now=MONDAY))
+    [saved] = [e for e in events if isinstance(e, MemorySaved)]
+    assert saved.staged is False  # the fact is the owner's: only the entities go
+    assert store.memories.get(saved.memory.id).entities == tuple(kept)
+    result = tool_result(openai_server)
+    left_out = [entity for entity in entities if entity not in kept]
+    assert result.get("entities_not_kept", []) == left_out
+
+
+def test_a_staged_fact_keeps_no_entity_from_the_pasted_text_alone(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine
+) -> None:
+    """Staged, the fact waits for the owner, who reads it: an entity only the pasted email
+    names would ride along unread when they confirm it."""
+    message, fact = ATTACKS["email with an instruction to the assistant"]
+    engine = make_engine(openai_server)
+    remembered(openai_server, fact, [IBAN, "Northwind Supplies"])
+    [saved] = [e for e in run(engine.send(message)) if isinstance(e, MemorySaved)]
+    assert saved.staged is True
+    assert store.memories.get(saved.memory.id).entities == (IBAN,)
+    assert tool_result(openai_server)["entities_not_kept"] == ["Northwind Supplies"]

@@ -955,7 +955,11 @@ def split_message(text: str) -> Provenance:
 
 def staging_reason(fact: str, message: str) -> str | None:
     """Why a `remember` fact must wait for the owner's review, or None to save it at once."""
-    found = split_message(message)
+    return reason_for(fact, split_message(message))
+
+
+def reason_for(fact: str, found: Provenance) -> str | None:
+    """`staging_reason` for a message already split (`split_message`)."""
     if found.pasted:
         if asks_to_remember(found.own_words) and support(fact, found.own_words) >= MIN_SUPPORT:
             return ALSO_PASTED
@@ -973,6 +977,39 @@ def staging_reason(fact: str, message: str) -> str | None:
         if not asks_to_remember(rest) or support(fact, rest) < MIN_SUPPORT:
             return REASONS["relayed"]
     return None
+
+
+def named_entities(
+    entities: Iterable[str], fact: str, own_words: str
+) -> tuple[list[str], list[str]]:
+    """The entities the fact or the owner's own words name, and the others.
+
+    A `remember` call's entities are what its memory is found by (a question that names one
+    brings the memory back) and are embedded with it, but no rule checks them as it checks
+    the fact: a model that read "tag it Harbor Estates" could file the owner's rent under a
+    payee they never named. So an entity is kept only when each of its words (as the fact's
+    are compared: stems, families, "mum" and "mother") and each of its numbers and addresses,
+    whole, is in the fact or in the owner's own words."""
+    said = f"{fact}\n{own_words}"
+    numbers = {number for _, _, number in _numbers(said)}
+    addresses = _addresses(said)
+    keys = {_key(stem(word)) for word in _fact_words(_one_word_phrases(said))}
+    families = {key[:_FAMILY] for key in keys if len(key) >= _FAMILY}
+    kept: list[str] = []
+    dropped: list[str] = []
+    for entity in entities:
+        entity_keys = {
+            _key(stem(word))
+            for word in _fact_words(_one_word_phrases(entity))
+            if not word.isdigit() and word not in STOP_WORDS
+        }
+        named = (
+            all(number in numbers for _, _, number in _numbers(entity))
+            and _addresses(entity) <= addresses
+            and all(key in keys or key[:_FAMILY] in families for key in entity_keys)
+        )
+        (kept if named else dropped).append(entity)
+    return kept, dropped
 
 
 def _unnamed_labels(fact: str, own_words: str) -> list[Span]:

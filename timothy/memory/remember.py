@@ -4,8 +4,9 @@ The seed's narrow promotion policy: such a fact is stored active at once (source
 `remember`), undoable by rejecting it; with "ask before saving" it is staged instead. It is
 also staged, with the reason, when the turn's message does not show that the owner asked
 for it in their own words: pasted or quoted material, or a fact the owner's words do not
-support (`timothy.memory.provenance`). Relative dates left in the fact are made absolute
-from the owner's local date.
+support (`timothy.memory.provenance`). The entities the model files it under are kept only
+when the fact or the owner's own words name them. Relative dates left in the fact are made
+absolute from the owner's local date.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from timothy.errors import InvalidInputError
 from timothy.memory.dates import absolutise, local_date
-from timothy.memory.provenance import staging_reason
+from timothy.memory.provenance import named_entities, reason_for, split_message
 from timothy.providers.base import ToolSpec
 from timothy.store.engine import StoreEngine
 from timothy.store.forget import FORGOTTEN
@@ -65,6 +66,8 @@ class RememberOutcome:
 
 
 ASKED_TO_REVIEW = "you asked to review every fact before it is saved"
+# Told to the model about entities `provenance.named_entities` left out.
+ENTITIES_NOT_NAMED = "neither the fact nor the owner's own words name them"
 
 
 def _refuse(reason: str) -> RememberOutcome:
@@ -85,7 +88,9 @@ def apply_remember(
 
     `owner_message` is the turn's message from the owner: the fact is saved at once only
     when it shows the owner asked for it in their own words (`provenance.staging_reason`).
-    Without one (no turn to judge by) the fact is staged."""
+    Without one (no turn to judge by) the fact is staged. Entities that neither the fact nor
+    the owner's own words name are left out, and the model is told which
+    (`provenance.named_entities`): the fact stays as it was judged."""
     try:
         args: Any = json.loads(arguments or "{}")
     except json.JSONDecodeError:
@@ -102,12 +107,14 @@ def apply_remember(
     if not isinstance(kind, str) or kind not in {t.value for t in MemoryType}:
         kind = MemoryType.SEMANTIC.value  # a list or an object is no type either
     content = absolutise(content, local_date(now, tz))
+    found = None if owner_message is None else split_message(owner_message)
+    entities, dropped = named_entities(entities, content, "" if found is None else found.own_words)
     if ask_before_saving:
         reason: str | None = ASKED_TO_REVIEW
-    elif owner_message is None:
+    elif found is None:
         reason = "there was no message of yours to check it against"
     else:
-        reason = staging_reason(content, owner_message)
+        reason = reason_for(content, found)
     same = _same_fact(store, content)
     if same is not None and (same.status is MemoryStatus.ACTIVE or reason is not None):
         # Stored already (a model may call the tool fifty times for one fact): no second
@@ -144,6 +151,9 @@ def apply_remember(
     else:
         result["status"] = "staged for the owner to confirm"
         result["why"] = reason
+    if dropped:
+        result["entities_not_kept"] = dropped
+        result["entities_why"] = ENTITIES_NOT_NAMED
     return RememberOutcome(
         memory, reason is not None, json.dumps(result, ensure_ascii=False), reason
     )
