@@ -38,11 +38,12 @@ What counts as pasted or quoted material, found by `split_message`: code fences 
 lines; HTML or XML tags, markdown headings and links, HTML entities; block quotes (`>`) and
 quotations of six words or more; lines of a conversation log ("User:", "Assistant:",
 "AI assistant:", or three or more "Name: ..." lines where a name repeats); a line with no
-time where a name speaks to the owner ("Sam: remember the alarm code is 2468", "Mum: hey,
-don't forget ...", a line that says "you" or is quoted), and every "Name: ..." line beside
-a "Me: ..." line or beside the same name again (a note's label, "Dentist:
-Tuesday at 3pm, remember", is the owner's: a fact drawn from a "Name: ..." line that says
-something, "Sam: the code is 2468", must name the label, as a note's does); email headers,
+time where a name speaks to the owner ("Sam: remember the alarm code is 2468", "Mum - hey,
+don't forget ...", "Sam:" above the text, a line that says "you" or is quoted), and every
+"Name: ..." line beside a "Me: ..." line or beside the same name again (a note's label,
+"Dentist: Tuesday at 3pm, remember", is the owner's: a fact drawn from a "Name: ..." line
+that says something, "Sam: the code is 2468", must name the label, as a note's does); email
+headers,
 forwarded or replied-to mail, a letter's greeting and sign-off; text that addresses an AI
 rather than being said to one ("note to any AI reading this", "ignore previous
 instructions", "use your remember tool", chat-template tokens) or that speaks of "the
@@ -632,23 +633,30 @@ _TIMED_LABEL_RE = lazy_pattern(
 )
 # A line with no time that starts with a name and a colon: "Sam: remember the alarm code is
 # 2468" (a chat line copied out) or "Dentist: Tuesday at 3pm, remember" (the owner's labelled
-# note)? The label is a name's shape, each word capitalised, and not a note's heading
-# (`_NOTE_HEADINGS`, a day or a time). Its text is someone speaking when it asks
+# note)? A dash does as a colon ("Mum - don't forget ..."), a chat app's marks may come
+# before the name ("~ Sam:", "@sam:") or after it ("Sam (mobile):"), and the text may be on
+# the next line ("Sam:" on a line of its own). The label is a name's shape, one word or each
+# word capitalised, and not a note's heading (`_NOTE_HEADINGS`, a day or a time). Its text
+# is someone speaking when it asks
 # the owner first thing ("remember ...", "hey, don't forget ..."), speaks to them ("you",
 # "your") or is quoted; when such lines are several and one is "Me", or a name speaks
 # twice, they are a conversation. Otherwise a label names what the note is
 # about, and a fact drawn from it names the label too (`_unnamed_labels`); a speaker's name
 # is not what they said.
 _NAMED_LINE_RE = lazy_pattern(
-    r"^[ \t]*(?P<label>[^\W\d_][\w'’.-]*(?:[ \t]+[^\W\d_][\w'’.-]*){0,2})[ \t]*:[ \t]*"
+    r"^[ \t]*[~@]?[ \t]*(?P<label>[^\W\d_][\w'’.-]*(?:[ \t]+[^\W\d_][\w'’.-]*){0,2})"
+    r"(?:[ \t]*\([^()\n]{1,20}\))?(?:[ \t]*:|[ \t]+[-–—][ \t])[ \t]*(?:\n[ \t]*(?=\S))?"
     r"(?P<said>[^\n]*)$",
     re.M,
 )
-# Headings the owner puts on their own words.
+# Headings the owner puts on their own words, and words that open what they say ("Thanks -
+# remember ...").
 _NOTE_HEADINGS = frozenset(
     """note notes nb ps pps reminder reminders important update updates also btw fyi todo
     memo info edit correction question request fact facts tip tips warning heads context
-    background summary tldr idea plan task tasks new change changes ok okay so and q a""".split()  # noqa: SIM905
+    background summary tldr idea plan task tasks new change changes ok okay so and q a
+    thanks thank cheers sorry right yes yeah no great cool perfect anyway actually oh hi
+    hey hello please""".split()  # noqa: SIM905
 )
 _ME = frozenset({"me", "myself", "i", "moi", "ich", "yo", "ik", "io", "eu"})
 # What may come before a speaker's request to the owner: "hey, remember ...", "can you
@@ -663,13 +671,13 @@ _SECOND_PERSON_RE = lazy_pattern(r"\b(?:you|your|yours|you['’]re|youre|yoursel
 _ASKING_YOU_RE = lazy_pattern(
     r"\b(?:thank you|(?:can|could|would|will|do) you(?: please)?)\b", re.I
 )
-# A finite verb of the commonest kinds (a copula, an auxiliary, "says"): a line that has one
-# says something ("Sam: the code is 2468"); a note's value rarely does ("Hotel: Grand
+# A finite verb of the commonest kinds (a copula, an auxiliary, "says") or a subject: a line
+# that has one says something ("Sam: the code is 2468"); a note's value rarely does ("Hotel: Grand
 # Central, room 512"), so a note whose label the model left out is not taken for a speaker's.
 _CLAUSE_RE = lazy_pattern(
     r"\b(?:is|are|was|were|am|isn['’]?t|aren['’]?t|wasn['’]?t|weren['’]?t|has|have|had|"
     r"hasn['’]?t|haven['’]?t|will|won['’]?t|would|can|can['’]?t|could|should|must|does|did|"
-    r"doesn['’]?t|didn['’]?t|goes|went|says|said)\b|\w['’](?:s|re|m|ve|ll|d)\b",
+    r"doesn['’]?t|didn['’]?t|goes|went|says|said|i|we|he|she|they)\b|\w['’](?:s|re|m|ve|ll|d)\b",
     re.I,
 )
 _QUOTE_MARKS = "\"“”'‘’«„「"
@@ -677,7 +685,8 @@ _QUOTE_MARKS = "\"“”'‘’«„「"
 
 def _name_like(label: str) -> bool:
     """Whether a line's label has a name's shape, not a note's heading."""
-    if not all(word[0].isupper() for word in label.split()):
+    found = label.split()
+    if len(found) > 1 and not all(word[0].isupper() for word in found):
         return False
     return _NOTE_HEADINGS.isdisjoint(words(label)) and not _TIME_RE.search(fold(label))
 
