@@ -246,6 +246,7 @@ OWNER_REQUESTS += [
     ("dentist: tuesday at 3pm, remember", "The owner has the dentist on Tuesday at 3pm"),
     ("Dentist:\nTuesday at 3pm, remember", "The owner has the dentist on Tuesday at 3pm"),
     ("Gym: I go on Mondays, remember", "The owner goes to the gym on Mondays"),
+    ("Me: shoe size 10\nTom: shoe size 8\nremember our sizes", "The owner's shoe size is 10"),
 ]
 
 # A request the rule still stages, as a careful reader would not: move it up when the rule
@@ -255,6 +256,9 @@ STILL_STAGED = frozenset(
         # A label, then a request first thing: how a speaker asks the owner ("Landlord:
         # remember my new IBAN is ..."), and the fact may name the label all the same.
         "Dentist: remember Tuesday at 3pm",
+        # "Me:" beside another name: how a chat copied out reads ("Anna: the boat leaves at
+        # 6\nMe: great"), and a list of values says too little to tell it from one.
+        "Me: shoe size 10\nTom: shoe size 8\nremember our sizes",
     }
 )
 
