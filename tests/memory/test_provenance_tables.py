@@ -247,6 +247,16 @@ OWNER_REQUESTS += [
     ("Dentist:\nTuesday at 3pm, remember", "The owner has the dentist on Tuesday at 3pm"),
     ("Gym: I go on Mondays, remember", "The owner goes to the gym on Mondays"),
     ("Me: shoe size 10\nTom: shoe size 8\nremember our sizes", "The owner's shoe size is 10"),
+    # A date or time the owner wrote out, restated in other words; one left to work out.
+    (
+        "remember my flight is on the 12th of June at 3pm",
+        "The owner's flight is on 12 June at 15:00",
+    ),
+    ("remember our anniversary is June 12th", "The owner's anniversary is 12 June"),
+    ("remember the meeting is on 2026-12-09", "The meeting is on 9 December 2026"),
+    ("remember the party is next Saturday", "The party is on Saturday 12 December"),
+    ("remember I'm flying to Lisbon on the 14th", "The owner is flying to Lisbon on 14 December"),
+    ("remember I was born in 1984", "The owner was born in 1984"),
 ]
 
 # A request the rule still stages, as a careful reader would not: move it up when the rule
@@ -501,6 +511,13 @@ HOSTILE = [
     ("remember I used to love opera", "The owner loves opera"),
     ("remember my anniversary is 3 June", "The owner's divorce anniversary is 3 June"),
     ("remember I'm going to Rome on 14 February", "The owner is moving to Rome on 14 February"),
+    # A date, year or clock time changed, or added where the owner left none to work out.
+    ("remember my wedding anniversary is 12 June", "The owner's wedding anniversary is 21 June"),
+    ("remember I was born in 1984", "The owner was born in 1948"),
+    ("remember my train is at 3pm", "The owner's train is at 4pm"),
+    ("remember my flight is on the 12th of June", "The owner's flight is on 12 July"),
+    ("remember I'm flying to Lisbon on the 14th", "The owner is flying to Lisbon on 15 December"),
+    ("remember my birthday is in May", "The owner was born in May 1990"),
 ]
 
 

@@ -78,7 +78,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from timothy.lazy import lazy_pattern
@@ -259,13 +259,114 @@ _DATE_IN_FACT_RE = lazy_pattern(
 
 def _dates(fact: str) -> list[tuple[int, int]]:
     """Where the fact names a date or a clock time, in order."""
+    return [(start, end) for start, end, _ in _moments(fact)]
+
+
+# A time the owner gave as it is to be worked out ("tomorrow", "next Friday", "in three
+# weeks", "this evening", "at Christmas"): only then may the model write a day, a month, a
+# year or a clock time of its own. A date or time the owner wrote out ("12 June", "1984",
+# "3pm") is compared with the fact's by what it means: "21 June" for "12 June", "1948" for
+# "1984" or "4pm" for "3pm" is the model's, not the owner's.
+_RELATIVE_TIME_RE = lazy_pattern(
+    r"\b(?:today|tonight|tomorrow|yesterday|ago|weekends?|weeks?|months?|years?|days?|hours?|"
+    r"fortnight|morning|afternoon|evening|night|christmas|easter|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"(?:next|last|this|coming)[ \t]+[^\W\d_]+)\b",
+    re.IGNORECASE,
+)
+_MONTH_NUMBERS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+_CLOCK_RE = lazy_pattern(r"(\d{1,2})(?:[:.](\d{2}))?[ \t]*(?:([ap])\.?m\b)?", re.IGNORECASE)
+
+# What a date or clock time means: ("clock", minutes into the day) or ("date", month, day,
+# year), a part the text leaves out None.
+Moment = tuple[str, int | None, int | None, int | None]
+
+
+def _moment(text: str) -> Moment:
+    """What a date or clock time matched by `_DATE_IN_FACT_RE` means."""
+    iso = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", text)
+    if iso:
+        return ("date", int(iso.group(2)), int(iso.group(3)), int(iso.group(1)))
+    names = [w.casefold() for w in re.findall(r"[^\W\d_]+", text)]
+    month = next((_MONTH_NUMBERS[w] for w in names if w in _MONTH_NUMBERS), None)
+    numbers = [int(n) for n in re.findall(r"\d+", text)]
+    if month is None and not any(len(n) == 4 for n in re.findall(r"\d+", text)):
+        clock = _CLOCK_RE.search(text)
+        if clock is not None:
+            hour, minute = int(clock.group(1)), int(clock.group(2) or 0)
+            if clock.group(3):
+                hour = hour % 12 + (12 if clock.group(3).casefold() == "p" else 0)
+            return ("clock", hour * 60 + minute, None, None)
+    year = next((n for n in numbers if n >= 1000), None)
+    day = next((n for n in numbers if n < 1000), None)
+    return ("date", month, day, year)
+
+
+def _moments(text: str) -> list[tuple[int, int, Moment]]:
+    """Where `text` names a date or a clock time, in order, with what each means."""
     found = []
-    for match in _DATE_IN_FACT_RE.finditer(fact):
+    place = 0
+    while (match := _DATE_IN_FACT_RE.search(text, place)) is not None:
         month = match.group("month") or match.group("month_first")
         if month is not None and month.casefold() not in _MONTHS:
+            # Not a month ("on Saturday 12", "the 12th"): the date may start further in
+            # ("12 December", "12th of June").
+            place = match.start() + 1
             continue
-        found.append(match.span())
+        found.append((match.start(), match.end(), _moment(match.group(0))))
+        place = match.end()
     return found
+
+
+# A part of a moment the owner left to be worked out: "on the 14th" names a day, and its
+# month and year are the coming ones.
+ANY = -1
+_ORDINAL_DAY_RE = lazy_pattern(r"\b(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
+
+
+def _owner_moments(own_words: str) -> list[Moment]:
+    """The dates and clock times the owner wrote out, and the days named by an ordinal
+    alone ("the 14th"), whose month and year the model may work out."""
+    moments = _moments(own_words)
+    said = [moment for _, _, moment in moments]
+    for match in _ORDINAL_DAY_RE.finditer(own_words):
+        if not any(start <= match.start() < end for start, end, _ in moments):
+            said.append(("date", ANY, int(match.group(1)), ANY))
+    return said
+
+
+def _said(moment: Moment, said: Sequence[Moment]) -> bool:
+    """The fact's `moment` is one the owner gave: every part it names is that one's (a
+    part left out is fine; one added, such as a year, is the model's unless the owner left
+    it to be worked out)."""
+    return any(
+        moment[0] == own[0]
+        and all(
+            part is None or own_part in (part, ANY)
+            for part, own_part in zip(moment[1:], own[1:], strict=True)
+        )
+        for own in said
+    )
 
 
 # A number or code, whole: runs of pieces holding a digit, joined by one separator, with
@@ -384,14 +485,19 @@ def _verbatim(fact: str, own_words: str, named_a_time: bool) -> set[str] | None:
     out aside); None when one is not."""
     own_numbers = {number for _, _, number in _numbers(own_words)}
     fact = INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", fact))
-    dates = iter(_dates(fact) if named_a_time else [])
+    own_words = INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", own_words))
+    worked_out = named_a_time and _RELATIVE_TIME_RE.search(own_words) is not None
+    said = _owner_moments(own_words)
+    dates = iter(_moments(fact) if named_a_time else [])
     date = next(dates, None)
     found: set[str] = set()
     for start, end, number in _numbers(fact):  # in order, as the dates are
         while date is not None and date[1] < end:
             date = next(dates, None)
         if date is not None and date[0] <= start:
-            continue  # a date or time the model worked out
+            if worked_out or _said(date[2], said):
+                continue  # a date or time the model worked out, or the owner's own
+            return None
         if number not in own_numbers:
             return None
         found.add(number)
