@@ -337,3 +337,75 @@ def last_system_prompt(server: OpenAIServer | BedrockServer) -> str:
         return str(streamed[-1]["messages"][0]["content"])
     system = server.requests_for("ConverseStream")[-1]["system"]
     return "\n\n".join(block["text"] for block in system if "text" in block)
+
+
+@pytest.mark.parametrize("server_name", ["openai_server", "bedrock_server"])
+@pytest.mark.parametrize(
+    "ids",
+    [("t-1", "t-1"), ('t 1"}', "t-2"), ("x" * 100, "t-2")],
+    ids=["the same id twice", "an id with quotes", "an id of 100 characters"],
+)
+def test_tool_call_ids_a_vendor_refuses_never_break_later_turns(
+    store: Store,
+    make_engine: MakeEngine,
+    request: pytest.FixtureRequest,
+    server_name: str,
+    ids: tuple[str, str],
+) -> None:
+    server = request.getfixturevalue(server_name)
+    engine = make_engine(server)
+    server.reply(
+        tool_calls=[
+            call("remember", {"content": "The owner's dentist is Dr Ana Lopes"}, id=ids[0]),
+            call("remember", {"content": "The owner lives in Porto"}, id=ids[1]),
+        ]
+    )
+    server.reply("Noted both.")
+    events = run(engine.send("Please remember my dentist is Dr Ana Lopes and I live in Porto"))
+    assert next(e for e in events if isinstance(e, TurnFinished)).message.content == "Noted both."
+    assert len([e for e in events if isinstance(e, MemorySaved)]) == 2
+    stored = store.sessions.messages(session_of(events))
+    [with_calls] = [m for m in stored if m.tool_calls]
+    kept_ids = [c.id for c in with_calls.tool_calls]
+    results = [m.tool_call_id for m in stored if m.role is MessageRole.TOOL]
+    assert len(set(kept_ids)) == 2 and results == kept_ids
+    # Every later turn sends these calls back; the vendor must take them (Bedrock's fake
+    # refuses ids and names Converse refuses, and an id used twice).
+    assert engine.wait_idle(10)  # the title and extraction calls are answered first
+    server.reply("Dr Ana Lopes, in Porto.")
+    later = run(engine.send("Who is my dentist?", session_id=session_of(events)))
+    assert next(e for e in later if isinstance(e, TurnFinished)).message.content == (
+        "Dr Ana Lopes, in Porto."
+    )
+    assert engine.wait_idle(10)
+    assert len(store.memories.list(status="active")) == 2
+
+
+def test_a_tool_name_bedrock_refuses_never_breaks_later_turns(
+    store: Store, bedrock_server: BedrockServer, make_engine: MakeEngine
+) -> None:
+    engine = make_engine(bedrock_server)
+    bedrock_server.reply(tool_calls=[call('delete all"}, {"x', {"really": True}, id="t-1")])
+    bedrock_server.reply("I cannot do that.")
+    events = run(engine.send("Clean up please"))
+    assert next(e for e in events if isinstance(e, TurnFinished)).message.content == (
+        "I cannot do that."
+    )
+    assert engine.wait_idle(10)
+    bedrock_server.reply("Hello again.")
+    later = run(engine.send("Hello?", session_id=session_of(events)))
+    assert not [e for e in later if isinstance(e, TurnFailed)]
+    assert store.memories.list() == []
+
+
+def test_an_id_used_again_in_a_later_round_is_made_new(
+    store: Store, bedrock_server: BedrockServer, make_engine: MakeEngine
+) -> None:
+    engine = make_engine(bedrock_server)
+    for fact in ("The owner's dentist is Dr Ana Lopes", "The owner lives in Porto"):
+        bedrock_server.reply(tool_calls=[call("remember", {"content": fact}, id="call_0")])
+    bedrock_server.reply("Noted both.")
+    events = run(engine.send("Please remember my dentist is Dr Ana Lopes and I live in Porto"))
+    assert next(e for e in events if isinstance(e, TurnFinished)).message.content == "Noted both."
+    ids = [c.id for m in store.sessions.messages(session_of(events)) for c in m.tool_calls]
+    assert len(ids) == len(set(ids)) == 2

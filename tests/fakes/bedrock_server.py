@@ -55,6 +55,31 @@ TITAN_V1 = "amazon.titan-embed-text-v1"
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
 _PATH = re.compile(r"^/model/(?P<model>.+)/(?P<action>converse|converse-stream|invoke)$")
 _OPERATIONS = {"converse": "Converse", "converse-stream": "ConverseStream", "invoke": "InvokeModel"}
+# What Converse accepts as a toolUseId and as a tool's name (its API reference: 1 to 64
+# characters of these); a conversation holding anything else is refused whole.
+_TOOL_WORD = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def tool_problem(body: Any) -> str | None:
+    """Why Bedrock would refuse a Converse request's tool blocks, or None: an id or a name
+    it does not accept, the same toolUseId used twice, a result answering no tool use."""
+    used: set[str] = set()
+    for message in body.get("messages") or []:
+        for block in message.get("content") or []:
+            use = block.get("toolUse")
+            if use is not None:
+                use_id, name = str(use.get("toolUseId", "")), str(use.get("name", ""))
+                if not _TOOL_WORD.match(use_id):
+                    return f"Value '{use_id}' at 'toolUse.toolUseId' failed to satisfy constraint"
+                if not _TOOL_WORD.match(name):
+                    return f"Value '{name}' at 'toolUse.name' failed to satisfy constraint"
+                if use_id in used:
+                    return f"The toolUseId {use_id} is used more than once."
+                used.add(use_id)
+            result = block.get("toolResult")
+            if result is not None and str(result.get("toolUseId", "")) not in used:
+                return "A toolResult block answers no toolUse block before it."
+    return None
 
 
 class BedrockServer(FakeServer, Scriptable):
@@ -156,6 +181,8 @@ class BedrockServer(FakeServer, Scriptable):
             self._error(
                 exchange, "ValidationException", "The provided model identifier is invalid."
             )
+        elif (problem := tool_problem(body)) is not None:
+            self._error(exchange, "ValidationException", problem)
         elif request.operation == "Converse":
             self._converse(exchange, step)
         else:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 import threading
 import time
+import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_futures
@@ -96,6 +98,10 @@ MAX_MESSAGE_CHARS = 200_000
 # the longest memory is 20,000 characters, so no honest `remember` call comes near it.
 MAX_TOOL_ARGUMENT_CHARS = 64_000
 MAX_TOOL_NAME_CHARS = 64
+# What a tool call's id and name may hold: every vendor accepts these (Bedrock accepts
+# nothing else, and refuses the whole conversation for one id or name outside them).
+_TOOL_WORD = re.compile(rf"^[A-Za-z0-9_-]{{1,{MAX_TOOL_NAME_CHARS}}}$")
+_NOT_TOOL_CHARACTER = re.compile(r"[^A-Za-z0-9_-]")
 
 TITLE_PROMPT = (
     "Write a title for this conversation: at most six words, no quotes, no final full "
@@ -370,7 +376,7 @@ class ChatEngine:
                     ErrorKind.SERVER,
                 )
                 return
-            calls = [_bounded(call) for call in calls]
+            calls = _sendable(calls, history)
             if calls and may_use_tools:
                 sessions.update_message(
                     assistant.id,
@@ -774,15 +780,33 @@ class ChatEngine:
 _OMITTED = '{"omitted": "the arguments were too long"}'
 
 
+def _sendable(calls: Sequence[ToolCall], history: Sequence[ChatMessage]) -> list[ToolCall]:
+    """A reply's tool calls as they can be kept and sent back on every later turn: a name and
+    an id a vendor accepts, ids unique in the conversation, sane arguments. A server may send
+    the same id twice, an empty one, or a name with quotes in it; sent back as they came, the
+    vendor refuses the conversation on every later turn."""
+    used = {call.id for message in history for call in message.tool_calls}
+    sendable: list[ToolCall] = []
+    for call in calls:
+        bounded = _bounded(call)
+        call_id = bounded.id
+        if not _TOOL_WORD.match(call_id) or call_id in used:
+            call_id = f"call_{uuid.uuid4().hex[:24]}"
+            log.warning("a tool call's id was unusable or used already; it was given a new one")
+        used.add(call_id)
+        sendable.append(ToolCall(call_id, bounded.name, bounded.arguments))
+    return sendable
+
+
 def _bounded(call: ToolCall) -> ToolCall:
     """A model's tool call with a sane name and arguments: a megabyte of arguments is not
     kept, nor sent back to the model on every later round."""
-    name = call.name[:MAX_TOOL_NAME_CHARS]
+    name = _NOT_TOOL_CHARACTER.sub("_", call.name)[:MAX_TOOL_NAME_CHARS] or "unnamed"
     arguments = call.arguments
     if len(arguments) > MAX_TOOL_ARGUMENT_CHARS:
         log.warning("a %s call had %d characters of arguments; refused", name, len(arguments))
         arguments = _OMITTED
-    return ToolCall(call.id[: MAX_TOOL_NAME_CHARS * 2], name, arguments)
+    return ToolCall(call.id, name, arguments)
 
 
 def _check_text(text: str) -> None:
