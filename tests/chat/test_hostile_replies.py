@@ -18,8 +18,14 @@ from tests.fakes import eventstream
 from tests.fakes.bedrock_server import BedrockServer
 from tests.fakes.openai_server import OpenAIServer
 from tests.fakes.script import call
-from timothy.chat.engine import MAX_TOOL_ARGUMENT_CHARS
-from timothy.chat.events import MemorySaved, TurnEvent, TurnFailed, TurnFinished
+from timothy.chat.engine import MAX_REPLY_CHARS, MAX_TOOL_ARGUMENT_CHARS, TOO_LONG_REPLY
+from timothy.chat.events import (
+    MemorySaved,
+    ReplyDelta,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+)
 from timothy.settings import Settings, save_settings
 from timothy.store import Store
 from timothy.store.records import MessageRole, MessageStatus
@@ -409,3 +415,37 @@ def test_an_id_used_again_in_a_later_round_is_made_new(
     assert next(e for e in events if isinstance(e, TurnFinished)).message.content == "Noted both."
     ids = [c.id for m in store.sessions.messages(session_of(events)) for c in m.tool_calls]
     assert len(ids) == len(set(ids)) == 2
+
+
+@pytest.mark.parametrize("server_name", ["openai_server", "bedrock_server"])
+@pytest.mark.parametrize("endless", [False, True], ids=["2 MB", "never ends"])
+def test_a_reply_far_past_its_length_limit_is_cut_off_and_kept(
+    store: Store,
+    make_engine: MakeEngine,
+    request: pytest.FixtureRequest,
+    server_name: str,
+    endless: bool,
+) -> None:
+    server = request.getfixturevalue(server_name)
+    engine = make_engine(server)
+    if endless:
+        server.endless("All work and no play. " * 50)
+    else:
+        text = "word " * 400_000  # 2 MB, whatever max_tokens asked for
+        server.reply(text, chunks=[text[i : i + 20_000] for i in range(0, len(text), 20_000)])
+    events = run(engine.send(OWNER))
+    failed = failed_turn(events)
+    assert failed.error == TOO_LONG_REPLY
+    shown = "".join(e.text for e in events if isinstance(e, ReplyDelta))
+    assert len(shown) == MAX_REPLY_CHARS
+    kept = store.sessions.messages(session_of(events))
+    assert [(m.role, m.status, m.content) for m in kept] == [
+        (MessageRole.USER, MessageStatus.COMPLETE, OWNER),
+        (MessageRole.ASSISTANT, MessageStatus.FAILED, shown),
+    ]
+    assert server.wait_for_disconnect(5)  # the connection was closed, not read to its end
+    assert engine.wait_idle(10)
+    nothing_kept_from_garbage(store)
+    server.reply("Shorter now.")
+    later = run(engine.send("Please be brief.", session_id=session_of(events)))
+    assert next(e for e in later if isinstance(e, TurnFinished)).message.content == "Shorter now."

@@ -290,6 +290,9 @@ class BedrockServer(FakeServer, Scriptable):
         send(eventstream.event("messageStart", {"role": "assistant"}))
         index = 0
         pieces = step.text_chunks()
+        while step.endless:  # until the client hangs up (the write raises ClientGone)
+            delta = {"contentBlockIndex": index, "delta": {"text": step.text}}
+            send(eventstream.event("contentBlockDelta", delta))
         for number, piece in enumerate(pieces):
             if step.stall_after is not None and number >= step.stall_after:
                 exchange.wait_for_disconnect(self.stopping)

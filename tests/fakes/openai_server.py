@@ -293,6 +293,8 @@ class OpenAIServer(FakeServer, Scriptable):
 
         exchange.start_stream("text/event-stream")
         exchange.write_chunk(chunk({"role": "assistant", "content": ""}))
+        while step.endless:  # until the client hangs up (the write raises ClientGone)
+            exchange.write_chunk(chunk({"content": step.text}))
         for number, piece in enumerate(step.text_chunks()):
             if step.stall_after is not None and number >= step.stall_after:
                 exchange.wait_for_disconnect(self.stopping)

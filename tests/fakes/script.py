@@ -71,6 +71,7 @@ class Step:
     garbage: tuple[bytes, ...] = ()  # raw bytes written as they are, after the first delta
     ending: Ending = "done"
     empty_choices: bool = False  # OpenAI: every chunk carries `"choices": []`
+    endless: bool = False  # stream: send the text over and over until the client leaves
 
     @property
     def is_error(self) -> bool:
@@ -207,6 +208,11 @@ class Scriptable:
                 empty_choices=empty_choices,
             )
         )
+
+    def endless(self, text: str = "word ") -> None:
+        """Stream `text` as one delta over and over, never ending the reply, until the client
+        leaves."""
+        self.script.push(Step(text=text, endless=True))
 
     def fail_midstream(self, error: str, *, text: str = "", message: str = "It broke.") -> None:
         """Start streaming `text`, then fail with the vendor's mid-stream error."""

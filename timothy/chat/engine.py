@@ -94,6 +94,12 @@ SERVER_REFUSED_NOTE = (
 )
 
 MAX_MESSAGE_CHARS = 200_000
+# A reply is cut off past this many characters. A reply is asked for in at most
+# `max_reply_tokens` (4,096: some 16,000 characters); a server that streams ten times that
+# ignores the limit, or never stops, and the owner's window and every later request would
+# carry it all.
+MAX_REPLY_CHARS = 200_000
+TOO_LONG_REPLY = "The reply ran far past its length limit and was cut off; what arrived is kept."
 # A tool call's arguments longer than this are refused unread and never stored or sent back:
 # the longest memory is 20,000 characters, so no honest `remember` call comes near it.
 MAX_TOOL_ARGUMENT_CHARS = 64_000
@@ -432,19 +438,34 @@ class ChatEngine:
         usage: Usage | None = None
         stop: str | None = None
         first_text: float | None = None
+        length = 0
+        events = chat.stream(
+            system,
+            history,
+            list(tools),
+            cancel=cancel,
+            max_tokens=self.chat_settings.max_reply_tokens,
+        )
         try:
-            for event in chat.stream(
-                system,
-                history,
-                list(tools),
-                cancel=cancel,
-                max_tokens=self.chat_settings.max_reply_tokens,
-            ):
+            for event in events:
                 if isinstance(event, TextDelta):
                     if first_text is None:
                         first_text = time.monotonic()
-                    parts.append(event.text)
-                    yield ReplyDelta(event.text)
+                    text = event.text[: MAX_REPLY_CHARS - length]
+                    length += len(text)
+                    parts.append(text)
+                    yield ReplyDelta(text)
+                    if length >= MAX_REPLY_CHARS:
+                        log.warning("a reply passed %d characters; cut off", MAX_REPLY_CHARS)
+                        _close(events)  # the provider closes its connection
+                        return self._failed(
+                            sessions,
+                            assistant,
+                            "".join(parts),
+                            TOO_LONG_REPLY,
+                            ErrorKind.SERVER,
+                            record=record,
+                        )
                 elif isinstance(event, ToolCallEvent):
                     calls.append(event.call)
                 elif isinstance(event, Usage):
@@ -807,6 +828,14 @@ def _bounded(call: ToolCall) -> ToolCall:
         log.warning("a %s call had %d characters of arguments; refused", name, len(arguments))
         arguments = _OMITTED
     return ToolCall(call.id, name, arguments)
+
+
+def _close(events: Iterator[Any]) -> None:
+    """End a provider's stream early: closing its generator runs its cleanup, which closes the
+    connection (a plain iterator has nothing to close)."""
+    close = getattr(events, "close", None)
+    if close is not None:
+        close()
 
 
 def _check_text(text: str) -> None:
