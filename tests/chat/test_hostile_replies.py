@@ -18,7 +18,13 @@ from tests.fakes import eventstream
 from tests.fakes.bedrock_server import BedrockServer
 from tests.fakes.openai_server import OpenAIServer
 from tests.fakes.script import call
-from timothy.chat.engine import MAX_REPLY_CHARS, MAX_TOOL_ARGUMENT_CHARS, TOO_LONG_REPLY
+from timothy.chat.engine import (
+    EMPTY_REPLY,
+    MAX_REPLY_CHARS,
+    MAX_TOOL_ARGUMENT_CHARS,
+    TOO_LONG_REPLY,
+    TOOL_LOOP,
+)
 from timothy.chat.events import (
     MemorySaved,
     ReplyDelta,
@@ -26,6 +32,7 @@ from timothy.chat.events import (
     TurnFailed,
     TurnFinished,
 )
+from timothy.chat.settings import ChatSettings
 from timothy.settings import Settings, save_settings
 from timothy.store import Store
 from timothy.store.records import MessageRole, MessageStatus
@@ -449,3 +456,52 @@ def test_a_reply_far_past_its_length_limit_is_cut_off_and_kept(
     server.reply("Shorter now.")
     later = run(engine.send("Please be brief.", session_id=session_of(events)))
     assert next(e for e in later if isinstance(e, TurnFinished)).message.content == "Shorter now."
+
+
+@pytest.mark.parametrize("server_name", ["openai_server", "bedrock_server"])
+def test_an_empty_reply_after_a_tool_result_fails_plainly(
+    store: Store, make_engine: MakeEngine, request: pytest.FixtureRequest, server_name: str
+) -> None:
+    server = request.getfixturevalue(server_name)
+    engine = make_engine(server)
+    fact = "The owner's dentist is Dr Ana Lopes"
+    server.reply(tool_calls=[call("remember", {"content": fact}, id="t-1")])
+    server.reply("")  # a finish reason and not one word after the tool's result
+    events = run(engine.send("Please remember that my dentist is Dr Ana Lopes"))
+    failed = failed_turn(events)
+    assert failed.error == EMPTY_REPLY and failed.message is None
+    assert [e.memory.content for e in events if isinstance(e, MemorySaved)] == [fact]
+    kept = store.sessions.messages(session_of(events))
+    assert [m.role for m in kept] == [MessageRole.USER, MessageRole.ASSISTANT, MessageRole.TOOL]
+    assert engine.wait_idle(10)
+    server.reply("Dr Ana Lopes.")
+    later = run(engine.send("Who is my dentist?", session_id=session_of(events)))
+    assert next(e for e in later if isinstance(e, TurnFinished)).message.content == "Dr Ana Lopes."
+    assert [m.content for m in store.memories.list(status="active")] == [fact]
+
+
+@pytest.mark.parametrize("server_name", ["openai_server", "bedrock_server"])
+def test_a_model_that_calls_tools_forever_is_stopped_and_says_so(
+    store: Store, make_engine: MakeEngine, request: pytest.FixtureRequest, server_name: str
+) -> None:
+    server = request.getfixturevalue(server_name)
+    rounds = 3
+    engine = make_engine(server, chat_settings=ChatSettings(max_tool_rounds=rounds))
+    fact = "The owner's dentist is Dr Ana Lopes"
+    server.reply(tool_calls=[call("remember", {"content": fact})], times=None)
+    events = run(engine.send("Please remember that my dentist is Dr Ana Lopes"))
+    failed = failed_turn(events)
+    assert failed.error == TOOL_LOOP and failed.message is None
+    assert len(server.chat_requests) == rounds + 1  # bounded: then the turn ends
+    assert len([e for e in events if isinstance(e, MemorySaved)]) == 1  # saved once
+    kept = store.sessions.messages(session_of(events))
+    assert [m.role for m in kept] == [MessageRole.USER] + [
+        MessageRole.ASSISTANT,
+        MessageRole.TOOL,
+    ] * rounds
+    assert engine.wait_idle(10)
+    server.script.clear()
+    server.reply("Dr Ana Lopes.")
+    later = run(engine.send("Who is my dentist?", session_id=session_of(events)))
+    assert next(e for e in later if isinstance(e, TurnFinished)).message.content == "Dr Ana Lopes."
+    assert [m.content for m in store.memories.list(status="active")] == [fact]

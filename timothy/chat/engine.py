@@ -99,6 +99,9 @@ MAX_MESSAGE_CHARS = 200_000
 # ignores the limit, or never stops, and the owner's window and every later request would
 # carry it all.
 MAX_REPLY_CHARS = 200_000
+EMPTY_REPLY = "The provider sent an empty reply; try again."
+# The model still only called tools when its rounds of them (`max_tool_rounds`) were spent.
+TOOL_LOOP = "The model kept calling tools and never answered; try again."
 TOO_LONG_REPLY = "The reply ran far past its length limit and was cut off; what arrived is kept."
 # A tool call's arguments longer than this are refused unread and never stored or sent back:
 # the longest memory is 20,000 characters, so no honest `remember` call comes near it.
@@ -372,15 +375,10 @@ class ChatEngine:
                 )
                 yield TurnFinished(final)
                 return
-            if not text and not calls and round_number == 0:
-                # nothing at all came back (no text, no tool call): a broken reply
-                yield self._failed(
-                    sessions,
-                    assistant,
-                    "",
-                    "The provider sent an empty reply; try again.",
-                    ErrorKind.SERVER,
-                )
+            if not text and not calls:
+                # nothing at all came back (no text, no tool call): a broken reply, in the
+                # first round or after a tool's result (the owner would see a blank reply)
+                yield self._failed(sessions, assistant, "", EMPTY_REPLY, ErrorKind.SERVER)
                 return
             calls = _sendable(calls, history)
             if calls and may_use_tools:
@@ -410,6 +408,9 @@ class ChatEngine:
                 continue
             if calls:
                 log.warning("the model kept calling tools after %d rounds; stopped", round_number)
+                if not text.strip():  # only more calls: there is no answer to show
+                    yield self._failed(sessions, assistant, "", TOOL_LOOP, ErrorKind.SERVER)
+                    return
             final = sessions.update_message(
                 assistant.id, content=text, status=MessageStatus.COMPLETE, **tokens
             )
