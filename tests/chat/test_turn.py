@@ -340,3 +340,38 @@ def test_a_reply_that_fails_at_once_waits_for_the_recall_record_before_it_goes(
     assert len(failed) == 1 and failed[0].message is None
     session = events[0].session  # type: ignore[attr-defined]
     assert [m.role for m in store.sessions.branch(session.id)] == [MessageRole.USER]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Sure! Here's a title for this conversation:\n\nSpring trip ideas",
+        '{"title": "Spring trip ideas", "confidence": 0.9}',
+        "Title: Spring trip ideas",
+        "```\nSpring trip ideas\n```",
+        "**Spring trip ideas**\n\nI chose this because you asked about April.",
+    ],
+)
+def test_a_title_answer_with_more_than_the_title_gives_the_title(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine, answer: str
+) -> None:
+    engine = make_engine(openai_server, use_memories=False)
+    openai_server.reply("Try Lisbon in spring.")
+    openai_server.reply(answer)  # the title call
+    events = run(engine.send("Where should I travel in April? Somewhere warm please"))
+    assert engine.wait_idle(10)
+    titled = store.sessions.get(events[0].session.id)  # type: ignore[union-attr]
+    assert (titled.title, titled.title_source) == ("Spring trip ideas", "auto")
+
+
+@pytest.mark.parametrize("answer", ['{"name": "Spring trip ideas"}', '{"title": ["a", "b"]}', ""])
+def test_a_title_answer_with_no_title_in_it_keeps_the_first_words(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine, answer: str
+) -> None:
+    engine = make_engine(openai_server, use_memories=False)
+    openai_server.reply("Try Lisbon in spring.")
+    openai_server.reply(answer)  # the title call
+    events = run(engine.send("Where should I travel in April? Somewhere warm please"))
+    assert engine.wait_idle(10)
+    titled = store.sessions.get(events[0].session.id)  # type: ignore[union-attr]
+    assert (titled.title, titled.title_source) == ("Where should I travel in April?…", "fallback")

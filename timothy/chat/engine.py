@@ -135,9 +135,32 @@ def fallback_title(text: str) -> str:
     return title or "New conversation"
 
 
+# How much of a title answer is read: a title is six words; the rest of a long answer is not.
+MAX_TITLE_ANSWER_CHARS = 2_000
+# "Title: ..." as a model may label its answer.
+_TITLE_LABEL = re.compile(r"^(?:conversation\s+)?title\s*[:\-–]\s*", re.IGNORECASE)
+
+
 def clean_model_title(answer: str) -> str | None:
-    line = answer.strip().splitlines()[0] if answer.strip() else ""
-    line = line.strip().strip("\"'“”‘’*#").strip().rstrip(".")
+    """The title in a model's answer, or None. Models are asked for the title alone, and
+    some say "Sure! Here's a title:" first, label it "Title:", fence it, or answer JSON."""
+    text = answer[:MAX_TITLE_ANSWER_CHARS].strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            title = data.get("title")
+            if not isinstance(title, str):
+                return None
+            text = title
+    lines = [line.strip() for line in text.splitlines()]
+    lines = [line for line in lines if line and not line.startswith("```")]
+    while len(lines) > 1 and lines[0].endswith(":"):  # a preamble before the title itself
+        lines.pop(0)
+    line = _TITLE_LABEL.sub("", lines[0]) if lines else ""
+    line = line.strip().strip("\"'“”‘’*#`").strip().rstrip(".")
     if not line:
         return None
     words = line.split()
