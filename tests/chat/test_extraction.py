@@ -12,7 +12,7 @@ from tests.fakes.openai_server import OpenAIServer
 from timothy.chat.events import BackgroundEvent, FactsProposed
 from timothy.chat.prompt import STABLE_PREFIX
 from timothy.memory.dates import absolutise
-from timothy.memory.extraction import parse_proposals, restates
+from timothy.memory.extraction import MAX_ENTITIES, parse_proposals, restates
 from timothy.retrieval.render import BLOCK_OPEN
 from timothy.store import Store
 from timothy.store.records import MemorySource
@@ -191,3 +191,19 @@ def test_a_fact_whose_type_is_not_a_word_does_not_sink_the_others() -> None:
         ("The owner lives in Porto", "semantic"),
         ("The owner likes tea", "preference"),
     ]
+
+
+def test_a_fact_with_unusable_entity_names_is_kept_without_them(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine
+) -> None:
+    engine = make_engine(openai_server)
+    names = ["P" * 300, "\ud800broken", "Porto", *(f"Place {n}" for n in range(5_000))]
+    answer = {"facts": [{"content": "The owner lives in Porto", "entities": names}]}
+    openai_server.reply("Sure.")
+    openai_server.reply("Title")
+    openai_server.reply(json.dumps(answer))
+    run(engine.send("I live in Porto and love fado", now=NOW))
+    assert engine.wait_idle(10)
+    [staged] = store.memories.list(status="staged")
+    assert staged.content == "The owner lives in Porto"
+    assert staged.entities[0] == "Porto" and len(staged.entities) == MAX_ENTITIES

@@ -22,13 +22,20 @@ from timothy.errors import InvalidInputError, ProviderError
 from timothy.memory.dates import absolutise, local_date
 from timothy.providers.base import ChatMessage, ChatProvider, SystemBlock
 from timothy.store.engine import StoreEngine
-from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
-from timothy.text import content_words
+from timothy.store.records import (
+    MAX_ENTITY_CHARS,
+    Memory,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+)
+from timothy.text import LONE_SURROGATE_RE, content_words
 
 log = logging.getLogger(__name__)
 
 MAX_FACTS = 10
 MAX_FACT_CHARS = 1_000
+MAX_ENTITIES = 20  # names kept per fact; a fact names a few
 MIN_CONFIDENCE = 0.5
 DEFAULT_CONFIDENCE = 0.7
 MAX_EXCHANGE_CHARS = 24_000
@@ -102,11 +109,28 @@ def parse_proposals(answer: str) -> list[Proposal]:
             Proposal(
                 content=content,
                 type=memory_type or MemoryType.SEMANTIC,
-                entities=tuple(e.strip() for e in entities if isinstance(e, str) and e.strip()),
+                entities=_entity_names(entities),
                 confidence=min(1.0, max(0.0, float(confidence))),
             )
         )
     return proposals
+
+
+def _entity_names(entities: list[Any]) -> tuple[str, ...]:
+    """The usable names of a proposal's entities, at most MAX_ENTITIES: one name too long or
+    holding broken characters would have the store refuse the whole fact, and a model can
+    answer with thousands of them."""
+    names: list[str] = []
+    for entity in entities:
+        if not isinstance(entity, str):
+            continue
+        name = entity.strip()
+        if not name or len(name) > MAX_ENTITY_CHARS or LONE_SURROGATE_RE.search(name):
+            continue
+        names.append(name)
+        if len(names) == MAX_ENTITIES:
+            break
+    return tuple(names)
 
 
 # Every fact is about "the owner": the word tells two facts apart no more than "the" does.
