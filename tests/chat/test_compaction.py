@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.chat.conftest import MakeEngine, run
 from tests.fakes.openai_server import OpenAIServer
 from timothy.chat.events import BackgroundEvent, SessionCompacted, TurnFailed, TurnFinished
@@ -151,3 +153,41 @@ def test_too_long_with_nothing_older_to_summarise_says_what_to_do(
     session_id = events[0].session.id  # type: ignore[union-attr]
     [kept] = store.sessions.messages(session_id)
     assert kept.content == "One very long first message"
+
+
+# Plain answers of a shape no vendor sends: the extraction call before compaction gets one.
+DAMAGED_ANSWERS = {
+    "openai_server": b'{"id": "x", "object": "chat.completion", "created": 0, "model": "m",'
+    b' "choices": [{"index": 0, "message": {"role": "assistant", "content": 42},'
+    b' "finish_reason": "stop"}]}',
+    "bedrock_server": b'{"output": {"message": {"role": "assistant", "content":'
+    b' [{"text": {"facts": []}}]}}, "stopReason": "end_turn",'
+    b' "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}}',
+}
+
+
+@pytest.mark.parametrize("server_name", list(DAMAGED_ANSWERS))
+def test_a_damaged_extraction_answer_does_not_stop_compaction(
+    store: Store, make_engine: MakeEngine, request: pytest.FixtureRequest, server_name: str
+) -> None:
+    server = request.getfixturevalue(server_name)
+    engine = make_engine(server, chat_settings=SMALL)
+    server.reply(words("reply-one"))
+    events = run(engine.send("My cat is called Miso. " + words("alpha")))
+    session_id = events[0].session.id  # type: ignore[union-attr]
+    assert engine.wait_idle(10)
+    server.reply(words("reply-two"))
+    run(engine.send(words("bravo"), session_id=session_id))
+    assert engine.wait_idle(10)
+    server.answer_raw(DAMAGED_ANSWERS[server_name])  # the extraction before compaction
+    server.reply("The owner introduced their cat Miso.")  # the summary
+    server.reply("Third answer.")
+    third = run(engine.send("And now the third question?", session_id=session_id))
+    assert next(e for e in third if isinstance(e, TurnFinished)).message.content == (
+        "Third answer."
+    )
+    stored = store.sessions.messages(session_id)
+    [summary] = [m for m in stored if m.role is MessageRole.SUMMARY]
+    assert summary.content == "The owner introduced their cat Miso."
+    assert engine.wait_idle(10)
+    assert store.memories.list(status="staged", session_id=session_id) == []

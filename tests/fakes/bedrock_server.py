@@ -259,6 +259,9 @@ class BedrockServer(FakeServer, Scriptable):
     # -- Converse ----------------------------------------------------------------------
 
     def _converse(self, exchange: Exchange, step: Step) -> None:
+        if step.raw is not None:
+            exchange.send(200, step.raw)
+            return
         content: list[dict[str, Any]] = []
         if step.text:
             content.append({"text": step.text})

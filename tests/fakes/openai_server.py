@@ -226,6 +226,9 @@ class OpenAIServer(FakeServer, Scriptable):
         step = self.script.next("chat") or DEFAULT_REPLY
         if not self._prelude(exchange, step):
             return
+        if step.raw is not None:
+            exchange.send(200, step.raw)
+            return
         model = str(body.get("model"))
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))

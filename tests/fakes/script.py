@@ -71,6 +71,7 @@ class Step:
     garbage: tuple[bytes, ...] = ()  # raw bytes written as they are, after the first delta
     ending: Ending = "done"
     empty_choices: bool = False  # OpenAI: every chunk carries `"choices": []`
+    raw: bytes | None = None  # a plain (not streamed) answer: this body, as it is, with 200
     endless: bool = False  # stream: send the text over and over until the client leaves
 
     @property
@@ -208,6 +209,11 @@ class Scriptable:
                 empty_choices=empty_choices,
             )
         )
+
+    def answer_raw(self, body: bytes) -> None:
+        """Answer the next plain (not streamed) chat request with these bytes as its 200 body:
+        JSON of a shape the vendor never sends."""
+        self.script.push(Step(raw=body))
 
     def endless(self, text: str = "word ") -> None:
         """Stream `text` as one delta over and over, never ending the reply, until the client

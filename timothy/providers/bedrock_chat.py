@@ -340,15 +340,27 @@ class BedrockChat:
         body = self.request(system, messages, (), max_tokens)
         client = self._client_for(timeout)
 
-        def attempt() -> str:
+        def attempt() -> Any:
             try:
-                response = client.converse(**body)
+                return client.converse(**body)
             except Exception as exc:
                 raise self._fail(exc, timeout) from exc
-            content = response.get("output", {}).get("message", {}).get("content", [])
-            return "".join(block.get("text", "") for block in content)
 
-        return self._backoff.call(attempt)
+        # A damaged answer is not asked for again: it is read after the retries.
+        return _text_of(self._backoff.call(attempt))
+
+
+def _text_of(response: Any) -> str:
+    """The text of a Converse reply; a body of the wrong shape (botocore does not check) is a
+    damaged reply, never an AttributeError deep in extraction or compaction."""
+    try:
+        content = response.get("output", {}).get("message", {}).get("content", [])
+        texts = [block.get("text", "") for block in content]
+    except (AttributeError, TypeError) as exc:
+        raise damaged("Bedrock", exc) from exc
+    if not all(isinstance(text, str) for text in texts):
+        raise damaged("Bedrock", TypeError("a reply's text that is not a string"))
+    return "".join(texts)
 
 
 def _discard(stream: Any) -> None:

@@ -316,7 +316,7 @@ class OpenAIChat:
             client = client.with_options(timeout=make_timeout(timeout))
         extra = self._limits(max_tokens)
 
-        def attempt() -> str:
+        def attempt() -> Any:
             try:
                 response = client.chat.completions.create(
                     model=self.model, messages=to_messages(system, messages), **extra
@@ -325,11 +325,21 @@ class OpenAIChat:
                 raise self._fail(exc, timeout) from exc
             if isinstance(response, str):  # the SDK hands back a body that is not JSON as text
                 raise self._fail(not_an_api(self.settings), timeout)
-            if not response.choices:
-                return ""
-            return response.choices[0].message.content or ""
+            return response
 
-        return self._backoff.call(attempt)
+        # A damaged answer is not asked for again: it is read after the retries.
+        return self._text_of(self._backoff.call(attempt))
+
+    def _text_of(self, response: Any) -> str:
+        """The text of a plain reply; a body of the wrong shape (the SDK does not check) is a
+        damaged reply, never an AttributeError deep in extraction or compaction."""
+        try:
+            text = response.choices[0].message.content if response.choices else ""
+        except (AttributeError, IndexError, KeyError, TypeError) as exc:
+            raise damaged(self.server_name, exc) from exc
+        if text is not None and not isinstance(text, str):
+            raise damaged(self.server_name, TypeError(f"a reply's text of type {type(text)}"))
+        return text or ""
 
 
 def _discard(stream: Any) -> None:
