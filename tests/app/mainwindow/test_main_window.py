@@ -29,6 +29,7 @@ from tests.app.conftest import (
 from tests.app.model_server import model_server
 from tests.fakes.openai_server import OpenAIServer
 from tests.fakes.script import call
+from timothy.chat.engine import MAX_REPLY_CHARS, TOO_LONG_REPLY
 from timothy.chat.events import ReplyDelta, ToolStarted
 from timothy.chat.settings import ChatSettings
 from timothy.memory.consolidation import consolidate
@@ -1053,6 +1054,44 @@ def test_the_window_stays_responsive_while_a_slow_provider_streams(
         f"longest wall-clock gap: {max(gaps[1:]):.1f} ms ({len(gaps)} ticks)"
     )
     assert worst < 100, f"the GUI thread worked {worst:.1f} ms without a break while streaming"
+
+
+def test_a_reply_of_megabytes_is_cut_off_and_never_holds_the_window(
+    qtbot: QtBot, make_window: WindowFactory, store: Store, openai_server: OpenAIServer
+) -> None:
+    # A server that ignores max_tokens: 2 MB of Markdown paragraphs, in deltas of 2,000.
+    text = "Some words of a long reply, with **bold** and `code`.\n\n" * 40_000
+    window = make_window(server=openai_server)
+    openai_server.reply(text, chunks=[text[i : i + 2_000] for i in range(0, len(text), 2_000)])
+    work: list[float] = []  # the GUI thread's CPU ms between 10 ms ticks
+    last = [0.0]
+    ticker = QTimer()
+    ticker.setInterval(10)
+
+    def tick() -> None:
+        cpu = time.thread_time()
+        work.append((cpu - last[0]) * 1000)
+        last[0] = cpu
+
+    ticker.timeout.connect(tick)
+    quiet_gui_thread()
+    last[0] = time.thread_time()
+    ticker.start()
+    send(qtbot, window, "Say a lot")
+    settle_window(qtbot, window)
+    ticker.stop()
+    reply = window.chat.transcript.messages[-1]
+    assert len(reply.content) == MAX_REPLY_CHARS
+    assert reply.note_label.text() == TOO_LONG_REPLY
+    worst = max(work[1:])
+    print(f"longest GUI-thread work between 10 ms ticks: {worst:.1f} ms ({len(work)} ticks)")
+    assert worst < 100, f"the GUI thread worked {worst:.1f} ms without a break"
+    saved = store.sessions.messages(window.chat.conversation_id or "")[-1]
+    assert saved.status is MessageStatus.FAILED and saved.content == reply.content
+    openai_server.reply("Shorter now.")
+    send(qtbot, window, "Please be brief")
+    settle_window(qtbot, window)
+    assert window.chat.transcript.messages[-1].content == "Shorter now."
 
 
 def test_closing_during_a_stream_stops_it_cleanly(

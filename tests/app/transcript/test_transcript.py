@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.transcript.code_block import CodeBlock
-from app.transcript.markdown_blocks import Segment, split_markdown
+from app.transcript.markdown_blocks import PROSE_PART_CHARS, Segment, split_markdown
 from app.transcript.prose_view import ProseView
 from app.transcript.transcript_view import TranscriptView
 from timothy.providers.base import TextDelta
@@ -54,6 +54,23 @@ def test_an_unclosed_fence_is_code_still_arriving() -> None:
     assert split_markdown("inline ```not a fence``` here") == [
         Segment("prose", "inline ```not a fence``` here")
     ]
+
+
+def test_long_prose_is_cut_into_parts_only_where_a_paragraph_starts_anew() -> None:
+    paragraph = "Some words with **bold** and `code` in them, said at length.\n\n"
+    opening = paragraph * (PROSE_PART_CHARS // len(paragraph) + 1)
+    rest = "- an item\n\n- a loose item\n\n  indented, still the item\n\n> quoted\n\nAfter.\n"
+    segments = split_markdown(opening + rest)
+    assert [s.kind for s in segments] == ["prose", "prose"]
+    # not inside the list or before the quote: at the first fresh paragraph after the length
+    assert segments[0].text == (opening + rest[: rest.index("After.")]).strip("\n")
+    assert segments[1].text == "After."
+    short = paragraph * 10
+    assert split_markdown(short) == [Segment("prose", short.strip("\n"))]
+    # Parts keep their text as more arrives: a streaming reply re-renders only its last part.
+    longer = split_markdown((opening + rest) * 3)
+    assert longer[0] == segments[0]
+    assert all(len(s.text) < 2 * PROSE_PART_CHARS for s in longer)
 
 
 def test_streamed_reply_is_rendered_as_markdown_with_a_code_block(qtbot: QtBot) -> None:
