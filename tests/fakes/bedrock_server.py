@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from tests.fakes import eventstream
@@ -115,13 +116,16 @@ class BedrockServer(FakeServer, Scriptable):
         message: str | None = None,
         on: str = "chat",
         times: int | None = 1,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
-        """Answer the next request(s) with this Bedrock error, e.g. "ThrottlingException"."""
+        """Answer the next request(s) with this Bedrock error, e.g. "ThrottlingException"
+        (with `headers` besides, e.g. `Retry-After`)."""
         self.script.push(
             Step(
                 status=ERROR_STATUS.get(code, 400),
                 error_code=code,
                 error_message=message or DEFAULT_MESSAGES.get(code, code),
+                headers=tuple((headers or {}).items()),
             ),
             on="embeddings" if on == "embeddings" else "chat",
             times=times,
@@ -165,7 +169,12 @@ class BedrockServer(FakeServer, Scriptable):
             exchange.wait_for_disconnect(self.stopping)
             return
         if step.is_error:
-            self._error(exchange, step.error_code or "InternalServerException", step.error_message)
+            self._error(
+                exchange,
+                step.error_code or "InternalServerException",
+                step.error_message,
+                headers=dict(step.headers),
+            )
             return
         if model in self.denied_models:
             self._error(exchange, "AccessDeniedException", None)
@@ -188,13 +197,22 @@ class BedrockServer(FakeServer, Scriptable):
         else:
             self._converse_stream(exchange, step)
 
-    def _error(self, exchange: Exchange, code: str, message: str | None, status: int = 0) -> None:
+    def _error(
+        self,
+        exchange: Exchange,
+        code: str,
+        message: str | None,
+        status: int = 0,
+        *,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         exchange.send_json(
             status or ERROR_STATUS.get(code, 400),
             {"message": message or DEFAULT_MESSAGES.get(code, code)},
             {
                 "x-amzn-ErrorType": f"{code}:http://internal.amazon.com/coral/com.amazon.bedrock/",
                 "x-amzn-RequestId": "fake-request-id",
+                **(headers or {}),
             },
         )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tests.fakes.http_fake import Exchange, FakeServer, RecordedRequest
@@ -83,11 +83,19 @@ class OpenAIServer(FakeServer, Scriptable):
         message: str | None = None,
         on: str = "chat",
         times: int | None = 1,
-        retry_after: float | None = None,
+        retry_after: float | str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
-        """Answer the next request(s) with an OpenAI error body and this HTTP status."""
+        """Answer the next request(s) with an OpenAI error body and this HTTP status (and
+        `retry_after` as the header, `headers` besides, e.g. `retry-after-ms`)."""
         self.script.push(
-            Step(status=status, error_code=code, error_message=message, retry_after=retry_after),
+            Step(
+                status=status,
+                error_code=code,
+                error_message=message,
+                retry_after=retry_after,
+                headers=tuple((headers or {}).items()),
+            ),
             on="embeddings" if on == "embeddings" else "chat",
             times=times,
         )
@@ -139,7 +147,7 @@ class OpenAIServer(FakeServer, Scriptable):
 
     def _send_error(self, exchange: Exchange, step: Step) -> None:
         kind, code, message = ERRORS.get(step.status, ("server_error", "error", "Error."))
-        headers = {}
+        headers = dict(step.headers)
         if step.retry_after is not None:
             headers["retry-after"] = str(step.retry_after)
         exchange.send_json(

@@ -65,7 +65,8 @@ class Step:
     status: int = 200
     error_code: str | None = None
     error_message: str | None = None
-    retry_after: float | None = None
+    retry_after: float | str | None = None  # seconds, or an HTTP date, sent as `retry-after`
+    headers: tuple[tuple[str, str], ...] = ()  # more headers on an error answer
     stream_error: str | None = None  # stream: fail mid-stream with this vendor error
     # Hostile streams (tests of what a broken or malicious server can send):
     garbage: tuple[bytes, ...] = ()  # raw bytes written as they are, after the first delta

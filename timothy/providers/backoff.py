@@ -60,11 +60,12 @@ class Backoff:
                     log.warning(
                         "giving up after %d attempts in %.1f s: %s", retry + 1, elapsed, exc.detail
                     )
+                    tries = "1 try" if retry == 0 else f"{retry + 1} tries"
                     raise ProviderError(
                         exc.kind,
-                        f"{exc.message.rstrip('.')} (gave up after {retry + 1} tries in "
-                        f"{elapsed:.1f} s).",
+                        f"{exc.message.rstrip('.')} (gave up after {tries} in {elapsed:.1f} s).",
                         detail=exc.detail,
+                        retry_after=exc.retry_after,
                     ) from exc
                 log.info("%s; retrying in %.2f s (try %d)", exc.kind.value, wait, retry + 2)
                 if cancel is not None:

@@ -15,10 +15,12 @@ import functools
 import logging
 import os
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from timothy.errors import ErrorKind, ProviderError
 from timothy.providers.overflow import is_context_overflow, too_long_message
+from timothy.providers.retry_after import parse_retry_after, throttled_message
 from timothy.providers.sdk import importing
 from timothy.providers.settings import BedrockSettings
 
@@ -169,6 +171,7 @@ def translate(
     detail = f"{type(exc).__name__}: {exc}"
     log.warning("Bedrock %s (model %s, %s) failed: %s", what, model, region, detail)
     kind: ErrorKind
+    retry_after = None
     if isinstance(exc, botocore.exceptions.ClientError):
         error = exc.response.get("Error", {})
         code = str(error.get("Code", ""))
@@ -203,7 +206,8 @@ def translate(
             message = too_long_message(model, text)
         elif code in _THROTTLED_CODES:
             kind = ErrorKind.THROTTLED
-            message = "Bedrock is rate-limiting requests; try again in a minute."
+            retry_after = _retry_after(exc.response)
+            message = throttled_message("Bedrock", retry_after)
         elif code == "ServiceQuotaExceededException":
             kind = ErrorKind.QUOTA
             message = f"This request exceeds your account's Bedrock quota for '{model}'."
@@ -269,4 +273,11 @@ def translate(
     else:
         kind = ErrorKind.UNKNOWN
         message = "Bedrock failed unexpectedly (details are in the log)."
-    return ProviderError(kind, message, detail=detail)
+    return ProviderError(kind, message, detail=detail, retry_after=retry_after)
+
+
+def _retry_after(response: dict[str, Any]) -> float | None:
+    """The wait a throttled answer asked for in a `Retry-After` header, if it gave one (an
+    exception inside a stream has no headers of its own)."""
+    headers = response.get("ResponseMetadata", {}).get("HTTPHeaders", {})
+    return parse_retry_after(headers, now=datetime.now(UTC))

@@ -13,11 +13,13 @@ import re
 import ssl
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from timothy.errors import ErrorKind, InvalidInputError, ProviderError, causes
 from timothy.providers.overflow import is_context_overflow, too_long_message
+from timothy.providers.retry_after import parse_retry_after, throttled_message
 from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
 from timothy.secrets import OPENAI_API_KEY, KeyringUnavailableError, read_secret
@@ -241,11 +243,8 @@ def _names_the_model(exc: openai.APIStatusError, model: str) -> bool:
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
-    value = exc.response.headers.get("retry-after")
-    try:
-        return min(float(value), 120.0) if value is not None else None
-    except ValueError:
-        return None
+    """The wait the 429 asked for (`retry-after-ms`, `retry-after` seconds or date), if any."""
+    return parse_retry_after(exc.response.headers, now=datetime.now(UTC))
 
 
 def translate(
@@ -323,8 +322,8 @@ def translate(
             message = f"{who} says the account is out of credit (insufficient quota)."
         else:
             kind = ErrorKind.THROTTLED
-            message = f"{who} is rate-limiting requests; try again in a minute."
             retry_after = _retry_after(exc)
+            message = throttled_message(who, retry_after)
     elif isinstance(
         exc, openai.BadRequestError | openai.UnprocessableEntityError
     ) and is_context_overflow(f"{code} {exc}"):
