@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 
 from timothy.chat.engine import ChatEngine
-from timothy.errors import ProviderError, StoreUnreachableError, TimothyError
+from timothy.errors import ProviderError, StoreUnreachableError, TimothyError, causes
 from timothy.memory.embedding import model_for
 from timothy.providers.base import ChatProvider, EmbeddingProvider
 from timothy.providers.factory import chat_provider, embedding_provider, query_embedder
@@ -19,6 +19,7 @@ from timothy.providers.local import LocalEmbedder
 from timothy.providers.openai_chat import OpenAIChat
 from timothy.providers.openai_embeddings import OpenAIEmbeddings
 from timothy.retrieval.floor import background_for, wait_for_background
+from timothy.secrets import KeyringUnavailableError
 from timothy.settings import Settings
 from timothy.store.engine import StoreEngine
 from timothy.tokens import encoding
@@ -55,6 +56,9 @@ class Setup:
     chat_problem: str | None  # a provider is chosen but cannot be set up: why
     embedder: EmbeddingProvider | None
     embedding: EmbeddingState
+    # A key could not be read because the OS keyring was locked or not answering: the same
+    # settings build again once it is unlocked (the app offers that, and tries by itself).
+    keyring_locked: bool = False
 
 
 def embedding_state(
@@ -141,11 +145,13 @@ def build(
     now, so the first turn does not pay for them."""
     chat: ChatProvider | None = None
     chat_problem: str | None = None
+    keyring_locked = False
     try:
         chat = chat_provider(settings)
     except ProviderError as exc:
         log.warning("chat provider %s unusable: %s", settings.chat_provider, exc.message)
         chat_problem = exc.message
+        keyring_locked = _keyring_unreadable(exc)
     embedder: EmbeddingProvider | None = None
     embedding_problem: str | None = None
     try:
@@ -153,6 +159,7 @@ def build(
     except ProviderError as exc:
         log.warning("embedding provider %s unusable: %s", settings.embedding_provider, exc.message)
         embedding_problem = exc.message
+        keyring_locked = keyring_locked or _keyring_unreadable(exc)
     state = embedding_state(store, embedder, embedding_problem)
     if state.configured is None:
         embedder = None
@@ -177,4 +184,10 @@ def build(
                     log.warning("the provider's client was not made: %s", exc.message)
         if load_embedder:
             warm_embedder(query)
-    return engine, Setup(settings, chat, chat_problem, embedder, state)
+    return engine, Setup(settings, chat, chat_problem, embedder, state, keyring_locked)
+
+
+def _keyring_unreadable(exc: ProviderError) -> bool:
+    """Whether a provider failed only because the keyring could not be read (locked, its
+    service not answering): not a wrong setting, so building again later may succeed."""
+    return any(isinstance(cause, KeyringUnavailableError) for cause in causes(exc))

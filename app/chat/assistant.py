@@ -10,8 +10,10 @@ as signals, which Qt delivers on the GUI thread.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
+import time
 
 from PySide6.QtCore import QObject, Signal
 
@@ -22,12 +24,17 @@ from timothy.chat.engine import ChatEngine
 from timothy.chat.events import BackgroundEvent, FactsProposed, SessionCompacted, TitleChanged
 from timothy.memory.embedding import EmbeddingQueue
 from timothy.providers.base import ChatProvider, EmbeddingProvider
+from timothy.secrets import OPENAI_API_KEY, read_secret
 from timothy.settings import Settings
 from timothy.store.engine import StoreEngine
 
 log = logging.getLogger(__name__)
 
 QUEUE_STOP_SECONDS = 2.0
+# The least time between tries of a locked keyring the owner did not ask for (the window
+# came to the front, a message was sent): a locked keyring may put up its own unlock prompt,
+# which must not come back every time the window is focused.
+KEYRING_RETRY_SECONDS = 30.0
 
 
 class Assistant(QObject):
@@ -42,6 +49,9 @@ class Assistant(QObject):
     # for this (`app/mainwindow/start_loads.py`).
     settled = Signal()
     failed = Signal(str)
+    # A try the owner asked for (`retry_keyring(asked=True)`) found the keyring still
+    # unreadable: why, in plain words.
+    keyring_still_locked = Signal(str)
 
     def __init__(
         self,
@@ -66,6 +76,9 @@ class Assistant(QObject):
         self._closed = False
         self._embedder_idle = threading.Event()  # clear while the local model loads
         self._embedder_idle.set()
+        self._keyring_tried = 0.0  # time.monotonic() of the last read of a locked keyring
+        self.keyring_retry_seconds = KEYRING_RETRY_SECONDS
+        self._keyring_reading = False
 
     @property
     def chat(self) -> ChatProvider | None:
@@ -110,6 +123,8 @@ class Assistant(QObject):
         self._embedding_checks += 1  # a check begun with the old setup is out of date
         unavailable = setup.chat_problem or NO_CHAT_MODEL
         self.conversations.set_engine(engine, unavailable)
+        if setup.keyring_locked:
+            self._keyring_tried = time.monotonic()  # the build has just read it
         self._restart_queue(setup.embedder)
         self.configured.emit(setup)
         self._load_embedder(engine)
@@ -151,6 +166,44 @@ class Assistant(QObject):
         self.failed.emit(failure.message)
         self.settled.emit()
 
+    # -- a keyring that was locked ------------------------------------------------------
+
+    def retry_keyring(self, *, asked: bool = False) -> bool:
+        """Build again when the last build could not read the keyring and now it can: the
+        owner unlocked it after the start, and nothing else would rebuild. `asked`: the
+        owner clicked *Try again*, tried at once; otherwise (the window came to the front, a
+        message was sent) at most once every `keyring_retry_seconds`. The read runs on a
+        worker, and only a readable keyring costs a build. True: a try started."""
+        setup = self.setup
+        if setup is None or not setup.keyring_locked or self._keyring_reading or self._closed:
+            return False
+        now = time.monotonic()
+        if not asked and now - self._keyring_tried < self.keyring_retry_seconds:
+            return False
+        self._keyring_tried = now
+        self._keyring_reading = True
+        generation = self._generation
+        self.workers.run(
+            self,
+            _read_keyring,
+            "reading the system keyring",
+            on_success=lambda _key: self._keyring_readable(generation, setup.settings),
+            on_failure=lambda failure: self._keyring_unreadable(asked, failure),
+        )
+        return True
+
+    def _keyring_readable(self, generation: int, settings: Settings) -> None:
+        self._keyring_reading = False
+        if generation == self._generation and not self._closed:  # no newer build meanwhile
+            log.info("the keyring can be read again: building the chat model")
+            self.configure(settings)
+
+    def _keyring_unreadable(self, asked: bool, failure: Failure) -> None:
+        self._keyring_reading = False
+        self._keyring_tried = time.monotonic()  # an unlock prompt may just have been refused
+        if asked:
+            self.keyring_still_locked.emit(failure.message)
+
     def _retire(self, engine: ChatEngine) -> None:
         # Not closed yet: a turn may still stream on it, and its last turn's extraction
         # still reports through the listener. Closed at quit.
@@ -191,7 +244,7 @@ class Assistant(QObject):
                 if setup.embedder is not None and setup.embedder.model_id == state.active
                 else None
             )
-        self.setup = Setup(setup.settings, setup.chat, setup.chat_problem, setup.embedder, state)
+        self.setup = dataclasses.replace(setup, embedding=state)
         self.embedding_changed.emit(state)
 
     # -- background events -------------------------------------------------------------
@@ -223,3 +276,9 @@ class Assistant(QObject):
                 engine.background_listeners.remove(self._heard)
             engine.close()
             engine.recaller.close()
+
+
+def _read_keyring() -> None:
+    """Read the key (on a worker) only to learn whether the keyring opens now; raises
+    KeyringUnavailableError while it is still locked. The key itself is not passed on."""
+    read_secret(OPENAI_API_KEY)

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QByteArray, QEvent, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -95,6 +95,9 @@ SIDEBAR_MIN_WIDTH = 200
 MEMORY_MIN_WIDTH = 340  # at least; more where its four tabs need more side by side
 RESTART = "restart"  # the banner's action after a new storage choice
 RETRY_SERVER = "retry-server"  # the banner's action on a server that refused the login
+RETRY_KEYRING = "retry-keyring"  # the banner's action on a key the locked keyring kept
+KEYRING_BACK_TEXT = "The system keyring is unlocked: the chat model is ready."
+KEYRING_STILL_LOCKED = "The API key still cannot be read: {why} Then try again."
 CONVERSATION_LIMIT = 500
 # At start the chat engine's build waits for the window's first reads to be drawn: checked
 # this often, for at most this long (a long conversation builds its older messages for a
@@ -179,6 +182,7 @@ class MainWindow(QMainWindow):
         self._away_grace.setInterval(AWAY_GRACE_MS)
         self._away_grace.timeout.connect(self._show_server_state)
         self._away_shown = False
+        self._keyring_locked = False  # the last build could not read the keyring
         self._hurry = False  # a message was sent: the engine is wanted now
         self.restoring = False  # a backup is being put in place: no turn, no memory change
         self._restoring_from: Backup | None = None
@@ -375,6 +379,9 @@ class MainWindow(QMainWindow):
             assistant.configured.connect(self._assistant_configured)
             assistant.settled.connect(self._start_later_loads)
             assistant.failed.connect(self.show_error)
+            assistant.keyring_still_locked.connect(self._keyring_still_locked)
+            # The owner may have unlocked the keyring meanwhile: a send tries it again.
+            chat.composer.message_submitted.connect(lambda _text: assistant.retry_keyring())
             assistant.facts_proposed.connect(chat.show_facts_proposed)
             assistant.title_changed.connect(chat.show_title)
             assistant.session_compacted.connect(chat.show_compaction)
@@ -581,6 +588,8 @@ class MainWindow(QMainWindow):
             self.restart()
         elif kind == RETRY_SERVER and self.store is not None:
             self.store.retry_now()  # returns at once; the answer comes as reachability
+        elif kind == RETRY_KEYRING and self.assistant is not None:
+            self.assistant.retry_keyring(asked=True)  # on a worker; a rebuild says the rest
 
     def restart(self) -> None:
         """A new Timothy starts, and this window closes as it always does."""
@@ -623,23 +632,48 @@ class MainWindow(QMainWindow):
         ready = setup.chat is not None
         self.chat.set_chat_ready(ready)
         self.status.show_chat_problem(setup.settings, setup.chat_problem)
+        # A key the locked keyring kept is no setting to change: the offer is to try again
+        # (the window also tries by itself when it comes to the front, or a message is sent).
+        action, label = (
+            (RETRY_KEYRING, "Try again") if setup.keyring_locked else ("settings", "Settings")
+        )
+        unlocked = self._keyring_locked and not setup.keyring_locked
+        self._keyring_locked = setup.keyring_locked
         if setup.chat_problem is not None:
             self.banner.show_message(
                 f"The chat model cannot be used: {setup.chat_problem}",
                 kind="error",
-                action="settings",
-                action_label="Settings",
+                action=action,
+                action_label=label,
             )
         elif setup.embedding.problem is not None:
             self.banner.show_message(
                 f"Vector search is off: {setup.embedding.problem} Your memories are still "
                 "found by their words and names.",
                 kind="error",
-                action="settings",
-                action_label="Settings",
+                action=action,
+                action_label=label,
             )
+        elif unlocked:
+            self.banner.show_message(KEYRING_BACK_TEXT, kind="info", timeout_ms=8000)
         self.upkeep.embedding_changed(setup.embedding, offer=True)
         self.upkeep.schedule_consolidation()
+
+    def _keyring_still_locked(self, why: str) -> None:
+        self.banner.show_message(
+            KEYRING_STILL_LOCKED.format(why=why.rstrip(".") + "."),
+            kind="error",
+            action=RETRY_KEYRING,
+            action_label="Try again",
+        )
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        # Back at the window after unlocking the keyring elsewhere: try it again (bounded).
+        is_activation = event.type() == QEvent.Type.ActivationChange
+        assistant = getattr(self, "assistant", None)  # None also before __init__ set it
+        if is_activation and self.isActiveWindow() and assistant is not None:
+            assistant.retry_keyring()
 
     # -- memory pane -------------------------------------------------------------------
 

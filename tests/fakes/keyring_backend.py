@@ -55,3 +55,29 @@ class LockedKeyring(FileKeyring):
         from keyring.errors import KeyringLocked
 
         raise KeyringLocked("Failed to unlock the collection!")
+
+
+class LockableKeyring(FileKeyring):
+    """The file keyring behind a lock the test turns: while `locked`, every read and write
+    raises as a locked Secret Service collection does; `reads` counts the reads tried (a
+    read of a locked keyring may put up the system's unlock prompt: tries must be few)."""
+
+    def __init__(self, *, locked: bool = True) -> None:
+        super().__init__()
+        self.locked = locked
+        self.reads = 0
+
+    def get_password(self, service: str, username: str) -> str | None:
+        from keyring.errors import KeyringLocked
+
+        self.reads += 1
+        if self.locked:
+            raise KeyringLocked("Failed to unlock the collection!")
+        return super().get_password(service, username)
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        from keyring.errors import KeyringLocked
+
+        if self.locked:
+            raise KeyringLocked("Failed to unlock the collection!")
+        super().set_password(service, username, password)

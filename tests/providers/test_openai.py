@@ -558,3 +558,46 @@ def test_with_a_locked_keyring_the_environment_key_still_works(
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-from-the-environment")
     assert api_key(OpenAISettings()) == "sk-test-from-the-environment"
+
+
+def test_a_servers_key_locked_away_at_the_first_request_is_used_once_unlocked(
+    openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import keyring
+
+    from tests.fakes.keyring_backend import LockableKeyring
+    from timothy.providers.openai_client import KEY_REREAD_SECONDS, LazyClient, stored_key
+
+    secret = "sk-test-for-a-hosted-compatible-server"
+    openai_server.api_key = secret  # a hosted OpenAI-compatible server: it needs the key
+    set_secret(OPENAI_API_KEY, secret)
+    backend = LockableKeyring(locked=True)
+    previous = keyring.get_keyring()
+    keyring.set_keyring(backend)
+    try:
+        provider = chat_provider(Settings(chat_provider="openai", openai=openai_server.settings()))
+        assert isinstance(provider, OpenAIChat)
+        now = [1000.0]
+        provider._client = LazyClient(
+            openai_server.settings(), None, read_key=stored_key, clock=lambda: now[0]
+        )
+        provider._backoff = FAST
+        with pytest.raises(ProviderError) as refused:  # sent without a key meanwhile
+            provider.complete([], [ChatMessage("user", "hi")])
+        assert refused.value.kind is ErrorKind.AUTH
+        assert "keyring is locked" in refused.value.message  # not "check the key in Settings"
+        backend.locked = False  # the owner unlocks the keyring
+        now[0] += KEY_REREAD_SECONDS / 2  # not read at every request: a read may prompt
+        reads = backend.reads
+        with pytest.raises(ProviderError):
+            provider.complete([], [ChatMessage("user", "hi")])
+        assert backend.reads == reads
+        now[0] += KEY_REREAD_SECONDS
+        assert provider.complete([], [ChatMessage("user", "hi")]) == "Hello from the fake server."
+        assert openai_server.requests[-1].headers["authorization"] == f"Bearer {secret}"
+        reads = backend.reads
+        now[0] += 10 * KEY_REREAD_SECONDS  # read: no more reads
+        provider.complete([], [ChatMessage("user", "hi")])
+        assert backend.reads == reads
+    finally:
+        keyring.set_keyring(previous)

@@ -52,13 +52,13 @@ def chat_provider(
         return None
     if name == "openai":
         from timothy.providers.openai_chat import OpenAIChat
-        from timothy.providers.openai_client import api_key, is_official
+        from timothy.providers.openai_client import api_key, is_official, stored_key
 
         server = settings.openai
         if openai_key or is_official(server):
             return OpenAIChat(server, api_key=openai_key or api_key(server))
         # Another server's key (a local one needs none) is read with the first request.
-        return OpenAIChat(server, read_key=lambda: api_key(server))
+        return OpenAIChat(server, read_key=stored_key)
     if name == "bedrock":
         with importing():  # these import their SDK at the top
             from timothy.providers.bedrock_chat import BedrockChat
@@ -81,13 +81,13 @@ def embedding_provider(
     if name == "local":
         return local_embedder()
     if name == "openai":
-        from timothy.providers.openai_client import api_key, is_official
+        from timothy.providers.openai_client import api_key, is_official, stored_key
         from timothy.providers.openai_embeddings import OpenAIEmbeddings
 
         server = settings.openai
         if openai_key or is_official(server):
             return OpenAIEmbeddings(server, api_key=openai_key or api_key(server))
-        return OpenAIEmbeddings(server, read_key=lambda: api_key(server))
+        return OpenAIEmbeddings(server, read_key=stored_key)
     if name == "bedrock":
         with importing():  # these import their SDK at the top
             from timothy.providers.titan import TitanEmbeddings

@@ -156,7 +156,13 @@ class OpenAIChat:
 
     def _fail(self, exc: Exception, timeout: float | None = None) -> ProviderError:
         return translate(
-            exc, self.settings, self.model, self._client.key, what="chat", timeout=timeout
+            exc,
+            self.settings,
+            self.model,
+            self._client.key,
+            what="chat",
+            timeout=timeout,
+            key_unread=self._client.key_unread,
         )
 
     def _limits(self, max_tokens: int | None) -> dict[str, Any]:

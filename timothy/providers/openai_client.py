@@ -12,6 +12,7 @@ import os
 import re
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ from urllib.parse import urlsplit
 
 from timothy.errors import ErrorKind, InvalidInputError, ProviderError, causes
 from timothy.providers.overflow import is_context_overflow, too_long_message
-from timothy.providers.retry_after import parse_retry_after, throttled_message
+from timothy.providers.retry_after import parse_retry_after, throttled_message, wait_in_words
 from timothy.providers.sdk import importing
 from timothy.providers.settings import OpenAISettings
 from timothy.secrets import OPENAI_API_KEY, KeyringUnavailableError, read_secret
@@ -33,6 +34,9 @@ OFFICIAL_BASE_URL = "https://api.openai.com/v1"
 CONNECT_TIMEOUT = 10.0
 # Local servers (Ollama, LM Studio, llama.cpp) need no key, but the SDK insists on one.
 KEYLESS = "no-key"
+# A server's key read with its first request while the keyring was locked: read again this
+# long after (a read of a locked keyring may put up an unlock prompt: not with every request).
+KEY_REREAD_SECONDS = 30.0
 
 
 def is_official(settings: OpenAISettings) -> bool:
@@ -90,6 +94,12 @@ def api_key(settings: OpenAISettings) -> str | None:
     return None
 
 
+def stored_key() -> str | None:
+    """The keyring's key for a server other than OpenAI's own (which may need none); raises
+    KeyringUnavailableError when the keyring cannot be read, for `LazyClient` to try later."""
+    return read_secret(OPENAI_API_KEY)
+
+
 def server_label(settings: OpenAISettings) -> str:
     return "OpenAI" if is_official(settings) else f"The server at {settings.base_url}"
 
@@ -141,7 +151,10 @@ class LazyClient:
     `key` is checked at once, so a missing one is still said when the provider is built.
     `read_key` instead: the key is read (from the keyring) with the first request, for a
     server that may need none (a local one): the keyring's backends (D-Bus, cryptography,
-    ~8 MB) are then not loaded by a window that is only open either."""
+    ~8 MB) are then not loaded by a window that is only open either. A keyring that cannot
+    be read then (locked) does not stop a server that needs no key: requests go without one,
+    and the key is read again with a request at least `reread_seconds` later, so a key
+    unlocked after the start is used without a restart."""
 
     def __init__(
         self,
@@ -149,6 +162,8 @@ class LazyClient:
         key: str | None,
         *,
         read_key: Callable[[], str | None] | None = None,
+        reread_seconds: float = KEY_REREAD_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if read_key is None:
             check_key(settings, key)
@@ -157,6 +172,9 @@ class LazyClient:
         self._read_key = read_key
         self._client: openai.OpenAI | None = None
         self._lock = threading.Lock()
+        self._reread_seconds = reread_seconds
+        self._clock = clock
+        self._unread_at: float | None = None  # when the keyring last could not be read
 
     @property
     def key(self) -> str | None:
@@ -165,14 +183,36 @@ class LazyClient:
 
     def get(self) -> openai.OpenAI:
         client = self._client
-        if client is None:
+        if client is None or self._reread_due():
             with self._lock:
-                if self._client is None:
-                    if self._read_key is not None:
-                        self._key = self._read_key()
-                    self._client = make_client(self._settings, self._key)
+                if self._client is None or self._reread_due():
+                    key = self._read() if self._read_key is not None else self._key
+                    if self._client is None or key != self._key:
+                        self._key = key
+                        self._client = make_client(self._settings, key)
                 client = self._client
         return client
+
+    @property
+    def key_unread(self) -> bool:
+        """Requests go without a key because the keyring could not be read (locked)."""
+        return self._unread_at is not None
+
+    def _reread_due(self) -> bool:
+        unread_at = self._unread_at
+        return unread_at is not None and self._clock() - unread_at >= self._reread_seconds
+
+    def _read(self) -> str | None:
+        assert self._read_key is not None
+        try:
+            key = self._read_key()
+        except KeyringUnavailableError as exc:
+            # A local server needs no key: a locked keyring must not stop it meanwhile.
+            log.warning("%s: requests go without a key until it opens", exc)
+            self._unread_at = self._clock()
+            return self._key
+        self._unread_at = None
+        return key
 
 
 _KEYISH = re.compile(r"\b(sk-[A-Za-z0-9_*.\-]{2,}|Bearer\s+\S+)")
@@ -255,9 +295,11 @@ def translate(
     *,
     what: str,
     timeout: float | None = None,
+    key_unread: bool = False,
 ) -> ProviderError:
     """One ProviderError with a plain message for any failure of the SDK; detail to the log.
-    `timeout` is the bound the request ran under when it was not the settings' own."""
+    `timeout` is the bound the request ran under when it was not the settings' own;
+    `key_unread`: the request went without a key because the keyring could not be read."""
     with importing():
         import openai
 
@@ -285,6 +327,12 @@ def translate(
             "Could not reach OpenAI; check the network connection."
             if official
             else f"Could not reach the server at {settings.base_url}; is it running?"
+        )
+    elif isinstance(exc, openai.AuthenticationError) and key_unread:
+        kind = ErrorKind.AUTH
+        message = (
+            f"{who} wants the API key, which could not be read: the system keyring is locked "
+            f"or not answering. Unlock it, then try again {wait_in_words(KEY_REREAD_SECONDS)}."
         )
     elif isinstance(exc, openai.AuthenticationError):
         kind = ErrorKind.AUTH

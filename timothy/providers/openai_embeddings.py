@@ -108,7 +108,12 @@ class OpenAIEmbeddings:
                 )
         except openai.OpenAIError as exc:
             raise translate(
-                exc, self.settings, self.model, self._client.key, what="embeddings"
+                exc,
+                self.settings,
+                self.model,
+                self._client.key,
+                what="embeddings",
+                key_unread=self._client.key_unread,
             ) from exc
         if isinstance(response, str):  # the SDK hands back a body that is not JSON as text
             raise translate(
