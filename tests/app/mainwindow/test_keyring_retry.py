@@ -7,14 +7,16 @@ from collections.abc import Iterator
 
 import keyring
 import pytest
-from PySide6.QtCore import QEvent
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.mainwindow.main_window import KEYRING_BACK_TEXT, MainWindow
 from tests.app.conftest import WindowFactory, settle
+from tests.fakes.bedrock_server import BedrockServer
 from tests.fakes.keyring_backend import LockableKeyring
 from timothy.providers.openai_chat import OpenAIChat
+from timothy.providers.openai_embeddings import OpenAIEmbeddings
 from timothy.secrets import OPENAI_API_KEY, set_secret
 from timothy.settings import Settings
 
@@ -121,3 +123,36 @@ def test_a_key_that_is_not_the_keyrings_fault_offers_settings(
     assert not window.assistant.setup.keyring_locked
     assert window.banner.action_button.text() == "Settings"
     assert "No OpenAI API key is set" in window.banner.text_label.text()
+
+
+def test_sending_a_message_tries_the_keyring_again(
+    qtbot: QtBot,
+    make_window: WindowFactory,
+    locked: LockableKeyring,
+    bedrock_server: BedrockServer,
+) -> None:
+    # Chat through Bedrock (no key), vector search through OpenAI's own API (its key locked).
+    settings = Settings(
+        chat_provider="bedrock", bedrock=bedrock_server.settings(), embedding_provider="openai"
+    )
+    window = make_window(settings=settings)
+    assistant = window.assistant
+    assert assistant is not None and assistant.setup is not None
+    assert assistant.setup.keyring_locked and window.chat.chat_ready
+    assert window.banner.text_label.text().startswith("Vector search is off:")
+    assert window.banner.action_button.text() == "Try again"
+
+    assistant.keyring_retry_seconds = 0.0  # as if the owner came back later
+    locked.locked = False
+    bedrock_server.reply("Hello again.")
+    window.chat.composer.set_text("Hello")
+    qtbot.keyClick(window.chat.composer.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(
+        lambda: assistant.setup is not None and not assistant.setup.keyring_locked,
+        timeout=10_000,
+    )
+    qtbot.waitUntil(lambda: not window.chat.streaming, timeout=10_000)
+    settle(qtbot, window.workers, window.network)
+    embedder = assistant.setup.embedder
+    assert isinstance(embedder, OpenAIEmbeddings) and embedder._client.key == KEY
+    assert window.chat.transcript.messages[-1].content == "Hello again."
