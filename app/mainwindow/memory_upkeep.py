@@ -181,16 +181,40 @@ class MemoryUpkeep(QObject):
         self.backfill.start(self.store, assistant.embedder)
 
     def _backfill_finished(self, result: BackfillResult) -> None:
-        self.status.hide_backfill()
+        name = model_label(result.model)
+        if result.active:
+            self.status.hide_backfill(f"Vector search: {name}")
+        else:
+            self.status.hide_backfill(
+                f"Embedding stopped: {result.embedded:,} of {result.total:,} done"
+            )
         if result.error is not None:
             self.show_error(
                 f"Embedding stopped after {result.embedded:,} of {result.total:,} memories: "
                 f"{result.error.message}"
             )
         elif result.switched:
-            self.show_info(f"Vector search now uses {model_label(result.model)}.")
+            self.show_info(f"Vector search now uses {name}.")
+        elif not result.complete:
+            self._say_stopped(result)
         if self.assistant is not None:
             self.assistant.refresh_embedding()
+
+    def _say_stopped(self, result: BackfillResult) -> None:
+        """The owner stopped it: what was done is kept, what search uses meanwhile, and the
+        offer to go on (only the memories still without a vector are embedded)."""
+        setup = self.assistant.setup if self.assistant is not None else None
+        active = setup.embedding.active if setup is not None else None
+        text = (
+            f"Embedding stopped after {result.embedded:,} of {result.total:,} memories; "
+            "what is done is kept."
+        )
+        if active is not None and active != result.model:
+            text += (
+                f" Vector search stays on {model_label(active)} until every memory has a "
+                f"{model_label(result.model)} vector."
+            )
+        self.banner.show_message(text, kind="info", action="reembed", action_label="Resume")
 
     def _backfill_failed(self, message: str) -> None:
         self.status.hide_backfill()

@@ -19,6 +19,10 @@ VECTOR_SEARCH_OFF = "Vector search off: no embedding provider"
 CONSOLIDATION_WIDTH = 240  # px; the lines are short, the summary is in the tooltip and dialog
 CHAT_WIDTH = 280  # px; a longer "server · model" is elided, whole in the tooltip
 ITEM_GAP = 12  # px the bar puts around each item (an upper bound; checked by a test)
+# Below this the vector search label gives way whole; above, a long one is elided into the
+# room left (it says what the Re-embed button and the progress bar are about).
+EMBEDDING_MIN_WIDTH = 120  # px
+WIDGET_SIZE_MAX = 16_777_215  # Qt's QWIDGETSIZE_MAX (not exported by PySide6): no maximum
 MEMORY_COUNTS_TIP = (
     "Active: the memories recall can use. In all: every record kept, with staged, rejected and "
     "archived ones and earlier versions of edited memories."
@@ -122,6 +126,12 @@ class StatusBar(QStatusBar):
         self.chat_label = _flat_button(self, "The chat model (click to change it)")
         self.chat_label.clicked.connect(self.settings_requested)
         self.embedding_label = QLabel(self)
+        # What the label says whole (it may show elided) and the text it keeps room for:
+        # during a re-embedding the count's widest form, so the bar and Stop do not shift
+        # along as the count grows.
+        self.embedding_text = ""
+        self._embedding_tip = ""
+        self._embedding_room_for = ""
         self.reembed_button = QToolButton(self)
         self.reembed_button.setText("Re-embed…")
         self.reembed_button.setAutoRaise(True)
@@ -157,7 +167,10 @@ class StatusBar(QStatusBar):
         super().resizeEvent(event)
 
     def _fit(self) -> None:
-        """Show what fits: the chat model always, the others while there is room."""
+        """Show what fits: the chat model always, the others while there is room, in the
+        order they are wanted (one that cannot be shown hides the less wanted after it too,
+        rather than leave a later one in its place); vector search's label is elided into
+        the room left before it gives way."""
         shown = [
             widget
             for widget in (self.chat_label, self.progress, self.stop_button, self.reembed_button)
@@ -165,11 +178,48 @@ class StatusBar(QStatusBar):
         ]
         room = self.width() - sum(w.sizeHint().width() + ITEM_GAP for w in shown)
         for widget in reversed(self.give_way):  # the most wanted first
+            if widget is self.embedding_label:
+                room -= self._fit_embedding(room)
+                continue
             need = widget.sizeHint().width() + ITEM_GAP
             fits = need <= room
             widget.setVisible(fits)
-            if fits:
-                room -= need
+            room = room - need if fits else 0
+
+    def _fit_embedding(self, room: int) -> int:
+        """Show vector search's label in `room` px: whole, elided, or not at all. Returns the
+        room it took."""
+        label, text = self.embedding_label, self.embedding_text
+        label.ensurePolished()  # the style sheet's font and padding
+        label.setMinimumWidth(0)  # a label's size hint grows to its minimum: measured free
+        label.setMaximumWidth(WIDGET_SIZE_MAX)
+        metrics = label.fontMetrics()
+        longest = max((text, self._embedding_room_for), key=metrics.horizontalAdvance)
+        label.setText(longest)
+        whole = label.sizeHint().width()  # with the style sheet's padding
+        around = max(0, whole - metrics.horizontalAdvance(longest))
+        if whole + ITEM_GAP <= room:
+            shown, width = text, whole
+        elif room - ITEM_GAP >= EMBEDDING_MIN_WIDTH:
+            width = room - ITEM_GAP
+            shown = metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, width - around)
+        else:
+            label.setText(text)
+            label.hide()
+            return 0
+        label.setText(shown)
+        label.setFixedWidth(width)
+        tip = "\n".join(filter(None, (text if shown != text else "", self._embedding_tip)))
+        label.setToolTip(tip)
+        label.show()
+        return width + ITEM_GAP
+
+    def _set_embedding(self, text: str, tip: str = "", *, room_for: str = "") -> None:
+        self.embedding_text = text
+        self._embedding_tip = tip
+        self._embedding_room_for = room_for
+        self.embedding_label.setText(text)
+        self._fit()
 
     def _set_chat(self, text: str, tip: str) -> None:
         metrics = self.chat_label.fontMetrics()
@@ -183,9 +233,7 @@ class StatusBar(QStatusBar):
     def show_settings(self, settings: Settings) -> None:
         self._set_chat(chat_text(settings), "The chat model (click to change it)")
         if self.progress.isHidden():
-            self.embedding_label.setText(embedding_text(settings))
-            self.embedding_label.setToolTip("")
-            self._fit()
+            self._set_embedding(embedding_text(settings))
 
     def show_chat_problem(self, settings: Settings, problem: str | None) -> None:
         if problem is None:
@@ -200,31 +248,32 @@ class StatusBar(QStatusBar):
         ("Re-embed…" during a switch of model, "Embed now" for memories the queue missed)."""
         if self.progress.isVisible():
             return  # the backfill's progress says more; shown again when it ends
-        self.embedding_label.setText(embedding_state_text(state))
-        self.embedding_label.setToolTip(state.problem or "")
         moving = state.switching and state.active is not None
         self.reembed_button.setText("Re-embed…" if moving else "Embed now")
         self.reembed_button.setToolTip(
             f"Embed the {state.missing:,} memories that have no vector for this model yet"
         )
         self.reembed_button.setVisible(offer_reembed)
-        self._fit()
+        self._set_embedding(embedding_state_text(state), state.problem or "")
 
     def show_backfill(self, model_id: str, done: int, total: int) -> None:
         self.reembed_button.hide()
-        self.embedding_label.setText(
-            f"Embedding memories with {model_label(model_id)}: {done:,} of {total:,}"
-        )
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
         self.progress.show()
         self.stop_button.show()
-        self._fit()
+        name = model_label(model_id)
+        self._set_embedding(
+            f"Embedding memories with {name}: {done:,} of {total:,}",
+            room_for=f"Embedding memories with {name}: {total:,} of {total:,}",
+        )
 
-    def hide_backfill(self) -> None:
+    def hide_backfill(self, outcome: str = "") -> None:
+        """The re-embedding ended; `outcome` says how until vector search's state is read
+        again (rather than a count that no longer moves)."""
         self.progress.hide()
         self.stop_button.hide()
-        self._fit()
+        self._set_embedding(outcome or self.embedding_text)
 
     # -- memory ------------------------------------------------------------------------
 

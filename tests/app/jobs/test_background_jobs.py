@@ -350,3 +350,53 @@ def test_quitting_interrupts_consolidation_and_the_next_run_finishes_it(
     assert store.memories.get(other.id).status is MemoryStatus.ACTIVE
     assert store.memories.get(other_again.id).status is MemoryStatus.ACTIVE
     assert len(openai_server.chat_requests) == 1
+
+
+def test_a_stopped_re_embedding_says_what_it_kept_and_resumes_where_it_stopped(
+    qtbot: QtBot, make_window: WindowFactory, store: Store, openai_server: OpenAIServer
+) -> None:
+    add_many(store, 100)
+    small = embedding_settings(openai_server)
+    provider = embedding_provider(small)
+    assert provider is not None and backfill(store, provider).switched
+    window = make_window(settings=small)
+    assistant = window.assistant
+    assert assistant is not None
+    with qtbot.waitSignal(assistant.configured, timeout=10_000):
+        window.apply_settings(embedding_settings(openai_server, "text-embedding-3-large"))
+    settle(qtbot, window.workers, window.network)
+
+    slow_embeddings(openai_server, 0.2)
+    stopped = threading.Event()
+
+    def stop_early(done: int, _total: int) -> None:
+        if done > 0 and not stopped.is_set():
+            stopped.set()
+            window.status.stop_button.click()
+
+    window.upkeep.backfill.progressed.connect(stop_early)
+    window.banner.action_button.click()
+    with qtbot.waitSignal(window.upkeep.backfill.finished, timeout=20_000) as finished:
+        pass
+    kept = finished.args[0].embedded
+    assert 0 < kept < 100
+    # Said, not only a status line that changes back: what is kept, what search uses, and
+    # the offer to go on.
+    assert window.banner.isVisible()
+    assert window.banner.text_label.text() == (
+        f"Embedding stopped after {kept} of 100 memories; what is done is kept. Vector search "
+        "stays on text-embedding-3-small until every memory has a text-embedding-3-large "
+        "vector."
+    )
+    assert window.banner.action_button.text() == "Resume"
+    wait_jobs(qtbot, window)
+
+    window.upkeep.backfill.progressed.disconnect(stop_early)
+    openai_server.script.clear()
+    window.banner.action_button.click()
+    with qtbot.waitSignal(window.upkeep.backfill.finished, timeout=20_000) as finished:
+        pass
+    # Only what still had no vector for the new model.
+    assert finished.args[0].switched and finished.args[0].total == 100 - kept
+    wait_jobs(qtbot, window)
+    assert window.banner.text_label.text() == "Vector search now uses text-embedding-3-large."
