@@ -217,7 +217,7 @@ class MemoryUpkeep(QObject):
         self.banner.show_message(text, kind="info", action="reembed", action_label="Resume")
 
     def _backfill_failed(self, message: str) -> None:
-        self.status.hide_backfill()
+        self.status.hide_backfill("Embedding failed")  # the banner says why
         self.show_error(message)
         if self.assistant is not None:
             self.assistant.refresh_embedding()
