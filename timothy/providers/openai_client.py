@@ -208,7 +208,8 @@ class LazyClient:
             key = self._read_key()
         except KeyringUnavailableError as exc:
             # A local server needs no key: a locked keyring must not stop it meanwhile.
-            log.warning("%s: requests go without a key until it opens", exc)
+            level = logging.WARNING if self._unread_at is None else logging.DEBUG
+            log.log(level, "%s: requests go without a key until it opens", exc)
             self._unread_at = self._clock()
             return self._key
         self._unread_at = None
