@@ -56,9 +56,14 @@ class Setup:
     chat_problem: str | None  # a provider is chosen but cannot be set up: why
     embedder: EmbeddingProvider | None
     embedding: EmbeddingState
-    # A key could not be read because the OS keyring was locked or not answering: the same
-    # settings build again once it is unlocked (the app offers that, and tries by itself).
-    keyring_locked: bool = False
+    # What could not be set up only because the OS keyring was locked or not answering
+    # ("chat", "embeddings"): the same settings build again once it is unlocked (the app
+    # offers that, and tries by itself).
+    locked_out: frozenset[str] = frozenset()
+
+    @property
+    def keyring_locked(self) -> bool:
+        return bool(self.locked_out)
 
 
 def embedding_state(
@@ -145,13 +150,14 @@ def build(
     now, so the first turn does not pay for them."""
     chat: ChatProvider | None = None
     chat_problem: str | None = None
-    keyring_locked = False
+    locked_out: set[str] = set()
     try:
         chat = chat_provider(settings)
     except ProviderError as exc:
         log.warning("chat provider %s unusable: %s", settings.chat_provider, exc.message)
         chat_problem = exc.message
-        keyring_locked = _keyring_unreadable(exc)
+        if _keyring_unreadable(exc):
+            locked_out.add("chat")
     embedder: EmbeddingProvider | None = None
     embedding_problem: str | None = None
     try:
@@ -159,7 +165,8 @@ def build(
     except ProviderError as exc:
         log.warning("embedding provider %s unusable: %s", settings.embedding_provider, exc.message)
         embedding_problem = exc.message
-        keyring_locked = keyring_locked or _keyring_unreadable(exc)
+        if _keyring_unreadable(exc):
+            locked_out.add("embeddings")
     state = embedding_state(store, embedder, embedding_problem)
     if state.configured is None:
         embedder = None
@@ -184,7 +191,7 @@ def build(
                     log.warning("the provider's client was not made: %s", exc.message)
         if load_embedder:
             warm_embedder(query)
-    return engine, Setup(settings, chat, chat_problem, embedder, state, keyring_locked)
+    return engine, Setup(settings, chat, chat_problem, embedder, state, frozenset(locked_out))
 
 
 def _keyring_unreadable(exc: ProviderError) -> bool:

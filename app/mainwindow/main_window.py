@@ -117,6 +117,14 @@ RESTORING = (
 MARKDOWN_FILES = "Markdown (*.md *.markdown);;All files (*)"
 
 
+def problem_action(locked_out: bool) -> tuple[str, str]:
+    """The banner's offer (action, label) for a provider that cannot be used: a key the
+    locked keyring kept is no setting to change, so *Try again* (the window also tries by
+    itself when it comes to the front, or a message is sent); the rest is put right in
+    Settings."""
+    return (RETRY_KEYRING, "Try again") if locked_out else ("settings", "Settings")
+
+
 class MainWindow(QMainWindow):
     started = Signal()  # the first loads were asked for; the window is usable
     settings_applied = Signal(object)  # Settings: the chat engine rebuilds its provider
@@ -632,14 +640,10 @@ class MainWindow(QMainWindow):
         ready = setup.chat is not None
         self.chat.set_chat_ready(ready)
         self.status.show_chat_problem(setup.settings, setup.chat_problem)
-        # A key the locked keyring kept is no setting to change: the offer is to try again
-        # (the window also tries by itself when it comes to the front, or a message is sent).
-        action, label = (
-            (RETRY_KEYRING, "Try again") if setup.keyring_locked else ("settings", "Settings")
-        )
         unlocked = self._keyring_locked and not setup.keyring_locked
         self._keyring_locked = setup.keyring_locked
         if setup.chat_problem is not None:
+            action, label = problem_action("chat" in setup.locked_out)
             self.banner.show_message(
                 f"The chat model cannot be used: {setup.chat_problem}",
                 kind="error",
@@ -647,6 +651,7 @@ class MainWindow(QMainWindow):
                 action_label=label,
             )
         elif setup.embedding.problem is not None:
+            action, label = problem_action("embeddings" in setup.locked_out)
             self.banner.show_message(
                 f"Vector search is off: {setup.embedding.problem} Your memories are still "
                 "found by their words and names.",

@@ -18,7 +18,7 @@ from tests.fakes.keyring_backend import LockableKeyring
 from timothy.providers.openai_chat import OpenAIChat
 from timothy.providers.openai_embeddings import OpenAIEmbeddings
 from timothy.secrets import OPENAI_API_KEY, set_secret
-from timothy.settings import Settings
+from timothy.settings import BedrockSettings, Settings
 
 KEY = "sk-test-kept-in-the-locked-keyring"
 # OpenAI's own API (no base_url): its key is read when the chat model is built. No request
@@ -156,3 +156,20 @@ def test_sending_a_message_tries_the_keyring_again(
     embedder = assistant.setup.embedder
     assert isinstance(embedder, OpenAIEmbeddings) and embedder._client.key == KEY
     assert window.chat.transcript.messages[-1].content == "Hello again."
+
+
+def test_the_offer_follows_the_problem_shown_not_another_ones_locked_key(
+    qtbot: QtBot, make_window: WindowFactory, locked: LockableKeyring
+) -> None:
+    # The chat model has a wrong setting; only the embeddings' key is in the locked keyring.
+    settings = Settings(
+        chat_provider="bedrock",
+        bedrock=BedrockSettings(region="us-east-1", profile="no-such-profile"),
+        embedding_provider="openai",
+    )
+    window = make_window(settings=settings)
+    assistant = window.assistant
+    assert assistant is not None and assistant.setup is not None
+    assert assistant.setup.locked_out == {"embeddings"}
+    assert "no-such-profile" in window.banner.text_label.text()
+    assert window.banner.action_button.text() == "Settings"
