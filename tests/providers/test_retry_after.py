@@ -64,7 +64,7 @@ def test_an_http_date_is_read_as_the_time_left_until_it(openai_server: OpenAISer
         provider.stream([], HI).__next__()
     assert "try again in about 3 minutes" in throttled.value.message
     assert throttled.value.retry_after is not None
-    assert 170 < throttled.value.retry_after <= 180
+    assert 150 < throttled.value.retry_after <= 180  # less the time the request took
 
 
 def test_the_wait_words_survive_giving_up_after_retries(openai_server: OpenAIServer) -> None:
@@ -122,15 +122,14 @@ def test_bedrock_throttling_says_the_wait_the_server_asked_for(
 
 
 def test_titan_throttling_says_the_wait(bedrock_server: BedrockServer) -> None:
+    # Ten minutes ahead: worded the same however long the client takes to be made.
     bedrock_server.fail(
-        "ThrottlingException", on="embeddings", times=None, headers={"Retry-After": http_date(45)}
+        "ThrottlingException", on="embeddings", times=None, headers={"Retry-After": http_date(600)}
     )
     embedder = TitanEmbeddings(bedrock_server.settings(), backoff=IMPATIENT)
     with pytest.raises(ProviderError) as throttled:
         embedder.embed_query("hello")
-    assert "try again in about 45 seconds" in throttled.value.message or (
-        "try again in about 44 seconds" in throttled.value.message
-    )
+    assert "try again in about 10 minutes" in throttled.value.message
 
 
 @pytest.mark.parametrize(
