@@ -17,6 +17,7 @@ import logging
 import os
 import struct
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -168,6 +169,24 @@ def first_problem(problems: Sequence[str]) -> str:
     return shown[0] if shown else "no detail"
 
 
+class _ThreadEnd:
+    """Kept in a `threading.local` of a Python thread that opened a connection: the thread's
+    end drops it (its thread state takes its locals along), and it has the connection
+    closed then, on that thread."""
+
+    __slots__ = ("_conn", "_database", "_thread")
+
+    def __init__(self, database: Database, thread: int, conn: apsw.Connection) -> None:
+        self._database = weakref.ref(database)
+        self._thread = thread
+        self._conn = conn
+
+    def __del__(self) -> None:
+        database = self._database()
+        if database is not None:
+            database._thread_ended(self._thread, self._conn)
+
+
 class Database:
     """The memory database: a connection per thread, write transactions, migrations, and
     whether the file is known to be damaged."""
@@ -190,7 +209,10 @@ class Database:
         # own, kept open in `_connections` with its page cache: ~1 MB each, 50 more after
         # paging Browse through 10k memories. An ident is never shared by two live threads;
         # a thread that starts after another ended may take over its ident and connection.
+        # A Python thread's connection is closed when the thread ends (`_ThreadEnd`, kept in
+        # `_thread_ends`): else it stayed open until another thread took over the ident.
         self._by_thread: dict[int, apsw.Connection] = {}
+        self._thread_ends = threading.local()
         self._connections: list[apsw.Connection] = []
         self._connections_lock = threading.Lock()
         self._damage: str | None = None
@@ -402,7 +424,38 @@ class Database:
             conn = self.connect()
             with self._connections_lock:
                 self._by_thread[thread] = conn
+            self._close_at_thread_end(thread, conn)
         return conn
+
+    def _close_at_thread_end(self, thread: int, conn: apsw.Connection) -> None:
+        """Have `conn` closed when the calling thread ends, if Python can see that end.
+
+        A thread Python did not start (Qt's pool threads) runs each task under a new Python
+        thread state, which drops its locals after every task: watched that way, its
+        connection would be closed and made again for every task. Such a thread keeps its
+        connection by ident until the database closes (the app's pool never retires one).
+        """
+        if isinstance(threading.current_thread(), threading._DummyThread):
+            return
+        self._thread_ends.watch = _ThreadEnd(self, thread, conn)
+
+    def _thread_ended(self, thread: int, conn: apsw.Connection) -> None:
+        """The Python thread `thread` has ended: close the connection it opened, unless the
+        database has closed it meanwhile."""
+        with self._connections_lock:
+            if self._by_thread.get(thread) is conn:
+                del self._by_thread[thread]
+            if conn not in self._connections:
+                return
+            self._connections.remove(conn)
+        self._close_connection(conn)
+
+    def _close_connection(self, conn: apsw.Connection) -> None:
+        with contextlib.suppress(apsw.Error):
+            if self.damaged:
+                # The last connection to close would copy the log into the damaged file.
+                conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+            conn.close()
 
     def close(self) -> None:
         checking = self._check_conn
@@ -417,11 +470,7 @@ class Database:
             connections, self._connections = self._connections, []
             self._by_thread = {}
         for conn in connections:
-            with contextlib.suppress(apsw.Error):
-                if self.damaged:
-                    # The last connection to close would copy the log into the damaged file.
-                    conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
-                conn.close()
+            self._close_connection(conn)
 
     def _refuse_while_closed(self) -> None:
         if self._closed_because is not None:
