@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import tracemalloc
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -233,6 +235,37 @@ def test_a_stored_records_long_lists_are_read_when_first_used(
     assert read.ranked[1:3] == record.ranked[1:3] and read.ranked[-1].rank == 4
     assert read.below_floor[0].reason == "text: too little in common"
     assert read == record and read.to_json() == record.to_json()
+
+
+@pytest.mark.sqlite_only
+def test_an_opened_record_keeps_its_unread_lists_as_text(store: Store) -> None:
+    """An opened conversation holds every reply's record. Its lists read later were kept
+    as parsed entries, ~2.5 times their text (~150 KB a reply on bench/app_startup.py's
+    records); now as the text, parsed again when first used."""
+    session = store.sessions.create(now=T0)
+    reply = store.sessions.add_message(session.id, "assistant", "", status="streaming", now=T0)
+    record = RecallRecord(
+        "",
+        0,
+        1000,
+        (),
+        tuple(_recalled(f"m{n}", n) for n in range(1, 301)),
+        {"text": "ok"},
+        1.5,
+    )
+    store.sessions.update_message(reply.id, content="Lisbon.", status="complete", recall=record)
+    text = len(json.dumps(record.to_json(), ensure_ascii=False))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        (opened,) = store.sessions.messages(session.id)
+        gc.collect()
+        held, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert opened.recall is not None and not opened.recall.ranked.is_read
+    assert held < 1.5 * text, f"{held:,} bytes held for {text:,} bytes of text"
+    assert opened.recall == record  # and all of it reads when asked
 
 
 def damage(store: Store, stored: dict[str, object]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -452,8 +454,13 @@ class ReadLater(Sequence[T]):
 
     __slots__ = ("_lock", "_read", "_stored", "_values")
 
-    def __init__(self, stored: Sequence[Any], read: Callable[[Any], T]) -> None:
-        self._stored: Sequence[Any] | None = stored
+    def __init__(
+        self, stored: Sequence[Any] | Callable[[], Sequence[Any]], read: Callable[[Any], T]
+    ) -> None:
+        # The entries, or how to get them again (from the stored text of the whole record:
+        # parsed, the entries weigh ~2.5 times their text, and an opened conversation kept
+        # every reply's, ~150 KB each).
+        self._stored: Sequence[Any] | Callable[[], Sequence[Any]] | None = stored
         self._read: Callable[[Any], T] | None = read
         self._values: tuple[T, ...] | None = None
         self._lock = threading.Lock()
@@ -473,7 +480,8 @@ class ReadLater(Sequence[T]):
                 stored, read = self._stored or (), self._read
                 assert read is not None
                 try:
-                    self._values = tuple(read(entry) for entry in stored)
+                    entries = stored() if callable(stored) else stored
+                    self._values = tuple(read(entry) for entry in entries)
                 except (ValueError, KeyError, TypeError, AttributeError) as exc:
                     log.warning("a stored recall list does not read (%s); left out", exc)
                     self._values = ()
@@ -550,19 +558,56 @@ class RecallRecord:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RecallRecord:
+    def from_json(cls, data: Mapping[str, Any], *, text: str | None = None) -> RecallRecord:
+        """The record `data` says; given the `text` it was parsed from, the lists read
+        later are parsed from that text again when first used, not kept parsed."""
+
+        stored = None if text is None else _StoredLists(text)
+
+        def later(key: str, read: Callable[[Any], T]) -> ReadLater[T]:
+            entries = _listed(data.get(key))
+            if stored is None or not entries:
+                return ReadLater(entries, read)
+            return ReadLater(stored.entries_of(key), read)
+
         legs = data.get("legs") or {}
         return cls(
             block=str(data.get("block") or ""),
             tokens=int(data.get("tokens") or 0),
             budget=int(data.get("budget") or 0),
             items=tuple(RecalledMemory.from_json(item) for item in data.get("items") or ()),
-            ranked=ReadLater(_listed(data.get("ranked")), RecalledMemory.from_json),
+            ranked=later("ranked", RecalledMemory.from_json),
             legs={str(leg): str(value) for leg, value in legs.items()},
             elapsed_ms=float(data.get("elapsed_ms") or 0.0),
-            below_floor=ReadLater(_listed(data.get("below_floor")), BelowFloorMemory.from_json),
-            faded=ReadLater(_listed(data.get("faded")), RecalledMemory.from_json),
+            below_floor=later("below_floor", BelowFloorMemory.from_json),
+            faded=later("faded", RecalledMemory.from_json),
         )
+
+
+class _StoredLists:
+    """A stored record's text, for its lists read later: parsed once, when the first of
+    them is used; the text and the parse are let go once every list has its entries."""
+
+    def __init__(self, text: str) -> None:
+        self._text: str | None = text
+        self._parsed: Mapping[str, Any] | None = None
+        self._waiting = 0
+        self._lock = threading.Lock()
+
+    def entries_of(self, key: str) -> Callable[[], Sequence[Any]]:
+        self._waiting += 1
+        return functools.partial(self._take, key)
+
+    def _take(self, key: str) -> Sequence[Any]:
+        with self._lock:
+            parsed = self._parsed
+            if parsed is None:
+                assert self._text is not None
+                parsed = self._parsed = json.loads(self._text)
+            self._waiting -= 1
+            if self._waiting == 0:
+                self._text = self._parsed = None
+        return _listed(parsed.get(key))
 
 
 def _listed(value: Any) -> Sequence[Any]:

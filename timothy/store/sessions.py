@@ -109,7 +109,9 @@ def _recall(stored: Any) -> RecallRecord | None:
         return None
     try:
         data = json.loads(stored)
-        return RecallRecord.from_json(data) if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            return None
+        return RecallRecord.from_json(data, text=stored if isinstance(stored, str) else None)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         log.warning("a stored recall record does not read (%s); left out", exc)
         return None
