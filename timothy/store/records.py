@@ -459,7 +459,7 @@ class ReadLater(Sequence[T]):
     ) -> None:
         # The entries, or how to get them again (from the stored text of the whole record:
         # parsed, the entries weigh ~2.5 times their text, and an opened conversation kept
-        # every reply's, ~150 KB each).
+        # every reply's, ~130 KB each on bench/app_startup.py's records).
         self._stored: Sequence[Any] | Callable[[], Sequence[Any]] | None = stored
         self._read: Callable[[Any], T] | None = read
         self._values: tuple[T, ...] | None = None
