@@ -22,6 +22,7 @@ from timothy.errors import StoreError, StoreUnreachableError
 from timothy.store.location import StoreSettings, check_server, open_store, store_password_key
 from timothy.store.postgres import PostgresStore
 from timothy.store.postgres.changes import REFUSED_PAUSES_SECONDS
+from timothy.store.postgres.migrations import SCHEMA_VERSION
 
 BACK_SECONDS = 20.0  # well under the 30 s a second refusal waits: only a try at once meets it
 
@@ -201,3 +202,54 @@ def test_vector_search_waits_for_a_server_that_refused_the_login_and_says_why(
         "the memory server refused this computer's login (password authentication failed "
         'for user "owner_with_password")'
     )
+
+
+def not_owner_database(server: PgServer) -> str:
+    """A database with pgvector that the password role may log into but not create tables
+    in (PostgreSQL 15 and later no longer let everyone create in `public`), and its address
+    with the password, as a machine whose keyring holds the right one connects."""
+    address = password_role(server, "owner_with_password", "right")
+    with psycopg.connect(server.uri, autocommit=True) as conn:
+        name = "owned_by_someone_else"
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+            conn.execute(f"CREATE DATABASE {name}")
+            with psycopg.connect(make_conninfo(server.uri, dbname=name), autocommit=True) as db:
+                db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    return make_conninfo(address, dbname="owned_by_someone_else", password="right")
+
+
+def test_a_user_who_may_not_create_tables_is_told_so_not_called_ready(
+    pg_server: PgServer, tmp_path: Path
+) -> None:
+    """Settings ▸ Storage's test said "ready for Timothy", and opening the store then said
+    to run CREATE EXTENSION vector (installed already): the missing right is the tables'."""
+    address = not_owner_database(pg_server)
+    with pytest.raises(StoreError) as caught:
+        check_server(address)
+    said = str(caught.value)
+    assert "ready" not in said and "CREATE EXTENSION" not in said
+    assert "may not create tables" in said
+    assert "ALTER DATABASE owned_by_someone_else OWNER TO owner_with_password" in said
+    with pytest.raises(StoreError) as opening:
+        PostgresStore(address, follow_changes=False, outbox_dir=tmp_path)
+    said = str(opening.value)
+    assert "CREATE EXTENSION" not in said and "may not create tables" in said
+    assert "ALTER DATABASE owned_by_someone_else OWNER TO owner_with_password" in said
+
+
+def test_a_server_set_up_by_a_newer_timothy_is_not_called_usable(pg_url: str) -> None:
+    """The test said "✓ … holds 1 memories (schema 99)"; the store then refuses it."""
+    with PostgresStore(pg_url, follow_changes=False) as server:
+        server.memories.add("Kept by a newer Timothy")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE timothy_schema SET version = 99")
+    with pytest.raises(StoreError) as caught:
+        check_server(pg_url)
+    assert "set up by a newer Timothy (schema 99" in str(caught.value)
+    assert "Update Timothy on this machine" in str(caught.value)
+
+
+def test_one_memory_is_said_as_one(pg_url: str) -> None:
+    with PostgresStore(pg_url, follow_changes=False) as server:
+        server.memories.add("Only this")
+    assert check_server(pg_url).endswith(f"holds 1 memory (schema {SCHEMA_VERSION}).")

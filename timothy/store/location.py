@@ -172,7 +172,8 @@ def check_server(url: str, *, sslmode: str = "", ca_file: str = "", password: st
     import psycopg
     from psycopg.conninfo import make_conninfo
 
-    from timothy.store.postgres.database import login_refusal, safe_location
+    from timothy.store.postgres.database import login_refusal, newer_message, safe_location
+    from timothy.store.postgres.migrations import SCHEMA_VERSION
 
     conninfo = server_conninfo(url, sslmode=sslmode, ca_file=ca_file)
     if password:
@@ -212,8 +213,14 @@ def check_server(url: str, *, sslmode: str = "", ca_file: str = "", password: st
                     "(SELECT count(*) FROM memories)"
                 ).fetchone()
                 assert row is not None
-                holds = f"holds {row[1]} memories (schema {row[0]})"
+                schema, count = int(row[0] or 0), int(row[1])
+                if schema > SCHEMA_VERSION:  # opening it would be refused: not usable here
+                    raise StoreError(newer_message(where, schema, SCHEMA_VERSION))
+                holds = f"holds {count} {'memory' if count == 1 else 'memories'} (schema {schema})"
             else:
+                refusal = _no_create_refusal(conn)
+                if refusal is not None:
+                    raise StoreError(f"{where} {refusal}")
                 holds = "ready for Timothy (nothing stored yet)"
     except psycopg.OperationalError as exc:
         refused = login_refusal(exc)
@@ -225,6 +232,21 @@ def check_server(url: str, *, sslmode: str = "", ca_file: str = "", password: st
         raise StoreError(f"{where}: {exc}") from exc
     major, minor = version // 10000, version % 10000
     return f"PostgreSQL {major}.{minor} with pgvector {pgvector}: {holds}."
+
+
+def _no_create_refusal(conn: Any) -> str | None:
+    """Why this user cannot make Timothy's tables in the database's first schema (None when
+    it can): from PostgreSQL 15 on, only the database's owner (or whom it grants) creates in
+    `public`, so a user made by `createuser` alone logs in and can do nothing more."""
+    row = conn.execute(
+        "SELECT current_user, current_database(), current_schema(), "
+        "current_schema() IS NOT NULL AND has_schema_privilege(current_schema(), 'CREATE')"
+    ).fetchone()
+    if row is None or row[3]:
+        return None
+    from timothy.store.postgres.database import privilege_advice
+
+    return privilege_advice(str(row[0]), str(row[1]), str(row[2] or "public"))
 
 
 def _may_add_vector(conn: Any) -> bool:

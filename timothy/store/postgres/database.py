@@ -434,7 +434,7 @@ class PgDatabase:
                 except psycopg.errors.UndefinedFile as exc:
                     raise StoreError(_extension_advice(self.location, exc)) from exc
                 except psycopg.errors.InsufficientPrivilege as exc:
-                    raise StoreError(_extension_advice(self.location, exc)) from exc
+                    raise StoreError(_refused_right_advice(self.location, conn, exc)) from exc
                 except Exception as exc:
                     raise StoreError(
                         f"Upgrading the memory database at {self.location} to schema "
@@ -456,6 +456,33 @@ def _version(conn: psycopg.Connection[Any]) -> int:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0].rstrip(".")
+
+
+def privilege_advice(user: str, database: str, schema: str) -> str:
+    """What to tell the owner when `user` may not create Timothy's tables (after the
+    server's address)."""
+    return (
+        f"lets {user} in, but {user} may not create tables in database {database} (schema "
+        f"{schema}): its admin can run ALTER DATABASE {database} OWNER TO {user} (or GRANT "
+        f"CREATE ON SCHEMA {schema} TO {user})."
+    )
+
+
+def _refused_right_advice(location: str, conn: psycopg.Connection[Any], exc: BaseException) -> str:
+    """A migration refused for want of a right: adding pgvector is its admin's; creating
+    the tables wants the database's ownership (PostgreSQL 15 and later no longer let every
+    user create in `public`)."""
+    if "extension" in str(exc):
+        return _extension_advice(location, exc)
+    try:
+        row = conn.execute(
+            "SELECT current_user, current_database(), coalesce(current_schema(), 'public')"
+        ).fetchone()
+    except psycopg.Error:
+        row = None
+    if row is None:
+        return f"The memory server {location} refused this user: {_first_line(exc)}."
+    return f"The memory server {location} {privilege_advice(str(row[0]), str(row[1]), str(row[2]))}"
 
 
 def _extension_advice(location: str, exc: BaseException) -> str:
