@@ -942,7 +942,7 @@ class MainWindow(QMainWindow):
     # -- backups and restoring ---------------------------------------------------------
 
     def _data_folder(self) -> Path:
-        return self.store.path.parent if isinstance(self.store, Store) else paths.data_dir()
+        return self.store.data_dir if self.store is not None else paths.data_dir()
 
     def _backups_page(self) -> BackupsPage | None:
         dialog = self.settings_dialog
@@ -1367,8 +1367,7 @@ class MainWindow(QMainWindow):
         return dialog
 
     def show_about(self) -> AboutDialog:
-        folder = self.store.path.parent if isinstance(self.store, Store) else paths.data_dir()
-        dialog = AboutDialog(folder, self.workers, self)
+        dialog = AboutDialog(self._data_folder(), self.workers, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
         return dialog

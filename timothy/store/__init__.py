@@ -85,6 +85,10 @@ class Store:
         return self.db.path
 
     @property
+    def data_dir(self) -> Path:
+        return self.db.path.parent
+
+    @property
     def location(self) -> str:
         """Where the store is, for the owner: the file's path."""
         return str(self.db.path)

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from timothy.lazy import lazy_module
@@ -285,6 +286,12 @@ class StoreEngine(Protocol):
     def location(self) -> str:
         """Where the store is, in words for the owner (a file path, or a server URL
         without its password)."""
+        ...
+
+    @property
+    def data_dir(self) -> Path:
+        """The data folder this machine keeps the store's files in: the SQLite file's, or a
+        server's outbox and conversation mirror (`--data-dir`'s when it was given)."""
         ...
 
     @property

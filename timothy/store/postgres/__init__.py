@@ -74,6 +74,7 @@ class PostgresStore:
             start_offline=start_offline and follow_changes,
         )
         folder = outbox_dir if outbox_dir is not None else paths.data_dir()
+        self.data_dir = folder
         self.outbox = Outbox(outbox_path(folder, self.db.location))
         self.sessions = MirroredSessions(
             PgSessionRepository(self.db),
