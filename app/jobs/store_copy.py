@@ -20,12 +20,15 @@ PROGRESS_EVERY_SECONDS = 0.1
 class StoreCopy(QObject):
     progressed = Signal(str, int, int)  # (what: memories, vectors, conversations; done; total)
     finished = Signal(object)  # the CopyReport (`stopped` when asked to stop)
-    failed = Signal(str)
+    failed = Signal(str, bool)  # (why; whether some of it was copied before it failed)
 
     def __init__(self, workers: Workers, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.workers = workers
         self._stop: threading.Event | None = None
+        # Whether the running copy has written a batch (set on its worker, read once the
+        # worker is done): a copy that failed before any had nothing to finish.
+        self._moved = threading.Event()
 
     @property
     def running(self) -> bool:
@@ -38,11 +41,14 @@ class StoreCopy(QObject):
             return False
         stop = threading.Event()
         self._stop = stop
+        moved = self._moved = threading.Event()
 
         def work(report: Report) -> CopyReport:
             last = [0.0]
 
             def progress(what: str, done: int, total: int) -> None:
+                if done:
+                    moved.set()
                 now = time.monotonic()
                 if done in (0, total) or now - last[0] >= PROGRESS_EVERY_SECONDS:
                     last[0] = now
@@ -74,4 +80,4 @@ class StoreCopy(QObject):
 
     def _failed(self, failure: Failure) -> None:
         self._stop = None
-        self.failed.emit(failure.message)
+        self.failed.emit(failure.message, self._moved.is_set())

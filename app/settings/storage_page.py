@@ -297,9 +297,14 @@ class StoragePage(QWidget):
             done=True,
         )
 
-    def _copy_failed(self, message: str) -> None:
+    def _copy_failed(self, message: str, copied_some: bool) -> None:
+        """`message` says why and what to do; copying again only helps a copy cut off
+        after some of it had landed."""
         self._set_copying(False)
-        self._copy_said(f"✗ {message} What was copied stays; copy again to finish.", error=True)
+        after = (
+            "What was copied stays; copy again to finish." if copied_some else "Nothing was copied."
+        )
+        self._copy_said(f"✗ {message} {after}", error=True)
 
     def _copy_said(self, text: str, *, error: bool, done: bool = False) -> None:
         colours = theme.colours()

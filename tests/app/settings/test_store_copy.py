@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import psycopg
 import pytest
 from pytestqt.qtbot import QtBot
 
@@ -13,6 +14,7 @@ import timothy.store.copy
 from app.mainwindow.main_window import MainWindow
 from app.settings.storage_page import StoragePage
 from tests.app.conftest import WindowFactory
+from tests.fakes.postgres import refuse_memories_saying
 from timothy.store import Store
 from timothy.store.location import StoreSettings
 from timothy.store.postgres import PostgresStore
@@ -98,3 +100,49 @@ def test_a_new_storage_choice_offers_a_restart(
     assert window.banner.action_button.text() == "Restart now"
     window.banner.action_button.click()
     assert restarts == [True] and not window.isVisible()  # closed as it always is
+
+
+def test_a_copy_the_server_turns_away_says_nothing_was_copied(
+    qtbot: QtBot, make_window: WindowFactory, store: Store, pg_url: str, tmp_path: Path
+) -> None:
+    """A server set up by a newer Timothy refuses the copy before anything moves: the page
+    said "What was copied stays; copy again to finish", as if part of it had landed and
+    copying again would finish it."""
+    fill(store, 2)
+    with PostgresStore(pg_url, follow_changes=False, outbox_dir=tmp_path / "s"):
+        pass
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE timothy_schema SET version = 99")
+    window = make_window()
+    page = storage_page(window)
+    page.server_button.setChecked(True)
+    page.url_edit.setText(pg_url)
+    page.copy_button.click()
+    qtbot.waitUntil(lambda: page.copy_status.text().startswith(("✓", "✗")), timeout=COPY_MS)
+    said = page.copy_status.text()
+    assert "set up by a newer Timothy" in said
+    assert said.endswith("Nothing was copied.")
+    assert "copy again" not in said
+
+
+def test_a_copy_cut_off_midway_says_what_was_copied_stays(
+    qtbot: QtBot,
+    make_window: WindowFactory,
+    store: Store,
+    pg_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After a batch has landed, copying again does finish the copy: the page says so."""
+    monkeypatch.setattr(timothy.store.copy, "BATCH", 2)
+    with PostgresStore(pg_url, follow_changes=False, outbox_dir=tmp_path / "s"):
+        pass  # its tables, for the policy below
+    refuse_memories_saying(pg_url, "number 3")
+    fill(store, 5)
+    window = make_window()
+    page = storage_page(window)
+    page.server_button.setChecked(True)
+    page.url_edit.setText(pg_url)
+    page.copy_button.click()
+    qtbot.waitUntil(lambda: page.copy_status.text().startswith(("✓", "✗")), timeout=COPY_MS)
+    assert page.copy_status.text().endswith("What was copied stays; copy again to finish.")
