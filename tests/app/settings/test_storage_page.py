@@ -46,7 +46,10 @@ def test_the_server_is_tested_and_saved_with_its_password_in_the_keyring_only(
     page.test_button.click()
     qtbot.waitUntil(lambda: page.test_result.text().startswith(("✓", "✗")), timeout=10_000)
     assert page.test_result.text().startswith("✓ PostgreSQL 16")
-    assert "pgvector" in page.test_result.text() and "holds 1 memories" in page.test_result.text()
+    assert (
+        "pgvector" in page.test_result.text()
+        and "holds 1 memory (schema" in page.test_result.text()
+    )
 
     page.ssl_combo.setCurrentIndex(page.ssl_combo.findData("verify-full"))
     page.ca_edit.setText("/etc/ssl/certs/home-ca.pem")
