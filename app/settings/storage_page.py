@@ -149,6 +149,9 @@ class StoragePage(QWidget):
         )
         self.choice.buttonToggled.connect(lambda *_: self._engine_changed())
         self.url_edit.editingFinished.connect(self._load_password_state)
+        for edit in (self.url_edit, self.password_edit, self.ca_edit):
+            edit.textChanged.connect(lambda _text: self._forget_test())
+        self.ssl_combo.currentIndexChanged.connect(lambda _index: self._forget_test())
         self._engine_changed()
         self._load_password_state()
 
@@ -370,6 +373,13 @@ class StoragePage(QWidget):
             on_success=lambda message: finish("✓", str(message), False),
             on_failure=lambda failure: finish("✗", _failure_text(failure), True),
         )
+
+    def _forget_test(self) -> None:
+        """What was tested has changed: its answer (or the one on its way) no longer speaks
+        of the address, password and TLS on the page."""
+        self._test_run += 1
+        self.test_button.setEnabled(True)
+        self._show_result("", "", error=False)
 
     def _show_result(self, mark: str, message: str, *, error: bool) -> None:
         colours = theme.colours()

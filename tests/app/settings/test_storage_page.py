@@ -120,3 +120,42 @@ def test_a_wrong_password_is_said_to_be_refused_not_unanswered(
     assert said.endswith(
         'refused this machine: password authentication failed for user "owner_with_password".'
     )
+
+
+def test_a_test_s_answer_goes_once_what_it_tested_is_changed(
+    qtbot: QtBot, dialog: SettingsDialog, pg_server: PgServer
+) -> None:
+    """A refused password's answer stayed beside the right password typed after it (and
+    a "✓" beside an address with a typo put in it since), as if it spoke of them."""
+    page = dialog.storage_page
+    page.server_button.setChecked(True)
+    page.url_edit.setText(password_role(pg_server, "owner_with_password", "right"))
+    page.password_edit.setText("wrong")
+    page.test_button.click()
+    qtbot.waitUntil(lambda: page.test_result.text().startswith(("✓", "✗")), timeout=10_000)
+    page.password_edit.setText("right")
+    assert page.test_result.text() == ""
+    page.test_button.click()
+    qtbot.waitUntil(lambda: page.test_result.text().startswith(("✓", "✗")), timeout=10_000)
+    assert page.test_result.text().startswith("✗")  # this user may not create tables there
+    for change in (
+        lambda: page.url_edit.setText(page.url_edit.text() + "x"),
+        lambda: page.ssl_combo.setCurrentIndex(page.ssl_combo.findData("require")),
+        lambda: page.ca_edit.setText("/etc/ssl/home-ca.pem"),
+    ):
+        page.test_result.setText("✓ earlier answer")
+        change()
+        assert page.test_result.text() == ""
+    assert page.test_button.isEnabled()
+
+
+def test_a_test_answer_for_an_address_since_changed_is_not_shown(
+    qtbot: QtBot, dialog: SettingsDialog, tmp_path: Path, workers: Workers
+) -> None:
+    page = dialog.storage_page
+    page.server_button.setChecked(True)
+    page.url_edit.setText(f"postgresql://nobody@/nothing?host={tmp_path}")
+    page.test_button.click()
+    page.url_edit.setText(f"postgresql://nobody@/other?host={tmp_path}")
+    settle(qtbot, workers)
+    assert page.test_result.text() == "" and page.test_button.isEnabled()
