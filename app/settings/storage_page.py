@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from app.jobs.store_copy import StoreCopy
 from app.jobs.workers import Failure, Workers
 from app.look import theme
-from timothy import secrets
+from timothy import paths, secrets
 from timothy.errors import InvalidInputError
 from timothy.store import DamageCheck, Store
 from timothy.store.copy import CopyReport
@@ -290,15 +290,10 @@ class StoragePage(QWidget):
                 error=False,
             )
             return
-        already = report.memories_already_there + report.conversations_already_there
-        self._copy_said(
-            f"✓ Copied {_count(report.memories_copied, 'memory', 'memories')}, "
-            f"{_count(report.vectors_copied, 'vector')} and "
-            f"{_count(report.conversations_copied, 'conversation')}"
-            + (f" ({already} were there already)." if already else "."),
-            error=False,
-            done=True,
-        )
+        into_file = None
+        if not self._copy_from_file() and self.data_dir is not None:
+            into_file = paths.database_path(self.data_dir)
+        self._copy_said(copied_text(report, into_file=into_file), error=False, done=True)
 
     def _copy_failed(self, message: str, copied_some: bool) -> None:
         """`message` says why and what to do; copying again only helps a copy cut off
@@ -386,6 +381,54 @@ class StoragePage(QWidget):
         colour = colours.danger.name() if error else colours.success.name() if mark else ""
         self.test_result.setStyleSheet(f"color: {colour};" if colour else "")
         self.test_result.setText(f"{mark} {message}".strip())
+
+
+def copied_text(report: CopyReport, *, into_file: Path | None) -> str:
+    """What a finished copy did, and what it left as the target had it (a memory in
+    another state there, from an earlier copy, is never written over). `into_file`: the
+    file copied into, when the copy was the server's into this computer's."""
+    said = [
+        f"✓ Copied {_count(report.memories_copied, 'memory', 'memories')}, "
+        f"{_count(report.vectors_copied, 'vector')} and "
+        f"{_count(report.conversations_copied, 'conversation')}."
+    ]
+    if report.conversations_caught_up:
+        said.append(
+            f"{_count(report.conversations_caught_up, 'conversation')} copied before "
+            "got the messages added since."
+        )
+    there = [
+        _count(number, one, many)
+        for number, one, many in (
+            (report.memories_already_there, "memory", "memories"),
+            (report.conversations_already_there, "conversation", None),
+        )
+        if number
+    ]
+    if there:
+        said.append(f"Already there: {' and '.join(there)}.")
+    one = report.memories_differing == 1
+    if report.memories_differing:
+        where = "this computer's file" if into_file is not None else "the server"
+        said.append(
+            f"{_count(report.memories_differing, 'memory', 'memories')} there "
+            f"{'differs' if one else 'differ'} from the copy (edited, confirmed or archived "
+            f"since an earlier copy) and {'was' if one else 'were'} left as {where} has "
+            f"{'it' if one else 'them'}."
+        )
+    if into_file is not None and report.memories_only_in_target:
+        extra = report.memories_only_in_target
+        said.append(
+            f"{_count(extra, 'memory', 'memories')} in this computer's file "
+            f"{'is' if extra == 1 else 'are'} not on the server (forgotten there, or never "
+            f"copied to it) and {'stays' if extra == 1 else 'stay'}."
+        )
+    if into_file is not None and (report.memories_differing or report.memories_only_in_target):
+        said.append(
+            f"To have exactly the server's memory here, move {into_file} out of the way (it "
+            "is not read while the server is the store) and copy again."
+        )
+    return " ".join(said)
 
 
 def _count(number: int, one: str, many: str | None = None) -> str:

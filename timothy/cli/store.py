@@ -121,6 +121,22 @@ def cmd_copy(ctx: Context) -> int:
             f"{report.conversations_copied} conversations from {source.location} to "
             f"{target.location}."
         )
+        if report.conversations_caught_up:
+            ctx.print(
+                f"{report.conversations_caught_up} conversations copied before got the "
+                "messages added since."
+            )
+        if report.memories_differing:
+            ctx.print(
+                f"{report.memories_differing} memories already there differ from the copy "
+                "(edited, confirmed or archived since an earlier copy) and were left as "
+                f"{target.location} has them."
+            )
+        if isinstance(target, Store) and report.memories_only_in_target:
+            ctx.print(
+                f"{report.memories_only_in_target} memories in {target.location} are not in "
+                f"{source.location} (forgotten there, or never copied to it) and stay."
+            )
     return 0
 
 

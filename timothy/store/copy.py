@@ -15,12 +15,12 @@ point at memories that are already there whenever a batch lands.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from timothy.errors import StoreError
 from timothy.store.engine import StoreEngine
-from timothy.store.records import MemoryStatus
+from timothy.store.records import Memory, MemoryStatus
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +37,16 @@ Progress = Callable[[str, int, int], None]
 class CopyReport:
     memories_copied: int = 0
     memories_already_there: int = 0
+    # Of those, how many the target holds in another state (edited, confirmed, archived or
+    # forgotten in one store since an earlier copy): left as the target has them.
+    memories_differing: int = 0
+    # Memories the target holds that the source does not: another machine's (on a server),
+    # or, in a file copied onto a server earlier, ones forgotten there since.
+    memories_only_in_target: int = 0
     vectors_copied: int = 0
     conversations_copied: int = 0
     conversations_already_there: int = 0
+    conversations_caught_up: int = 0  # already there, given the messages they lacked
     meta_copied: list[str] = field(default_factory=list)
     stopped: bool = False  # asked to stop before the end: run it again to finish
 
@@ -47,9 +54,12 @@ class CopyReport:
         return {
             "memories_copied": self.memories_copied,
             "memories_already_there": self.memories_already_there,
+            "memories_differing": self.memories_differing,
+            "memories_only_in_target": self.memories_only_in_target,
             "vectors_copied": self.vectors_copied,
             "conversations_copied": self.conversations_copied,
             "conversations_already_there": self.conversations_already_there,
+            "conversations_caught_up": self.conversations_caught_up,
             "meta_copied": list(self.meta_copied),
             "stopped": self.stopped,
         }
@@ -111,12 +121,14 @@ def _copy_memories(
     total = source.memories.count()
     done = 0
     offset = 0
+    seen: set[str] = set()
     tell("memories", 0, total)
     while True:
         batch = source.memories.list(limit=BATCH, offset=offset, oldest_first=True)
         if not batch:
             break
         offset += len(batch)
+        seen.update(m.id for m in batch)
         there = target.memories.get_many(m.id for m in batch)
         missing = [m for m in batch if m.id not in there]
         if missing:
@@ -125,8 +137,32 @@ def _copy_memories(
                     target.memories.insert(conn, memory)
         report.memories_copied += len(missing)
         report.memories_already_there += len(batch) - len(missing)
+        report.memories_differing += sum(
+            1 for m in batch if m.id in there and not _same_fact(there[m.id], m)
+        )
         done += len(batch)
         tell("memories", done, total)
+    report.memories_only_in_target = sum(1 for memory_id in _ids(target) if memory_id not in seen)
+
+
+def _ids(store: StoreEngine) -> Iterator[str]:
+    """Every memory id `store` holds, a batch at a time."""
+    offset = 0
+    while batch := store.memories.list(limit=BATCH, offset=offset, oldest_first=True):
+        offset += len(batch)
+        yield from (m.id for m in batch)
+
+
+def _same_fact(kept: Memory, copied: Memory) -> bool:
+    """Whether a memory the target holds already says what the source's says, in the same
+    state (its retrieval stamp and decayed confidence aside: they move on every machine)."""
+    return (kept.content, kept.type, kept.status, kept.supersedes, kept.superseded_by) == (
+        copied.content,
+        copied.type,
+        copied.status,
+        copied.supersedes,
+        copied.superseded_by,
+    ) and sorted(kept.entities) == sorted(copied.entities)
 
 
 def _copy_vectors(
@@ -156,8 +192,12 @@ def _copy_conversations(
     sessions.reverse()  # oldest activity first, so the target lists them in the same order
     tell("conversations", 0, len(sessions))
     for done, session in enumerate(sessions, start=1):
-        if target.sessions.import_conversation(session, source.sessions.messages(session.id)):
+        messages = source.sessions.messages(session.id)
+        if target.sessions.import_conversation(session, messages):
             report.conversations_copied += 1
+        elif target.sessions.import_missing_messages(session, messages):
+            # Copied before, and it went on in the source since: the rest of it.
+            report.conversations_caught_up += 1
         else:
             report.conversations_already_there += 1
         tell("conversations", done, len(sessions))

@@ -731,38 +731,84 @@ class BaseSessionRepository(Generic[DbT]):
             ).fetchall()
             if not added:
                 return False
-            dialect.executemany(
-                conn,
-                "INSERT INTO messages (id, session_id, role, content, tool_calls, "
-                "tool_call_id, status, error, provider, model, input_tokens, output_tokens, "
-                "cached_tokens, memory_block, recall, compacted_by, created_at, parent_id, "
-                "reply_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        message.id,
-                        session.id,
-                        message.role.value,
-                        message.content,
-                        _tool_calls_json(message.tool_calls),
-                        message.tool_call_id,
-                        message.status.value,
-                        message.error,
-                        message.provider,
-                        message.model,
-                        message.input_tokens,
-                        message.output_tokens,
-                        message.cached_tokens,
-                        message.memory_block,
-                        _recall_json(message.recall),
-                        message.compacted_by,
-                        dialect.time_out(message.created_at),
-                        message.parent_id,
-                        message.reply_ms,
-                    )
-                    for message in messages
-                ],
-            )
+            self._insert_messages(conn, session.id, messages)
         return True
+
+    def import_missing_messages(self, session: Session, messages: Sequence[Message]) -> int:
+        """For a conversation stored already (copied before): write the messages of
+        `messages` it lacks, exactly as given, and when any were, take `session`'s own
+        fields (title, active branch, times) if it is the newer, in one transaction. How
+        many messages were added. A store copied back after the conversation went on
+        elsewhere gets the rest of it; messages already stored are left as they are."""
+        dialect = self.dialect
+        with self.db.write() as conn:
+            stored = {
+                str(row[0])
+                for row in conn.execute(
+                    dialect.sql("SELECT id FROM messages WHERE session_id = ?"), (session.id,)
+                ).fetchall()
+            }
+            missing = [message for message in messages if message.id not in stored]
+            if not missing:
+                return 0
+            self._insert_messages(conn, session.id, missing)
+            conn.execute(
+                dialect.sql(
+                    "UPDATE sessions SET title = ?, title_source = ?, provider = ?, model = ?, "
+                    "updated_at = ?, deleted_at = ?, instructions = ?, active_leaf = ?, "
+                    "branched = ? WHERE id = ? AND updated_at <= ?"
+                ),
+                (
+                    session.title,
+                    session.title_source,
+                    session.provider,
+                    session.model,
+                    dialect.time_out(session.updated_at),
+                    dialect.time_out(session.deleted_at),
+                    session.instructions,
+                    session.active_leaf,
+                    is_branched(messages),
+                    session.id,
+                    dialect.time_out(session.updated_at),
+                ),
+            )
+        return len(missing)
+
+    def _insert_messages(self, conn: Any, session_id: str, messages: Sequence[Message]) -> None:
+        """Write `messages` of conversation `session_id` as they are (inside the caller's
+        transaction), parents first as given."""
+        dialect = self.dialect
+        dialect.executemany(
+            conn,
+            "INSERT INTO messages (id, session_id, role, content, tool_calls, "
+            "tool_call_id, status, error, provider, model, input_tokens, output_tokens, "
+            "cached_tokens, memory_block, recall, compacted_by, created_at, parent_id, "
+            "reply_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    message.id,
+                    session_id,
+                    message.role.value,
+                    message.content,
+                    _tool_calls_json(message.tool_calls),
+                    message.tool_call_id,
+                    message.status.value,
+                    message.error,
+                    message.provider,
+                    message.model,
+                    message.input_tokens,
+                    message.output_tokens,
+                    message.cached_tokens,
+                    message.memory_block,
+                    _recall_json(message.recall),
+                    message.compacted_by,
+                    dialect.time_out(message.created_at),
+                    message.parent_id,
+                    message.reply_ms,
+                )
+                for message in messages
+            ],
+        )
 
 
 class SessionRepository(BaseSessionRepository[Database]):

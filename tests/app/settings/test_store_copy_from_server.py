@@ -15,6 +15,7 @@ from app.mainwindow.window_state import WindowState
 from tests.app.conftest import WindowFactory, settle
 from timothy import paths
 from timothy.store import Store
+from timothy.store.copy import copy_store
 from timothy.store.postgres import PostgresStore
 from timothy.store.transfer import export_lines
 
@@ -67,3 +68,41 @@ def test_the_copy_lands_in_the_data_folder_the_app_was_started_with(
     with Store.open(folder) as local:
         assert [m.content for m in local.memories.list()] == ["The spare key is under the blue pot"]
     assert not paths.database_path(paths.data_dir()).exists()
+
+
+def test_copying_back_says_what_it_brought_up_to_date_and_what_it_left(
+    qtbot: QtBot, make_window: WindowFactory, store: PostgresStore
+) -> None:
+    """Moving back to this computer's file, which was copied onto the server earlier: the
+    page said "✓ Copied 1 memory, 0 vectors and 0 conversations (3 were there already)."
+    while the file missed the conversation's later messages and kept the edited memory's
+    old state, unsaid."""
+    lyon = store.memories.add("My sister lives in Lyon")
+    pin = store.memories.add("My PIN is 1234")
+    store.memories.add("I take the bus")
+    talk = store.sessions.create(title="Garden")
+    store.sessions.add_message(talk.id, "user", "Tomatoes or beans?")
+    with Store.open(paths.data_dir()) as local:
+        copy_store(store, local)  # the file it all came from
+    store.memories.supersede(lyon.id, "My sister lives in Paris")
+    store.memories.forget([pin.id])
+    store.sessions.add_message(talk.id, "assistant", "Tomatoes.")
+    window = make_window()
+    page = window.open_settings("storage").storage_page
+    page.copy_button.click()
+    qtbot.waitUntil(lambda: page.copy_status.text().startswith(("✓", "✗")), timeout=30_000)
+    file = paths.database_path(paths.data_dir())
+    assert page.copy_status.text() == (
+        "✓ Copied 1 memory, 0 vectors and 0 conversations. 1 conversation copied before got "
+        "the messages added since. Already there: 2 memories. 1 memory there differs from the "
+        "copy (edited, confirmed or archived since an earlier copy) and was left as this "
+        "computer's file has it. 1 memory in this computer's file is not on the server "
+        "(forgotten there, or never copied to it) and stays. To have exactly the server's "
+        f"memory here, move {file} out of the way (it is not read while the server is the "
+        "store) and copy again."
+    )
+    with Store.open(paths.data_dir()) as local:
+        assert [m.content for m in local.sessions.branch(talk.id)] == [
+            "Tomatoes or beans?",
+            "Tomatoes.",
+        ]

@@ -717,6 +717,17 @@ class MirroredSessions:
                 log.warning("the conversation mirror did not take an import: %s", exc)
         return added
 
+    def import_missing_messages(self, session: Session, messages: Sequence[Message]) -> int:
+        """Only with the server (copying a store onto it again)."""
+        added = self.server.import_missing_messages(session, messages)
+        if added:
+            try:
+                self.mirror.put_sessions([self.server.get(session.id)])
+                self.mirror.put_messages(session.id, messages)
+            except StoreError as exc:
+                log.warning("the conversation mirror did not take an import: %s", exc)
+        return added
+
     # -- when the server answers again -------------------------------------------------
 
     def pending_count(self) -> int:
