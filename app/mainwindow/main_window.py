@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -80,6 +81,7 @@ from timothy.store import Memory, Store, backups
 from timothy.store.backups import Backup, PurgeReport, RestoreResult
 from timothy.store.engine import StoreEngine
 from timothy.store.forget import ForgetReport
+from timothy.store.location import STORE_URL_ENV
 from timothy.store.records import RecallRecord, utc_now
 from timothy.text import words
 
@@ -98,6 +100,7 @@ RETRY_SERVER = "retry-server"  # the banner's action on a server that refused th
 RETRY_KEYRING = "retry-keyring"  # the banner's action on a key the locked keyring kept
 KEYRING_BACK_TEXT = "The system keyring is unlocked: the chat model is ready."
 KEYRING_STILL_LOCKED = "The API key still cannot be read: {why} Then try again."
+STORAGE_SETTINGS = "storage"  # the banner's action on a server store that could not be opened
 CONVERSATION_LIMIT = 500
 # At start the chat engine's build waits for the window's first reads to be drawn: checked
 # this often, for at most this long (a long conversation builds its older messages for a
@@ -315,12 +318,7 @@ class MainWindow(QMainWindow):
         self.memory_pane.minimum_width_changed.connect(self._fit_panes)
         self.apply_settings(self.settings)
         if store is None:
-            self.show_error(
-                "Your memory store could not be opened"
-                + (f": {store_error}" if store_error else ".")
-                + " Conversations and memories are kept there, so chatting waits until it "
-                "opens."
-            )
+            self._say_store_not_opened(store_error)
         if self.server_away:
             self._away_grace.start()
         QTimer.singleShot(0, self._start)
@@ -592,12 +590,36 @@ class MainWindow(QMainWindow):
             self.restore_latest_good_backup()
         elif kind == "backups":
             self.open_settings("backups")
+        elif kind == STORAGE_SETTINGS:
+            self.open_settings("storage")
         elif kind == RESTART:
             self.restart()
         elif kind == RETRY_SERVER and self.store is not None:
             self.store.retry_now()  # returns at once; the answer comes as reachability
         elif kind == RETRY_KEYRING and self.assistant is not None:
             self.assistant.retry_keyring(asked=True)  # on a worker; a rebuild says the rest
+
+    def _say_store_not_opened(self, store_error: str | None) -> None:
+        """Why the window has no store. A server that answered but cannot be used (a newer
+        Timothy's schema, no right to create tables) is not tried again: the owner puts it
+        right and restarts, or works from this computer's file meanwhile."""
+        said = "Your memory store could not be opened" + (
+            f": {store_error}" if store_error else "."
+        )
+        if self.settings.store.engine != "postgres" and not os.environ.get(STORE_URL_ENV):
+            self.show_error(
+                said + " Conversations and memories are kept there, so chatting waits until "
+                "it opens."
+            )
+            return
+        self.banner.show_message(
+            said + " Once that is put right, restart Timothy; to work from this computer's "
+            "file meanwhile, choose it in Settings ▸ Storage.",
+            kind="error",
+            icon="server",
+            action=STORAGE_SETTINGS,
+            action_label="Storage settings",
+        )
 
     def restart(self) -> None:
         """A new Timothy starts, and this window closes as it always does."""

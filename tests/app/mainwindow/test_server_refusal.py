@@ -8,16 +8,22 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from app.mainwindow.main_window import MainWindow
+from app.mainwindow.window_state import WindowState
 from app.memories.memory_pane import REFUSED_TEXT
 from app.transcript.notice import Notice
 from tests.app.conftest import WindowFactory, settle, settle_engine
 from tests.fakes.openai_server import OpenAIServer
 from tests.fakes.postgres import PgServer, password_role
+from timothy.errors import StoreError
+from timothy.settings import Settings
+from timothy.store.location import StoreSettings, open_store
 from timothy.store.postgres import PostgresStore
 
 SHOWN_MS = 60_000
@@ -74,3 +80,40 @@ def test_a_turn_s_notice_says_the_server_refused_the_login_not_that_it_is_out_of
     assert "refused this computer's login" in said
     assert 'password authentication failed for user "owner_with_password"' in said
     assert "Settings ▸ Storage" in said
+
+
+def test_a_server_store_that_cannot_be_opened_says_what_to_do_meanwhile(
+    qtbot: QtBot, pg_url: str
+) -> None:
+    """A server set up by a newer Timothy (or one this user may not create tables on) is
+    not opened at all: the banner said "chatting waits until it opens", which it never
+    does by itself. It says to restart once it is put right, or to choose this computer's
+    file meanwhile, and takes the owner to Settings ▸ Storage."""
+    with PostgresStore(pg_url, follow_changes=False):
+        pass
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE timothy_schema SET version = 99")
+    settings = Settings(store=StoreSettings("postgres", pg_url))
+    with pytest.raises(StoreError) as refused:
+        open_store(settings=settings.store)
+    window = MainWindow(
+        None,
+        store_error=str(refused.value),
+        settings=settings,
+        window_state=WindowState(),
+        probe_local_servers=list,
+    )
+    qtbot.addWidget(window)
+    said = window.banner.text_label.text()
+    assert "set up by a newer Timothy" in said
+    assert "chatting waits until it opens" not in said
+    assert said.endswith(
+        "Once that is put right, restart Timothy; to work from this computer's file "
+        "meanwhile, choose it in Settings ▸ Storage."
+    )
+    assert window.banner.action_button.text() == "Storage settings"
+    window.banner.action_button.click()
+    dialog = window.settings_dialog
+    assert dialog is not None and dialog.pages.currentIndex() == 3  # Storage
+    window.close()
+    settle(qtbot, window.workers, window.network, window.jobs)
