@@ -469,6 +469,7 @@ class MainWindow(QMainWindow):
         self.reload_conversations()
         self.memory_pane.start()
         self.upkeep.refresh_counts()
+        self.upkeep.server_answers()
         if self.assistant is not None:
             self.assistant.refresh_embedding()
 

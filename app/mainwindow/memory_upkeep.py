@@ -19,6 +19,7 @@ from app.jobs.daily_consolidation import DailyConsolidation
 from app.jobs.embedding_backfill import EmbeddingBackfill
 from app.jobs.workers import Failure, Workers
 from app.mainwindow.banner import Banner
+from app.mainwindow.server_watch import is_unreachable_message
 from app.mainwindow.status_bar import StatusBar, consolidation_text, model_label, report_text
 from timothy.assistant import EmbeddingState
 from timothy.errors import DamagedStoreError
@@ -35,6 +36,7 @@ log = logging.getLogger(__name__)
 # a window left open looks again every hour (a run is due once a day).
 CONSOLIDATION_DELAY_MS = 15_000
 CONSOLIDATION_CHECK_MS = 3_600_000
+TIDY_UP_WAITS_TEXT = "Tidy-up waits for the memory server"
 COUNTS_DELAY_MS = 200  # a burst of memory changes recounts once
 TIDY_UP = "tidy-up"  # the banner's actions: run the first tidy-up, show what it did
 TIDY_DETAILS = "tidy-details"
@@ -107,6 +109,7 @@ class MemoryUpkeep(QObject):
         if isinstance(store, Store):  # a server looks after its own pages
             store.on_damage(self._heard_damage)
 
+        self._waits_for_server = False  # a tidy-up found the server away (see `server_answers`)
         self._consolidation_timer = QTimer(self)
         self._consolidation_timer.setInterval(CONSOLIDATION_CHECK_MS)
         self._consolidation_timer.timeout.connect(self.consolidate_if_due)
@@ -348,8 +351,20 @@ class MemoryUpkeep(QObject):
             self.status.show_consolidation(consolidation_text(when, False, self.now()))
 
     def _consolidation_failed(self, message: str) -> None:
+        if is_unreachable_message(message):
+            # Not a failure: the away banner says the server is away and retried, and the
+            # tidy-up runs once it answers (`server_answers`), not at the next hourly check.
+            self._waits_for_server = True
+            self.status.show_consolidation(TIDY_UP_WAITS_TEXT, message)
+            return
         self.status.show_consolidation("Consolidation failed", message)
         log.warning("consolidation failed: %s", message)
+
+    def server_answers(self) -> None:
+        """The memory server answers again: a tidy-up that waited for it runs now."""
+        if self._waits_for_server:
+            self._waits_for_server = False
+            self.consolidate_if_due()
 
     def show_consolidation_details(self) -> None:
         """The details of this session's run, or of the last stored one (before the first,

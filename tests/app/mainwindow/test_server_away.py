@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from app.mainwindow import main_window
 from app.mainwindow.main_window import MainWindow
+from app.mainwindow.memory_upkeep import TIDY_UP_WAITS_TEXT
 from app.mainwindow.server_watch import BACK_TEXT, refused_text
 from app.transcript.notice import Notice
 from app.transcript.transcript_view import SERVER_AWAY_TEXT
@@ -160,3 +161,18 @@ def test_what_the_server_refuses_at_the_hand_over_is_said_not_called_handed_over
     assert window.banner.kind == "warning"
     assert store.reachable and [m.id for m in store.outbox.pending()] == [kept.id]
     assert "refused 1 change kept on this machine" in refused_text(1)
+
+
+def test_the_daily_tidy_up_waits_for_the_server_and_runs_when_it_answers(
+    qtbot: QtBot, make_window: WindowFactory, store: PostgresStore, server_up: PgServer
+) -> None:
+    """The status bar said "Consolidation failed" while the banner said the server was
+    away and retrying; the tidy-up then waited an hour for its next check."""
+    window = make_window(consolidation_delay_ms=0)
+    status = window.status
+    qtbot.waitUntil(lambda: status.consolidation_text == TIDY_UP_WAITS_TEXT, timeout=RECOVERY_MS)
+    server_up.start()
+    qtbot.waitUntil(lambda: window.banner.text_label.text() == BACK_TEXT, timeout=RECOVERY_MS)
+    qtbot.waitUntil(
+        lambda: status.consolidation_text == "Tidy-up: waiting for your OK", timeout=RECOVERY_MS
+    )
