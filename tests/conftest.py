@@ -13,6 +13,7 @@ import pytest
 from hypothesis import settings
 
 from tests.fakes.keyring_backend import FileKeyring
+from tests.fakes.pg_proxy import LossyProxy
 from tests.fakes.postgres import PgServer
 from tests.fakes.screens import DESKTOP, offscreen_platform
 from timothy.store import Store
@@ -128,6 +129,14 @@ def pg_server() -> Iterator[PgServer]:
 def pg_url(pg_server: PgServer) -> str:
     """The address of an empty database (a schema of its own) on the test server."""
     return pg_server.fresh_url()
+
+
+@pytest.fixture
+def lossy_proxy(pg_url: str) -> Iterator[LossyProxy]:
+    """A proxy in front of `pg_url` that can lose a reply (see tests/fakes/pg_proxy.py): a
+    store opened on `lossy_proxy.url(pg_url)` reaches the server only through it."""
+    with LossyProxy.running(pg_url) as running:
+        yield running
 
 
 @pytest.fixture

@@ -7,7 +7,9 @@ CommandComplete whose tag starts so is not passed on, and both sides are closed.
 has committed by then; the client only sees its connection break. That is the lost reply of a
 server dying or a network dropping just after a commit, made deterministic.
 
-`refusing` closes every new connection at once (a server that does not answer yet).
+`refusing` closes every new connection at once (a server that does not answer yet);
+`unanswered_after_commit` loses a reply while refusing (a change whose outcome cannot be
+learned). The `lossy_proxy` fixture (tests/conftest.py) runs one in front of a test database.
 The client must connect with `sslmode=disable` and `gssencmode=disable` (see `url`): the
 server's answers are then plain messages from the first byte.
 """
@@ -62,6 +64,18 @@ class LossyProxy:
             self._cut_after = after
             self._marked.clear()
             self.cut.clear()
+
+    @contextlib.contextmanager
+    def unanswered_after_commit(self, *, after: bytes | None = None) -> Iterator[None]:
+        """Within the block, the next COMMIT's answer is lost (as `cut_at`) and the server
+        takes no new connection: a store cannot learn whether its change landed. The server
+        answers again once the block ends."""
+        self.cut_at(b"COMMIT", after=after)
+        self.refusing = True
+        try:
+            yield
+        finally:
+            self.refusing = False
 
     def _take_cut(self, client: socket.socket, tag: bytes) -> bool:
         with self._lock:

@@ -27,16 +27,10 @@ LATER = datetime(2025, 6, 2, 9, 30, tzinfo=UTC)
 
 
 @pytest.fixture
-def proxy(pg_url: str) -> Iterator[LossyProxy]:
-    with LossyProxy.running(pg_url) as running:
-        yield running
-
-
-@pytest.fixture
-def store(proxy: LossyProxy, pg_url: str, tmp_path: Path) -> Iterator[PostgresStore]:
+def store(lossy_proxy: LossyProxy, pg_url: str, tmp_path: Path) -> Iterator[PostgresStore]:
     """A store that reaches the server only through the proxy."""
     with PostgresStore(
-        proxy.url(pg_url), outbox_dir=tmp_path, follow_changes=False, connect_timeout=2
+        lossy_proxy.url(pg_url), outbox_dir=tmp_path, follow_changes=False, connect_timeout=2
     ) as opened:
         yield opened
 
@@ -47,14 +41,14 @@ def versions(first: Memory, store: PostgresStore) -> list[tuple[str, str]]:
 
 
 def test_an_edit_whose_reply_is_lost_is_reported_saved_and_a_retry_adds_nothing(
-    store: PostgresStore, proxy: LossyProxy, pg_url: str
+    store: PostgresStore, lossy_proxy: LossyProxy, pg_url: str
 ) -> None:
     memory = store.memories.add("My locker is number 12", now=NOW)
     heard: list[tuple[str, str]] = []
     store.memories.listeners.append(lambda event, m: heard.append((event, m.content)))
-    proxy.cut_at(b"COMMIT")
+    lossy_proxy.cut_at(b"COMMIT")
     saved = store.memories.supersede(memory.id, "My locker is number 14", now=LATER)
-    assert proxy.cut.is_set()  # the reply really was lost
+    assert lossy_proxy.cut.is_set()  # the reply really was lost
     assert saved.content == "My locker is number 14"
     assert saved.status is MemoryStatus.ACTIVE and saved.supersedes == memory.id
     assert heard == [("superseded", "My locker is number 14")]  # the window shows it
@@ -69,13 +63,13 @@ def test_an_edit_whose_reply_is_lost_is_reported_saved_and_a_retry_adds_nothing(
 
 
 def test_an_edit_cut_off_before_its_commit_is_reported_not_saved(
-    store: PostgresStore, proxy: LossyProxy, pg_url: str
+    store: PostgresStore, lossy_proxy: LossyProxy, pg_url: str
 ) -> None:
     memory = store.memories.add("My locker is number 12", now=NOW)
-    proxy.cut_at(b"INSERT")  # the new version's row: the transaction never commits
+    lossy_proxy.cut_at(b"INSERT")  # the new version's row: the transaction never commits
     with pytest.raises(StoreUnreachableError, match="was not saved: nothing changed"):
         store.memories.supersede(memory.id, "My locker is number 14", now=LATER)
-    assert proxy.cut.is_set()
+    assert lossy_proxy.cut.is_set()
     assert versions(memory, store) == [("My locker is number 12", "active")]
     saved = store.memories.supersede(memory.id, "My locker is number 14", now=LATER)
     assert versions(memory, store) == [
@@ -85,17 +79,17 @@ def test_an_edit_cut_off_before_its_commit_is_reported_not_saved(
 
 
 def test_an_edit_whose_outcome_cannot_be_learned_yet_is_safe_to_save_again(
-    store: PostgresStore, proxy: LossyProxy, pg_url: str
+    store: PostgresStore, lossy_proxy: LossyProxy, pg_url: str
 ) -> None:
     """The server stops answering as the reply is lost and is still away when the store
     asks: the owner hears that it is not known; saving again once it answers succeeds."""
     store.memories.landed_wait_s = 0.3
     memory = store.memories.add("My locker is number 12", now=NOW)
-    proxy.cut_at(b"COMMIT")
-    proxy.refusing = True
-    with pytest.raises(StoreUnreachableError, match="cannot tell yet whether it was"):
+    with (
+        lossy_proxy.unanswered_after_commit(),
+        pytest.raises(StoreUnreachableError, match="cannot tell yet whether it was"),
+    ):
         store.memories.supersede(memory.id, "My locker is number 14", now=LATER)
-    proxy.refusing = False
     again = store.memories.supersede(memory.id, "My locker is number 14", now=LATER)
     assert again.content == "My locker is number 14"
     assert versions(memory, store) == [
@@ -105,17 +99,17 @@ def test_an_edit_whose_outcome_cannot_be_learned_yet_is_safe_to_save_again(
 
 
 def test_another_edit_after_an_unknown_outcome_goes_on_top_of_the_owners_own(
-    store: PostgresStore, proxy: LossyProxy
+    store: PostgresStore, lossy_proxy: LossyProxy
 ) -> None:
     """The owner, told it is not known whether the edit was saved, saves other words: the
     edit that did land is the owner's, not another machine's, so no conflict is shown."""
     store.memories.landed_wait_s = 0.3
     memory = store.memories.add("My locker is number 12", now=NOW)
-    proxy.cut_at(b"COMMIT")
-    proxy.refusing = True
-    with pytest.raises(StoreUnreachableError, match="cannot tell yet"):
+    with (
+        lossy_proxy.unanswered_after_commit(),
+        pytest.raises(StoreUnreachableError, match="cannot tell yet"),
+    ):
         store.memories.supersede(memory.id, "My locker is number 14", now=LATER)
-    proxy.refusing = False
     saved = store.memories.supersede(memory.id, "My locker is number 15", now=LATER)
     assert versions(memory, store) == [
         ("My locker is number 12", "superseded"),
@@ -180,15 +174,15 @@ def setup(store: PostgresStore, start: str) -> Memory:
 
 @pytest.mark.parametrize("name", list(CHANGES))
 def test_a_status_change_whose_reply_is_lost_is_reported_done(
-    store: PostgresStore, proxy: LossyProxy, name: str
+    store: PostgresStore, lossy_proxy: LossyProxy, name: str
 ) -> None:
     start, change, status = CHANGES[name]
     memory = setup(store, start)
     heard: list[str] = []
     store.memories.listeners.append(lambda event, m: heard.append(m.status.value))
-    proxy.cut_at(b"COMMIT")
+    lossy_proxy.cut_at(b"COMMIT")
     done = change(store, memory)
-    assert proxy.cut.is_set()
+    assert lossy_proxy.cut.is_set()
     assert done.status is status
     if name in ("confirm", "reconfirm"):
         assert done.last_confirmed_at == LATER
@@ -198,28 +192,28 @@ def test_a_status_change_whose_reply_is_lost_is_reported_done(
 
 @pytest.mark.parametrize("name", ["confirm", "reject", "archive", "restore"])
 def test_a_status_change_whose_outcome_cannot_be_learned_yet_is_safe_to_do_again(
-    store: PostgresStore, proxy: LossyProxy, name: str
+    store: PostgresStore, lossy_proxy: LossyProxy, name: str
 ) -> None:
     start, change, status = CHANGES[name]
     store.memories.landed_wait_s = 0.3
     memory = setup(store, start)
-    proxy.cut_at(b"COMMIT")
-    proxy.refusing = True
-    with pytest.raises(StoreUnreachableError, match="cannot tell yet"):
+    with (
+        lossy_proxy.unanswered_after_commit(),
+        pytest.raises(StoreUnreachableError, match="cannot tell yet"),
+    ):
         change(store, memory)
-    proxy.refusing = False
     # It landed; doing it again is its success, not "only a staged memory can be ...".
     assert change(store, memory).status is status
 
 
 def test_a_new_memory_whose_reply_is_lost_lands_once(
-    store: PostgresStore, proxy: LossyProxy, pg_url: str
+    store: PostgresStore, lossy_proxy: LossyProxy, pg_url: str
 ) -> None:
     """Already so before the lost-reply checks: the id is made here, the memory waits in
     the outbox, and the hand-over skips what the server has."""
-    proxy.cut_at(b"COMMIT")
+    lossy_proxy.cut_at(b"COMMIT")
     saved = store.memories.add("The boiler was serviced in May", now=NOW)
-    assert proxy.cut.is_set()
+    assert lossy_proxy.cut.is_set()
     assert [m.id for m in store.outbox.pending()] == [saved.id]
     store.memories.hand_over_pending()
     assert store.outbox.pending() == []
@@ -231,47 +225,47 @@ def test_a_new_memory_whose_reply_is_lost_lands_once(
 
 
 def test_a_forget_whose_reply_is_lost_is_reported_done(
-    store: PostgresStore, proxy: LossyProxy
+    store: PostgresStore, lossy_proxy: LossyProxy
 ) -> None:
     memory = store.memories.add("The door code is 4711", now=NOW)
     edited = store.memories.supersede(memory.id, "The door code is 4712", now=LATER)
     heard: list[tuple[str, str]] = []
     store.memories.listeners.append(lambda event, m: heard.append((event, m.id)))
-    proxy.cut_at(b"COMMIT")
+    lossy_proxy.cut_at(b"COMMIT")
     report = forget(store, [edited.id], chain=True)
-    assert proxy.cut.is_set()
+    assert lossy_proxy.cut.is_set()
     assert report.forgotten == (memory.id, edited.id) and report.chains == 1
     assert heard == [("forgotten", memory.id), ("forgotten", edited.id)]
     assert store.memories.get_many([memory.id, edited.id]) == {}
 
 
 def test_a_forget_whose_outcome_cannot_be_learned_yet_says_so_when_asked_again(
-    store: PostgresStore, proxy: LossyProxy
+    store: PostgresStore, lossy_proxy: LossyProxy
 ) -> None:
     store.memories.landed_wait_s = 0.3
     memory = store.memories.add("The door code is 4711", now=NOW)
-    proxy.cut_at(b"COMMIT")
-    proxy.refusing = True
-    with pytest.raises(StoreUnreachableError, match="cannot tell yet"):
+    with (
+        lossy_proxy.unanswered_after_commit(),
+        pytest.raises(StoreUnreachableError, match="cannot tell yet"),
+    ):
         forget(store, [memory.id])
-    proxy.refusing = False
     with pytest.raises(NotFoundError, match="was forgotten already"):
         forget(store, [memory.id])
     assert store.memories.get_many([memory.id]) == {}
 
 
 def test_the_windows_store_asks_past_its_link_marked_lost(
-    proxy: LossyProxy, pg_url: str, tmp_path: Path
+    lossy_proxy: LossyProxy, pg_url: str, tmp_path: Path
 ) -> None:
     """The app's store (it follows changes) marks the server lost when the reply is lost,
     and fails calls at once until its change feed is back; asking whether the edit landed
     goes past that mark."""
-    with PostgresStore(proxy.url(pg_url), outbox_dir=tmp_path, connect_timeout=2) as app:
+    with PostgresStore(lossy_proxy.url(pg_url), outbox_dir=tmp_path, connect_timeout=2) as app:
         memory = app.memories.add("My locker is number 12", now=NOW)
         # Only the edit's own connection: the store's background work commits too.
-        proxy.cut_at(b"COMMIT", after=b"SET status = 'superseded'")
+        lossy_proxy.cut_at(b"COMMIT", after=b"SET status = 'superseded'")
         saved = app.memories.supersede(memory.id, "My locker is number 14", now=LATER)
-        assert proxy.cut.is_set()
+        assert lossy_proxy.cut.is_set()
         assert saved.content == "My locker is number 14"
     with psycopg.connect(pg_url, autocommit=True) as conn:
         rows = conn.execute("SELECT content, status FROM memories ORDER BY seq").fetchall()

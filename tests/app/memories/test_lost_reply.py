@@ -20,14 +20,8 @@ from timothy.store.postgres import PostgresStore
 
 
 @pytest.fixture
-def proxy(pg_url: str) -> Iterator[LossyProxy]:
-    with LossyProxy.running(pg_url) as running:
-        yield running
-
-
-@pytest.fixture
-def store(proxy: LossyProxy, pg_url: str, tmp_path: Path) -> Iterator[PostgresStore]:
-    with PostgresStore(proxy.url(pg_url), outbox_dir=tmp_path / "laptop") as laptop:
+def store(lossy_proxy: LossyProxy, pg_url: str, tmp_path: Path) -> Iterator[PostgresStore]:
+    with PostgresStore(lossy_proxy.url(pg_url), outbox_dir=tmp_path / "laptop") as laptop:
         yield laptop
 
 
@@ -46,14 +40,14 @@ def edit_from_the_window(
 
 
 def test_an_edit_whose_reply_is_lost_shows_saved_and_saving_again_adds_nothing(
-    qtbot: QtBot, make_window: WindowFactory, store: PostgresStore, proxy: LossyProxy
+    qtbot: QtBot, make_window: WindowFactory, store: PostgresStore, lossy_proxy: LossyProxy
 ) -> None:
     seen = store.memories.add("My sister Ana lives in Lyon", entities=["Ana"])
     window = make_window()
     # Only the edit's connection: the window's store commits on others too.
-    proxy.cut_at(b"COMMIT", after=b"SET status = 'superseded'")
+    lossy_proxy.cut_at(b"COMMIT", after=b"SET status = 'superseded'")
     saved, failures = edit_from_the_window(qtbot, window, seen, "My sister Ana lives in Paris")
-    assert proxy.cut.is_set()
+    assert lossy_proxy.cut.is_set()
     assert failures == [] and [m.content for m in saved] == ["My sister Ana lives in Paris"]
     # The window still held the old version: saving the same edit again, once the store is
     # back in touch (the lost connection marked the server away), is the same success.
