@@ -4,11 +4,13 @@ connection instead of passing on the COMMIT's answer, see tests/fakes/pg_proxy.p
 
 What must hold: the store finds out whether its change landed and says so (saved, with the
 memory as the server holds it; or not saved, nothing changed), and doing the change again
-never makes a second version nor reports the owner's own edit as another machine's.
+never makes a second version nor reports the owner's own edit as another machine's; when it
+cannot find out, doing it again is its success, after a restart too.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,9 +19,15 @@ import psycopg
 import pytest
 
 from tests.fakes.pg_proxy import LossyProxy
-from timothy.errors import ChangedElsewhereError, NotFoundError, StoreUnreachableError
+from timothy.errors import (
+    ChangedElsewhereError,
+    IllegalTransitionError,
+    NotFoundError,
+    StoreUnreachableError,
+)
 from timothy.memory.forget import forget
 from timothy.store.postgres import PostgresStore
+from timothy.store.postgres.unsure import unsure_path
 from timothy.store.records import Memory, MemoryStatus
 
 NOW = datetime(2025, 6, 1, 8, 0, tzinfo=UTC)
@@ -239,19 +247,132 @@ def test_a_forget_whose_reply_is_lost_is_reported_done(
     assert store.memories.get_many([memory.id, edited.id]) == {}
 
 
-def test_a_forget_whose_outcome_cannot_be_learned_yet_says_so_when_asked_again(
+def test_a_forget_whose_outcome_cannot_be_learned_yet_is_done_when_asked_again(
     store: PostgresStore, lossy_proxy: LossyProxy
 ) -> None:
+    """Asked again, the forget that landed unseen is its success, and the listeners (the
+    window's lists) hear every version it removed, as for a forget whose reply came."""
     store.memories.landed_wait_s = 0.3
     memory = store.memories.add("The door code is 4711", now=NOW)
+    edited = store.memories.supersede(memory.id, "The door code is 4712", now=LATER)
+    heard: list[tuple[str, str]] = []
+    store.memories.listeners.append(lambda event, m: heard.append((event, m.id)))
     with (
         lossy_proxy.unanswered_after_commit(),
         pytest.raises(StoreUnreachableError, match="cannot tell yet"),
     ):
-        forget(store, [memory.id])
-    with pytest.raises(NotFoundError, match="was forgotten already"):
-        forget(store, [memory.id])
-    assert store.memories.get_many([memory.id]) == {}
+        forget(store, [edited.id], chain=True)
+    assert heard == []
+    report = forget(store, [edited.id], chain=True)
+    assert report.forgotten == (memory.id, edited.id)
+    assert heard == [("forgotten", memory.id), ("forgotten", edited.id)]
+    assert store.memories.get_many([memory.id, edited.id]) == {}
+    # Only once: a third request names a memory there is none of.
+    with pytest.raises(NotFoundError, match="No memory has the id"):
+        forget(store, [edited.id], chain=True)
+
+
+def reopened(proxy: LossyProxy, pg_url: str, folder: Path) -> PostgresStore:
+    """The store of the app started again on this machine (the same data folder)."""
+    return PostgresStore(
+        proxy.url(pg_url), outbox_dir=folder, follow_changes=False, connect_timeout=2
+    )
+
+
+def unknown_then_restart(
+    store: PostgresStore, proxy: LossyProxy, do: Callable[[PostgresStore], object]
+) -> None:
+    """`do` lands on the server while its reply is lost and the server does not answer the
+    question whether it did; then the app is closed (it is started again by `reopened`)."""
+    store.memories.landed_wait_s = 0.3
+    with (
+        proxy.unanswered_after_commit(),
+        pytest.raises(StoreUnreachableError, match="cannot tell yet"),
+    ):
+        do(store)
+    store.close()
+
+
+# The event each change's listeners hear.
+EVENTS = {"confirm": "promoted", "reject": "rejected", "archive": "archived", "restore": "restored"}
+
+
+@pytest.mark.parametrize("name", ["confirm", "reject", "archive", "restore"])
+def test_a_status_change_of_unknown_outcome_is_done_when_repeated_after_a_restart(
+    store: PostgresStore, lossy_proxy: LossyProxy, pg_url: str, tmp_path: Path, name: str
+) -> None:
+    """Told that doing it again is safe, the owner does it again the next day: the change
+    found done is its success ("already done"), not "memory ... is active"."""
+    start, change, status = CHANGES[name]
+    memory = setup(store, start)
+    unknown_then_restart(store, lossy_proxy, lambda s: change(s, memory))
+    with reopened(lossy_proxy, pg_url, tmp_path) as again:
+        heard: list[tuple[str, str]] = []
+        again.memories.listeners.append(lambda event, m: heard.append((event, m.status.value)))
+        done = change(again, memory)
+        assert done.status is status
+        assert again.memories.get(memory.id) == done
+        assert heard == [(EVENTS[name], status.value)]
+        # Taken so once: the same change found done again (another window's, or a third
+        # click) is what it always was, an error that says what the memory is.
+        with pytest.raises(IllegalTransitionError, match=f"is {status.value}"):
+            change(again, memory)
+
+
+def test_an_edit_of_unknown_outcome_goes_on_top_after_a_restart(
+    store: PostgresStore, lossy_proxy: LossyProxy, pg_url: str, tmp_path: Path
+) -> None:
+    """After a restart, the owner's other words go on top of the owner's own edit that
+    landed unseen, with no "changed on another machine"."""
+    memory = store.memories.add("My locker is number 12", now=NOW)
+    unknown_then_restart(
+        store,
+        lossy_proxy,
+        lambda s: s.memories.supersede(memory.id, "My locker is number 14", now=LATER),
+    )
+    with reopened(lossy_proxy, pg_url, tmp_path) as again:
+        saved = again.memories.supersede(memory.id, "My locker is number 15", now=LATER)
+        assert saved.content == "My locker is number 15"
+        assert versions(memory, again) == [
+            ("My locker is number 12", "superseded"),
+            ("My locker is number 14", "superseded"),
+            ("My locker is number 15", "active"),
+        ]
+
+
+def test_an_edit_of_unknown_outcome_that_another_machine_edited_after_is_a_conflict(
+    store: PostgresStore, lossy_proxy: LossyProxy, pg_url: str, tmp_path: Path
+) -> None:
+    """What is taken as the owner's own is only the unseen edit, still the newest: another
+    machine's edit on top of it stays a conflict after a restart (a guard on the fix)."""
+    memory = store.memories.add("My locker is number 12", now=NOW)
+    unknown_then_restart(
+        store,
+        lossy_proxy,
+        lambda s: s.memories.supersede(memory.id, "My locker is number 14", now=LATER),
+    )
+    with PostgresStore(pg_url, outbox_dir=tmp_path / "desktop", follow_changes=False) as other:
+        [ours] = [m for m in other.memories.chain(memory.id) if m.status.value == "active"]
+        other.memories.supersede(ours.id, "My locker is number 13", now=LATER)
+    with reopened(lossy_proxy, pg_url, tmp_path) as again:
+        with pytest.raises(ChangedElsewhereError) as caught:
+            again.memories.supersede(memory.id, "My locker is number 15", now=LATER)
+        assert caught.value.theirs == "My locker is number 13"
+
+
+def test_a_forget_of_unknown_outcome_is_done_when_repeated_after_a_restart(
+    store: PostgresStore, lossy_proxy: LossyProxy, pg_url: str, tmp_path: Path
+) -> None:
+    memory = store.memories.add("The door code is 4711", now=NOW)
+    unknown_then_restart(store, lossy_proxy, lambda s: forget(s, [memory.id]))
+    with reopened(lossy_proxy, pg_url, tmp_path) as again:
+        heard: list[tuple[str, str]] = []
+        again.memories.listeners.append(lambda event, m: heard.append((event, m.id)))
+        report = forget(again, [memory.id])
+        assert report.forgotten == (memory.id,)
+        assert heard == [("forgotten", memory.id)]
+    # Only ids are kept on this machine for it, never the words of what was forgotten.
+    assert not any(b"4711" in path.read_bytes() for path in tmp_path.glob("unsure-*"))
 
 
 def test_the_windows_store_asks_past_its_link_marked_lost(
@@ -273,3 +394,19 @@ def test_the_windows_store_asks_past_its_link_marked_lost(
         ("My locker is number 12", "superseded"),
         ("My locker is number 14", "active"),
     ]
+
+
+def test_a_damaged_note_of_unknown_changes_is_set_aside_and_the_store_opens(
+    lossy_proxy: LossyProxy, pg_url: str, tmp_path: Path
+) -> None:
+    """The notes are a hint, not memories: one that does not read is kept aside (never
+    deleted) and counts as none; the store opens and notes the next change afresh."""
+    with reopened(lossy_proxy, pg_url, tmp_path) as first:
+        memory = first.memories.stage("The spare key is with Anna", now=NOW)
+        location = first.location
+    notes = unsure_path(tmp_path, location)
+    notes.write_bytes(b'[{"event": "promoted", "key": \xff')
+    with reopened(lossy_proxy, pg_url, tmp_path) as again:
+        unknown_then_restart(again, lossy_proxy, lambda s: confirm(s, memory))
+    assert notes.with_name(notes.name + ".unreadable").read_bytes().endswith(b"\xff")
+    assert [entry["key"] for entry in json.loads(notes.read_text(encoding="utf-8"))] == [memory.id]

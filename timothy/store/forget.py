@@ -33,6 +33,7 @@ import json
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import apsw
@@ -40,11 +41,13 @@ import apsw
 from timothy.errors import StoreError
 from timothy.store.db import Database, scalar
 from timothy.store.dialect import Dialect
-from timothy.store.records import Memory
+from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType
 
 log = logging.getLogger(__name__)
 
 FORGOTTEN = "[forgotten]"
+# The time in a `gone_record`, which has none of its own.
+_GONE_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 
 # (the line as rendered in a block, the line put in its place)
 BlockLine = Callable[[Memory], tuple[str, str]]
@@ -79,6 +82,31 @@ class ErasedCopies:
     tool_messages_redacted: int  # `remember` results and the calls that carried the text
     meta_redacted: tuple[str, ...]  # stored reports (meta keys) that quoted one of them
     vectors_removed: int  # across every embedding model
+
+
+# What a forget found done already touched (an earlier request of it landed unseen).
+NOTHING_ERASED = ErasedCopies(
+    relinked=(), turns_redacted=0, tool_messages_redacted=0, meta_redacted=(), vectors_removed=0
+)
+
+
+def gone_record(memory_id: str) -> Memory:
+    """What a listener hears for a memory found forgotten when its record is not at hand (a
+    forget whose reply was lost): its id, which is what a window needs, and no words."""
+    return Memory(
+        id=memory_id,
+        type=MemoryType.SEMANTIC,
+        content="",
+        status=MemoryStatus.ACTIVE,
+        confidence=0.0,
+        source=MemorySource.MANUAL,
+        session_id=None,
+        supersedes=None,
+        superseded_by=None,
+        created_at=_GONE_TIME,
+        last_confirmed_at=None,
+        last_retrieved_at=None,
+    )
 
 
 @dataclass(frozen=True, slots=True)

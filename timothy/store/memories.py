@@ -27,11 +27,13 @@ from timothy.errors import IllegalTransitionError, InvalidInputError, NotFoundEr
 from timothy.store.db import Database
 from timothy.store.dialect import SQLITE, Dialect, Transactions
 from timothy.store.forget import (
+    NOTHING_ERASED,
     ErasedCopies,
     ForgetReport,
     Redaction,
     compact,
     erase,
+    gone_record,
     remove_memories,
     secure_deletion,
 )
@@ -444,20 +446,24 @@ class BaseMemoryRepository(Generic[DbT]):
         write: Callable[[Any], R],
         landed: Callable[[Any], R | None],
         change: tuple[str, str],
+        check: Callable[[], dict[str, Any]],
     ) -> R:
         """Run `write` in one transaction and return what it returned. `landed` reads, on a
         connection of its own, what `write` would have returned if its transaction was
-        committed (None if it was not), and `change` (event, memory id) names it: on the
-        server a reply lost after the commit is settled so (see postgres/memories.py); the
-        file has no reply to lose."""
+        committed (None if it was not), `change` (event, memory id) names it, and `check`
+        says as plain data how to tell that it landed (kept across a restart: the memory
+        `id` in one of the statuses `status`, with the confirmation time `stamp`; or the
+        memories `gone`): on the server a reply lost after the commit is settled so (see
+        postgres/memories.py); the file has no reply to lose."""
         with self.db.write() as conn:
             return write(conn)
 
-    def _retried(self, change: tuple[str, str]) -> bool:
-        """Whether `change` (event, memory id) is a retry of one whose outcome this machine
-        could not learn (the server stopped answering as it committed): then finding it
-        done already is its success, not an error."""
-        return False
+    def _retried(self, change: tuple[str, str]) -> dict[str, Any] | None:
+        """When `change` (event, memory id) is a retry of one whose outcome this machine
+        could not learn (the server stopped answering as it committed; perhaps before a
+        restart), the `check` it was saved with (see `_saved`): then finding it done already
+        is its success, not an error. None otherwise."""
+        return None
 
     def _read_one(self, conn: Any, memory_id: str) -> Memory | None:
         """The memory `memory_id` as `conn` sees it now (None if there is none)."""
@@ -828,7 +834,7 @@ class BaseMemoryRepository(Generic[DbT]):
                 raise NotFoundError(f"No memory has the id {memory_id!r}.")
             current = MemoryStatus(str(rows[0][0]))
             if current not in allowed:
-                if current is done and self._retried(change):
+                if current is done and self._retried(change) is not None:
                     return self._found(conn, memory_id)
                 names = " or ".join(s.value for s in allowed)
                 raise IllegalTransitionError(
@@ -846,7 +852,11 @@ class BaseMemoryRepository(Generic[DbT]):
                 return None
             return memory if stamp is None or memory.last_confirmed_at == stamp else None
 
-        memory = self._saved(write, landed, change)
+        def check() -> dict[str, Any]:
+            moment = None if stamp is None else stamp.isoformat()
+            return {"id": memory_id, "status": [done.value], "stamp": moment}
+
+        memory = self._saved(write, landed, change, check)
         self._notify(event, memory)
         return memory
 
@@ -938,7 +948,7 @@ class BaseMemoryRepository(Generic[DbT]):
                 ).fetchall()
                 if not found:
                     raise NotFoundError(f"No memory has the id {memory_id!r}.")
-                if found[0][0] in _RESTORED and self._retried(change):
+                if found[0][0] in _RESTORED and self._retried(change) is not None:
                     return self._found(conn, memory_id)
                 raise IllegalTransitionError(
                     f"Memory {memory_id} is {found[0][0]}; only a rejected or archived memory "
@@ -950,7 +960,10 @@ class BaseMemoryRepository(Generic[DbT]):
             memory = self._read_one(conn, memory_id)
             return memory if memory is not None and memory.status.value in _RESTORED else None
 
-        memory = self._saved(write, landed, change)
+        def check() -> dict[str, Any]:
+            return {"id": memory_id, "status": sorted(_RESTORED)}
+
+        memory = self._saved(write, landed, change, check)
         self._notify("restored", memory)
         return memory
 
@@ -1023,7 +1036,10 @@ class BaseMemoryRepository(Generic[DbT]):
         # The new version's id is made here, before the write: finding it on the server
         # is proof that this edit landed.
         saved = self._saved(
-            write, lambda conn: self._read_one(conn, new.id), ("superseded", old.id)
+            write,
+            lambda conn: self._read_one(conn, new.id),
+            ("superseded", old.id),
+            lambda: {"id": new.id},
         )
         self._notify("superseded", saved)
         return saved
@@ -1251,6 +1267,16 @@ class BaseMemoryRepository(Generic[DbT]):
             ).fetchall()
         ]
 
+    def _any_left(self, conn: Any, memory_ids: Sequence[str]) -> bool:
+        """Whether any of `memory_ids` is still stored, as `conn` sees it now."""
+        dialect = self.dialect
+        return bool(
+            conn.execute(
+                dialect.sql(f"SELECT 1 FROM memories WHERE {dialect.among('id')} LIMIT 1"),
+                (dialect.items(memory_ids),),
+            ).fetchall()
+        )
+
     def forget(
         self,
         memory_ids: Iterable[str],
@@ -1278,11 +1304,13 @@ class BaseMemoryRepository(Generic[DbT]):
                 if not conn.execute(
                     dialect.sql("SELECT 1 FROM memories WHERE id = ?"), (memory_id,)
                 ).fetchall():
-                    if self._retried(change):
-                        raise NotFoundError(
-                            f"Memory {memory_id} was forgotten already: the earlier request "
-                            "reached the server."
-                        )
+                    earlier = self._retried(change)
+                    if earlier is not None and not self._any_left(conn, ids):
+                        # The earlier request landed unseen (its reply was lost): this one
+                        # is its success, and the window hears what it removed.
+                        gone = [str(i) for i in earlier.get("gone") or ids]
+                        log.info("forgetting %s had landed unseen; done already", change[1])
+                        return [gone_record(i) for i in gone], 0, NOTHING_ERASED
                     raise NotFoundError(f"No memory has the id {memory_id!r}.")
                 if not chain:
                     wanted.append(memory_id)
@@ -1330,14 +1358,14 @@ class BaseMemoryRepository(Generic[DbT]):
             if not done:  # the write did not run to its end: it cannot have committed
                 return None
             memories = done[0][0]
-            left = conn.execute(
-                dialect.sql(f"SELECT 1 FROM memories WHERE {dialect.among('id')}"),
-                (dialect.items(memory.id for memory in memories),),
-            ).fetchall()
-            return None if left else done[0]  # all or nothing: none left, it landed
+            # All or nothing: none left, it landed.
+            return None if self._any_left(conn, [m.id for m in memories]) else done[0]
+
+        def check() -> dict[str, Any]:
+            return {"gone": [m.id for m in done[0][0]] if done else ids}
 
         with self._forgetting():
-            memories, chains, erased = self._saved(write, landed, change)
+            memories, chains, erased = self._saved(write, landed, change, check)
         forgotten = {memory.id: memory for memory in memories}
         report = ForgetReport(
             forgotten=tuple(forgotten),

@@ -30,6 +30,7 @@ from timothy.store.postgres.offline import ConversationMirror, MirroredSessions,
 from timothy.store.postgres.outbox import Outbox, outbox_path
 from timothy.store.postgres.search import PgSearch
 from timothy.store.postgres.sessions import PgSessionRepository
+from timothy.store.postgres.unsure import UnsureChanges, unsure_path
 from timothy.store.postgres.vectors import PgVectorStore
 
 __all__ = ["PostgresStore"]
@@ -82,7 +83,10 @@ class PostgresStore:
             ConversationMirror(mirror_path(folder, self.db.location)),
         )
         self.memories = PgMemoryRepository(
-            self.db, self.outbox, local_copies=self.sessions.catch_up_forgets
+            self.db,
+            self.outbox,
+            local_copies=self.sessions.catch_up_forgets,
+            unsure=UnsureChanges(unsure_path(folder, self.db.location)),
         )
         self.vectors = PgVectorStore(self.db)
         self.search = PgSearch(self.db, self.vectors)

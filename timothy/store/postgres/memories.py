@@ -13,9 +13,10 @@ here before the write; a status change by the status, and the confirmation time,
 and reports what it finds: saved, or not saved with nothing changed. When the server does not
 answer that question either, the owner is told that it is not known yet, and repeating the
 change is safe: an edit whose words the next version already says is that version (no second
-version, no "changed on another machine"), and a status change this machine could not check
-that is found done is done. New memories need none of this: their ids are made here too, and
-the outbox hands them over only if missing.
+version, no "changed on another machine"), and a status change or a forget this machine
+could not check that is found done is done. What could not be checked is noted in the data
+folder (unsure.py), so this holds after a restart too. New memories need none of this: their
+ids are made here too, and the outbox hands them over only if missing.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from __future__ import annotations
 import builtins
 import logging
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -44,6 +44,7 @@ from timothy.store.postgres.database import PgDatabase
 from timothy.store.postgres.forget import remove_memories, vacuum
 from timothy.store.postgres.outbox import Outbox
 from timothy.store.postgres.rows import Conn, local_day
+from timothy.store.postgres.unsure import Change, UnsureChanges
 from timothy.store.records import Memory, MemoryStatus
 from timothy.text import spellings, typed_terms
 
@@ -141,6 +142,7 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         outbox: Outbox | None = None,
         *,
         local_copies: Callable[[], bool] | None = None,
+        unsure: UnsureChanges | None = None,
     ) -> None:
         super().__init__(db)
         # Where new memories wait while the server does not answer (None: such a write fails).
@@ -150,10 +152,9 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         self.local_copies = local_copies
         # How long a change whose reply was lost asks the server whether it landed.
         self.landed_wait_s = LANDED_WAIT_S
-        # Changes whose outcome could not be learned (see _settle): a retry of one that
-        # finds it done succeeds.
-        self._unsure: set[tuple[str, str]] = set()
-        self._unsure_lock = threading.Lock()
+        # Changes whose outcome could not be learned (see _settle), noted in the data folder
+        # (`unsure` None: in memory only): a retry of one that finds it done succeeds.
+        self.unsure = unsure if unsure is not None else UnsureChanges(None)
 
     def get_many(self, memory_ids: Iterable[str], *, keep: bool = True) -> dict[str, Memory]:
         ids = [i for i in dict.fromkeys(memory_ids) if could_be_stored(i)]
@@ -198,7 +199,9 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
             if after is not None and after.status is MemoryStatus.ACTIVE:
                 # This machine's own edit whose outcome it could not learn: not another
                 # machine's (the new words go on top of it, or it is this very edit).
-                ours_unseen = after.supersedes == old.id and self._retried(("superseded", old.id))
+                ours_unseen = after.supersedes == old.id and (
+                    self._retried(("superseded", old.id)) is not None
+                )
                 if same(after) or ours_unseen:
                     return after
             # edited elsewhere since the owner saw it
@@ -210,6 +213,7 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         write: Callable[[Any], R],
         landed: Callable[[Any], R | None],
         change: tuple[str, str],
+        check: Callable[[], dict[str, Any]],
     ) -> R:
         sent = False
 
@@ -219,14 +223,18 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
             return write(conn)
 
         try:
-            return super()._saved(tracked, landed, change)
+            return super()._saved(tracked, landed, change, check)
         except StoreUnreachableError as exc:
             if not sent:  # refused before anything was sent: nothing changed
                 raise
-            return self._settle(landed, change, exc)
+            return self._settle(landed, change, check, exc)
 
     def _settle(
-        self, landed: Callable[[Any], R | None], change: tuple[str, str], lost: Exception
+        self,
+        landed: Callable[[Any], R | None],
+        change: Change,
+        check: Callable[[], dict[str, Any]],
+        lost: Exception,
     ) -> R:
         """What became of a change whose reply was lost: ask the server (on a connection of
         its own, for up to LANDED_WAIT_S) whether it landed; its result if so, otherwise
@@ -240,8 +248,7 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
                 break
             except StoreUnreachableError:
                 if time.monotonic() >= deadline:
-                    with self._unsure_lock:
-                        self._unsure.add(change)
+                    self._note_unsure(change, check)
                     log.warning("could not learn whether %s was saved", what)
                     raise StoreUnreachableError(
                         f"The memory server {where} stopped answering while {what} was being "
@@ -250,8 +257,7 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
                         "never saved twice)."
                     ) from lost
                 time.sleep(LANDED_RETRY_S)  # a server coming back: ask again, bounded
-        with self._unsure_lock:
-            self._unsure.discard(change)
+        self._settled(change)
         if found is None:
             raise StoreUnreachableError(
                 f"The connection to the memory server {where} broke while {what} was being "
@@ -260,12 +266,24 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         log.info("the reply to %s was lost; the server shows it was saved", what)
         return found
 
-    def _retried(self, change: tuple[str, str]) -> bool:
-        with self._unsure_lock:
-            if change not in self._unsure:
-                return False
-            self._unsure.discard(change)
-            return True
+    def _note_unsure(self, change: Change, check: Callable[[], dict[str, Any]]) -> None:
+        try:
+            self.unsure.note(change, check())
+        except OSError as exc:  # the owner is told it is unknown either way
+            log.warning("could not note on this machine that %s is unknown: %s", change, exc)
+
+    def _settled(self, change: Change) -> None:
+        try:
+            self.unsure.discard(change)
+        except OSError as exc:
+            log.warning("could not note on this machine that %s is known: %s", change, exc)
+
+    def _retried(self, change: Change) -> dict[str, Any] | None:
+        try:
+            return self.unsure.take(change)
+        except OSError as exc:  # read as not noted: the retry says what it finds
+            log.warning("could not read this machine's unknown changes: %s", exc)
+            return None
 
     def _lost_race(self, conn: Any, memory_id: str, content: str) -> Exception:
         return changed_elsewhere(memory_id, content, self._newest_version(conn, memory_id))
