@@ -11,6 +11,8 @@ cannot find out, doing it again is its success, after a restart too.
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -373,6 +375,46 @@ def test_a_forget_of_unknown_outcome_is_done_when_repeated_after_a_restart(
         assert heard == [("forgotten", memory.id)]
     # Only ids are kept on this machine for it, never the words of what was forgotten.
     assert not any(b"4711" in path.read_bytes() for path in tmp_path.glob("unsure-*"))
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        threading.Event().wait(0.05)  # polling the store's feed thread, bounded
+    return True
+
+
+def test_the_windows_store_learns_what_landed_when_the_server_answers_again(
+    lossy_proxy: LossyProxy, pg_url: str, tmp_path: Path
+) -> None:
+    """A forget whose outcome could not be learned: once the server answers, the app's store
+    asks, and its listeners hear the memory forgotten (the window drops it) with no retry;
+    a confirmation is heard so too."""
+    with PostgresStore(lossy_proxy.url(pg_url), outbox_dir=tmp_path, connect_timeout=2) as app:
+        app.memories.landed_wait_s = 0.3
+        gone = app.memories.add("The door code is 4711", now=NOW)
+        staged = app.memories.stage("The spare key is with Anna", now=NOW)
+        heard: list[tuple[str, str]] = []
+        app.memories.listeners.append(lambda event, m: heard.append((event, m.id)))
+        # Only the change's own connection: the store's background work commits too.
+        with (
+            lossy_proxy.unanswered_after_commit(after=b"DELETE FROM memories"),
+            pytest.raises(StoreUnreachableError, match="cannot tell yet"),
+        ):
+            forget(app, [gone.id])
+        assert wait_for(lambda: heard == [("forgotten", gone.id)])
+        assert wait_for(lambda: app.reachable)
+        with (
+            lossy_proxy.unanswered_after_commit(after=b"SET status = 'active'"),
+            pytest.raises(StoreUnreachableError, match="cannot tell yet"),
+        ):
+            confirm(app, staged)
+        assert wait_for(lambda: len(heard) == 2)
+        assert heard[1] == ("promoted", staged.id)
+        assert app.memories.unsure.unsettled() == []
+        assert app.memories.get_many([gone.id]) == {}
 
 
 def test_the_windows_store_asks_past_its_link_marked_lost(

@@ -112,15 +112,21 @@ class PostgresStore:
 
     def _reconnected(self) -> None:
         """The change feed reached the server: calls go through again, everything kept here
-        goes to it, the mirror catches up, and then the listeners hear it is back."""
+        goes to it, the changes whose outcome was not learned are asked about, the mirror
+        catches up, and then the listeners hear it is back."""
         self.db.reconnected()
-        for hand_over in (self.memories.hand_over_pending, self.sessions.hand_over_pending):
+        steps = (
+            self.memories.hand_over_pending,
+            self.sessions.hand_over_pending,
+            self.memories.settle_unsure,
+        )
+        for step in steps:
             try:
-                hand_over()
+                step()
             except StoreUnreachableError:
                 raise
             except Exception:  # refused by the server: it stays here, nothing is dropped
-                log.exception("what was kept on this machine could not be handed over")
+                log.exception("what was kept on this machine could not be settled")
         self._count_kept()
         try:
             self.sessions.refresh()
@@ -137,15 +143,21 @@ class PostgresStore:
 
     def _retry_if_away(self) -> None:
         """A call found the server away while the feed stayed up (a pool that timed out):
-        try again now and then (a refused login less and less often, as the feed does)."""
+        try again now and then (a refused login less and less often, as the feed does).
+        Reachable: ask about changes noted of unknown outcome after the server was found
+        again (their own question was still unanswered then), now and then as well."""
         if self.link.reachable:
+            if self.memories.unsure_waiting.is_set() and self._retry_due(RETRY_SECONDS):
+                try:
+                    self.memories.settle_unsure()
+                except StoreError as exc:
+                    log.info("changes of unknown outcome wait for the server: %s", exc)
             return
         every = RETRY_SECONDS
         if self._refused_retries:
             every = refused_pause(self._refused_retries)
-        if time.monotonic() - self._last_retry < every:
+        if not self._retry_due(every):
             return
-        self._last_retry = time.monotonic()
         try:
             self._reconnected()
             self._refused_retries = 0
@@ -153,6 +165,13 @@ class PostgresStore:
             if refusal_in(exc) is not None or self.link.refusal is not None:
                 self._refused_retries += 1
             log.info("the memory server is still out of reach: %s", exc)
+
+    def _retry_due(self, every: float) -> bool:
+        """Whether `every` seconds have passed since the last try (then this is one)."""
+        if time.monotonic() - self._last_retry < every:
+            return False
+        self._last_retry = time.monotonic()
+        return True
 
     def _feed_conninfo(self, renew: bool) -> str:
         """The address the change feed tries (`renew`: read afresh; see `retry_now`)."""

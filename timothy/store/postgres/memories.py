@@ -15,8 +15,10 @@ answer that question either, the owner is told that it is not known yet, and rep
 change is safe: an edit whose words the next version already says is that version (no second
 version, no "changed on another machine"), and a status change or a forget this machine
 could not check that is found done is done. What could not be checked is noted in the data
-folder (unsure.py), so this holds after a restart too. New memories need none of this: their
-ids are made here too, and the outbox hands them over only if missing.
+folder (unsure.py), so this holds after a restart too; and when the server answers again the
+store asks about each, and tells its listeners what did land (a forgotten memory leaves the
+window). New memories need none of this: their ids are made here too, and the outbox hands
+them over only if missing.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from __future__ import annotations
 import builtins
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from timothy.errors import ChangedElsewhereError, StoreError, StoreUnreachableError
 from timothy.store.dialect import POSTGRES
+from timothy.store.forget import gone_record
 from timothy.store.ids import could_be_stored
 from timothy.store.memories import (
     COLUMNS,
@@ -45,7 +49,7 @@ from timothy.store.postgres.forget import remove_memories, vacuum
 from timothy.store.postgres.outbox import Outbox
 from timothy.store.postgres.rows import Conn, local_day
 from timothy.store.postgres.unsure import Change, UnsureChanges
-from timothy.store.records import Memory, MemoryStatus
+from timothy.store.records import Memory, MemoryStatus, parse_time
 from timothy.text import spellings, typed_terms
 
 log = logging.getLogger(__name__)
@@ -155,6 +159,13 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         # Changes whose outcome could not be learned (see _settle), noted in the data folder
         # (`unsure` None: in memory only): a retry of one that finds it done succeeds.
         self.unsure = unsure if unsure is not None else UnsureChanges(None)
+        # Set while some noted change has not been asked about since (see settle_unsure).
+        self.unsure_waiting = threading.Event()
+        try:
+            if self.unsure.unsettled():  # noted before a restart
+                self.unsure_waiting.set()
+        except OSError as exc:
+            log.warning("could not read this machine's unknown changes: %s", exc)
 
     def get_many(self, memory_ids: Iterable[str], *, keep: bool = True) -> dict[str, Memory]:
         ids = [i for i in dict.fromkeys(memory_ids) if could_be_stored(i)]
@@ -269,6 +280,7 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
     def _note_unsure(self, change: Change, check: Callable[[], dict[str, Any]]) -> None:
         try:
             self.unsure.note(change, check())
+            self.unsure_waiting.set()
         except OSError as exc:  # the owner is told it is unknown either way
             log.warning("could not note on this machine that %s is unknown: %s", change, exc)
 
@@ -284,6 +296,53 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         except OSError as exc:  # read as not noted: the retry says what it finds
             log.warning("could not read this machine's unknown changes: %s", exc)
             return None
+
+    def settle_unsure(self) -> int:
+        """Ask the server (answering again) about each change whose outcome this machine
+        could not learn: the listeners hear each that landed, as if its reply had come (a
+        forgotten memory leaves the window), and a repeat of it stays its success; one that
+        did not land is forgotten here (doing it again does it). How many landed. A server
+        that stops answering meanwhile raises StoreUnreachableError: asked again later."""
+        count = 0
+        self.unsure_waiting.clear()  # one noted meanwhile sets it again
+        for change, check in self.unsure.unsettled():
+            try:
+                with self.db.read() as conn:
+                    found = self._landed_now(conn, check)
+            except StoreError:
+                self.unsure_waiting.set()
+                raise
+            if found is None:
+                log.info("%s did not reach the server; it can be done again", change[0])
+                self._settled(change)
+                continue
+            log.info("%s reached the server, its reply lost earlier", change[0])
+            self.unsure.landed(change)
+            if change[0] == "forgotten":
+                # What the forget's own reply would have been followed by: the server's
+                # dead rows and this machine's copies of the words go too.
+                self.known.forget(memory.id for memory in found)
+                self._compact()
+            for memory in found:
+                self._notify(change[0], memory)
+            count += 1
+        return count
+
+    def _landed_now(self, conn: Any, check: dict[str, Any]) -> list[Memory] | None:
+        """The memories as a change noted with `check` (see BaseMemoryRepository._saved)
+        left them, if it landed; None if it did not."""
+        if "gone" in check:
+            gone = [str(memory_id) for memory_id in check["gone"]]
+            return None if self._any_left(conn, gone) else [gone_record(i) for i in gone]
+        memory = self._read_one(conn, str(check["id"]))
+        if memory is None:
+            return None
+        if "status" in check and memory.status.value not in check["status"]:
+            return None
+        stamp = check.get("stamp")
+        if stamp is not None and memory.last_confirmed_at != parse_time(str(stamp)):
+            return None
+        return [memory]
 
     def _lost_race(self, conn: Any, memory_id: str, content: str) -> Exception:
         return changed_elsewhere(memory_id, content, self._newest_version(conn, memory_id))

@@ -4,7 +4,8 @@ When the reply to a change is lost and the server does not answer the question w
 landed either (see memories.py), the owner is told that doing it again is safe. That promise
 must outlive the app: the change is noted here (its event, the memory it was about, and how
 to tell on the server whether it landed), so a repeat that finds it done is its success even
-after a restart.
+after a restart, and when the server answers again the store asks about each, and the window
+hears what did land (a forgotten memory leaves the lists).
 
 Only ids, statuses and times are kept, never a memory's words (a forgotten memory's words
 must not outlive it here). The file is small and written whole (a new file renamed over the
