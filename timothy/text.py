@@ -40,6 +40,30 @@ STOP_WORDS = frozenset(
 )
 
 
+# Month names and their usual short forms, by number ("sept" too; "may" is its own).
+MONTH_NUMBERS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+
+
 def strip_invisible(text: str) -> str:
     """Remove invisible format characters (zero-width, bidi controls, tags, ...)."""
     return INVISIBLE_RE.sub("", text)

@@ -82,7 +82,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from timothy.lazy import lazy_pattern
-from timothy.text import INVISIBLE_RE, STOP_WORDS, content_words, fold, stem, words
+from timothy.text import (
+    INVISIBLE_RE,
+    MONTH_NUMBERS,
+    STOP_WORDS,
+    content_words,
+    fold,
+    stem,
+    words,
+)
 
 LONG_PARAGRAPH = 500  # characters: longer than anyone types a "please remember"
 LONG_MESSAGE = 1_500
@@ -274,27 +282,6 @@ _RELATIVE_TIME_RE = lazy_pattern(
     r"(?:next|last|this|coming)[ \t]+[^\W\d_]+)\b",
     re.IGNORECASE,
 )
-_MONTH_NUMBERS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
 _CLOCK_RE = lazy_pattern(r"(\d{1,2})(?:[:.](\d{2}))?[ \t]*(?:([ap])\.?m\b)?", re.IGNORECASE)
 
 # What a date or clock time means: ("clock", minutes into the day) or ("date", month, day,
@@ -308,7 +295,7 @@ def _moment(text: str) -> Moment:
     if iso:
         return ("date", int(iso.group(2)), int(iso.group(3)), int(iso.group(1)))
     names = [w.casefold() for w in re.findall(r"[^\W\d_]+", text)]
-    month = next((_MONTH_NUMBERS[w] for w in names if w in _MONTH_NUMBERS), None)
+    month = next((MONTH_NUMBERS[w] for w in names if w in MONTH_NUMBERS), None)
     numbers = [int(n) for n in re.findall(r"\d+", text)]
     if month is None and not any(len(n) == 4 for n in re.findall(r"\d+", text)):
         clock = _CLOCK_RE.search(text)
