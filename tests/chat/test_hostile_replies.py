@@ -439,7 +439,11 @@ def test_a_reply_far_past_its_length_limit_is_cut_off_and_kept(
         server.endless("All work and no play. " * 50)
     else:
         text = "word " * 400_000  # 2 MB, whatever max_tokens asked for
-        server.reply(text, chunks=[text[i : i + 20_000] for i in range(0, len(text), 20_000)])
+        # Sent as a server streams, a piece at a time: all at once, the whole 2 MB could sit
+        # in the sockets' buffers before the cut, and no write of the server's would fail.
+        server.reply(
+            text, chunks=[text[i : i + 20_000] for i in range(0, len(text), 20_000)], interval=0.02
+        )
     events = run(engine.send(OWNER))
     failed = failed_turn(events)
     assert failed.error == TOO_LONG_REPLY
