@@ -35,7 +35,7 @@ from timothy.chat.events import (
 from timothy.chat.settings import ChatSettings
 from timothy.settings import Settings, save_settings
 from timothy.store import Store
-from timothy.store.records import MessageRole, MessageStatus
+from timothy.store.records import MessageRole, MessageStatus, StoredToolCall
 
 OWNER = "I live in Porto and my cat is called Miso. Tell me a story."
 PARTIAL = "Once upon a time in Porto"
@@ -509,3 +509,65 @@ def test_a_model_that_calls_tools_forever_is_stopped_and_says_so(
     later = run(engine.send("Who is my dentist?", session_id=session_of(events)))
     assert next(e for e in later if isinstance(e, TurnFinished)).message.content == "Dr Ana Lopes."
     assert [m.content for m in store.memories.list(status="active")] == [fact]
+
+
+def test_a_conversation_saved_with_ids_bedrock_refuses_goes_on_unchanged(
+    store: Store, bedrock_server: BedrockServer, make_engine: MakeEngine
+) -> None:
+    # Saved before the engine made ids sendable: an id with quotes, one id used twice (its
+    # two results answering in order), one of 100 characters, and a name with a quote.
+    bad = ['t 1"}', "t-1", "t-1", "x" * 100]
+    session = store.sessions.create(title="Older")
+    store.sessions.add_message(session.id, "user", "Remember these please")
+    store.sessions.add_message(
+        session.id,
+        "assistant",
+        "",
+        tool_calls=[
+            StoredToolCall(bad[0], 'remember"', '{"content": "The owner lives in Porto"}'),
+            StoredToolCall(bad[1], "remember", '{"content": "The owner has a cat"}'),
+        ],
+    )
+    store.sessions.add_message(session.id, "tool", "saved Porto", tool_call_id=bad[0])
+    store.sessions.add_message(session.id, "tool", "saved cat", tool_call_id=bad[1])
+    store.sessions.add_message(
+        session.id,
+        "assistant",
+        "",
+        tool_calls=[
+            StoredToolCall(bad[2], "remember", '{"content": "The cat is Miso"}'),
+            StoredToolCall(bad[3], "remember", '{"content": "The owner likes tea"}'),
+        ],
+    )
+    store.sessions.add_message(session.id, "tool", "saved Miso", tool_call_id=bad[2])
+    store.sessions.add_message(session.id, "tool", "saved tea", tool_call_id=bad[3])
+    store.sessions.add_message(session.id, "assistant", "Noted all four.")
+    before = store.sessions.messages(session.id)
+
+    engine = make_engine(bedrock_server)
+    bedrock_server.reply("Your cat is Miso.")
+    events = run(engine.send("What is my cat called?", session_id=session.id))
+    assert not [e for e in events if isinstance(e, TurnFailed)]
+    assert next(e for e in events if isinstance(e, TurnFinished)).message.content == (
+        "Your cat is Miso."
+    )
+    # Sent: every id and name one Converse takes, each result with its own call's id.
+    sent = bedrock_server.requests_for("ConverseStream")[0]["messages"]
+    uses = [b["toolUse"] for m in sent for b in m["content"] if "toolUse" in b]
+    results = [b["toolResult"] for m in sent for b in m["content"] if "toolResult" in b]
+    assert [u["name"] for u in uses] == ["remember_", "remember", "remember", "remember"]
+    assert len({u["toolUseId"] for u in uses}) == 4
+    assert [r["toolUseId"] for r in results] == [u["toolUseId"] for u in uses]
+    assert [r["content"][0]["text"] for r in results] == [
+        "saved Porto",
+        "saved cat",
+        "saved Miso",
+        "saved tea",
+    ]
+    assert uses[1]["toolUseId"] == "t-1"  # a good id goes as it is
+    # The stored conversation keeps what it held.
+    assert engine.wait_idle(10)
+    after = store.sessions.messages(session.id)
+    assert [(m.id, m.tool_calls, m.tool_call_id) for m in after[: len(before)]] == [
+        (m.id, m.tool_calls, m.tool_call_id) for m in before
+    ]

@@ -52,6 +52,7 @@ from timothy.memory.extraction import extract, format_exchange
 from timothy.memory.remember import REMEMBER_TOOL, apply_remember
 from timothy.memory.settings import MemoryPolicySettings
 from timothy.providers.base import (
+    MAX_TOOL_WORD_CHARS,
     CancelToken,
     ChatMessage,
     ChatProvider,
@@ -63,6 +64,8 @@ from timothy.providers.base import (
     ToolCallEvent,
     ToolSpec,
     Usage,
+    is_tool_word,
+    tool_name,
 )
 from timothy.retrieval.recall import Recaller
 from timothy.retrieval.settings import RecallSettings
@@ -106,11 +109,7 @@ TOO_LONG_REPLY = "The reply ran far past its length limit and was cut off; what 
 # A tool call's arguments longer than this are refused unread and never stored or sent back:
 # the longest memory is 20,000 characters, so no honest `remember` call comes near it.
 MAX_TOOL_ARGUMENT_CHARS = 64_000
-MAX_TOOL_NAME_CHARS = 64
-# What a tool call's id and name may hold: every vendor accepts these (Bedrock accepts
-# nothing else, and refuses the whole conversation for one id or name outside them).
-_TOOL_WORD = re.compile(rf"^[A-Za-z0-9_-]{{1,{MAX_TOOL_NAME_CHARS}}}$")
-_NOT_TOOL_CHARACTER = re.compile(r"[^A-Za-z0-9_-]")
+MAX_TOOL_NAME_CHARS = MAX_TOOL_WORD_CHARS
 
 TITLE_PROMPT = (
     "Write a title for this conversation: at most six words, no quotes, no final full "
@@ -835,7 +834,7 @@ def _sendable(calls: Sequence[ToolCall], history: Sequence[ChatMessage]) -> list
     for call in calls:
         bounded = _bounded(call)
         call_id = bounded.id
-        if not _TOOL_WORD.match(call_id) or call_id in used:
+        if not is_tool_word(call_id) or call_id in used:
             call_id = f"call_{uuid.uuid4().hex[:24]}"
             log.warning("a tool call's id was unusable or used already; it was given a new one")
         used.add(call_id)
@@ -846,7 +845,7 @@ def _sendable(calls: Sequence[ToolCall], history: Sequence[ChatMessage]) -> list
 def _bounded(call: ToolCall) -> ToolCall:
     """A model's tool call with a sane name and arguments: a megabyte of arguments is not
     kept, nor sent back to the model on every later round."""
-    name = _NOT_TOOL_CHARACTER.sub("_", call.name)[:MAX_TOOL_NAME_CHARS] or "unnamed"
+    name = tool_name(call.name)
     arguments = call.arguments
     if len(arguments) > MAX_TOOL_ARGUMENT_CHARS:
         log.warning("a %s call had %d characters of arguments; refused", name, len(arguments))

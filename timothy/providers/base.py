@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,22 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# What a tool call's id and name may hold: every vendor accepts these (Bedrock accepts
+# nothing else, and refuses the whole conversation for one id or name outside them).
+MAX_TOOL_WORD_CHARS = 64
+_TOOL_WORD = re.compile(rf"^[A-Za-z0-9_-]{{1,{MAX_TOOL_WORD_CHARS}}}$")
+_NOT_TOOL_CHARACTER = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def is_tool_word(text: str) -> bool:
+    """Whether `text` is a tool call id or name every vendor accepts."""
+    return _TOOL_WORD.match(text) is not None
+
+
+def tool_name(name: str) -> str:
+    """`name` as a tool name every vendor accepts (its other characters made "_")."""
+    return _NOT_TOOL_CHARACTER.sub("_", name)[:MAX_TOOL_WORD_CHARS] or "unnamed"
 
 
 @dataclass(frozen=True, slots=True)

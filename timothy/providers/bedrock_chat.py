@@ -7,9 +7,11 @@ user message. A `cachePoint` goes right after the stable system prefix (the bloc
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
+from collections import defaultdict, deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +33,8 @@ from timothy.providers.base import (
     ToolCallEvent,
     ToolSpec,
     Usage,
+    is_tool_word,
+    tool_name,
 )
 from timothy.providers.bedrock_client import make_client, region_of, translate
 from timothy.providers.broken import broke_off, cut_off, damaged
@@ -87,10 +91,50 @@ def _tool_input(call: ToolCall) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"value": value}
 
 
+class _SentIds:
+    """The tool call ids of one request as Converse takes them. A conversation saved before
+    the engine made ids sendable (or by another app's version) may hold an id Converse
+    refuses (quotes, spaces, over 64 characters) or one id used twice, and Bedrock refuses
+    the whole request for it, on every later turn. Such an id is sent as a new one, derived
+    from the old and its place (the same on every turn, so the prompt cache still matches);
+    each tool result is sent with the id its call was sent with. The stored conversation is
+    not changed."""
+
+    def __init__(self) -> None:
+        self._used: set[str] = set()
+        # A stored id -> the ids its calls were sent with, not yet answered by a result.
+        self._unanswered: defaultdict[str, deque[str]] = defaultdict(deque)
+        self._last: dict[str, str] = {}  # a stored id -> the id its latest call was sent with
+        self._calls = 0
+
+    def of_call(self, stored: str) -> str:
+        self._calls += 1
+        sent = stored
+        tries = 0
+        while not is_tool_word(sent) or sent in self._used:
+            tries += 1
+            seed = f"{self._calls}:{tries}:{stored}".encode()
+            sent = f"tooluse_{hashlib.sha256(seed).hexdigest()[:24]}"
+        if sent != stored:
+            log.debug("a stored tool call id Converse refuses was sent as a new one")
+        self._used.add(sent)
+        self._unanswered[stored].append(sent)
+        self._last[stored] = sent
+        return sent
+
+    def of_result(self, stored: str) -> str:
+        unanswered = self._unanswered.get(stored)
+        if unanswered:
+            return unanswered.popleft()
+        return self._last.get(stored, stored)
+
+
 def to_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     """Our messages as Converse messages: roles alternate (neighbours of one role merge), tool
-    results ride in a user message, and no text block is blank (Bedrock refuses those)."""
+    results ride in a user message, no text block is blank, and tool ids and names are ones
+    Converse takes (Bedrock refuses the whole request otherwise: see `_SentIds`)."""
     out: list[dict[str, Any]] = []
+    ids = _SentIds()
     for message in messages:
         blocks: list[dict[str, Any]] = []
         if message.role == "tool":
@@ -98,7 +142,7 @@ def to_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
             blocks.append(
                 {
                     "toolResult": {
-                        "toolUseId": message.tool_call_id or "",
+                        "toolUseId": ids.of_result(message.tool_call_id or ""),
                         "content": [{"text": message.content or "(no output)"}],
                     }
                 }
@@ -111,8 +155,8 @@ def to_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                 blocks.append(
                     {
                         "toolUse": {
-                            "toolUseId": call.id,
-                            "name": call.name,
+                            "toolUseId": ids.of_call(call.id),
+                            "name": tool_name(call.name),
                             "input": _tool_input(call),
                         }
                     }
