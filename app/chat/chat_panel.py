@@ -60,6 +60,9 @@ log = logging.getLogger(__name__)
 STOPPED = "Stopped. What arrived is kept."
 NEW_CHAT = "New chat"
 TEMPORARY_CHAT = "Temporary chat"
+# The message box with no chat model to send to: why.
+NO_MODEL_PLACEHOLDER = "Set up a chat model in Settings to start chatting"
+KEYRING_LOCKED_PLACEHOLDER = "The API key cannot be read while the system keyring is locked"
 
 
 class ChatPanel(QWidget):
@@ -73,6 +76,7 @@ class ChatPanel(QWidget):
     memory_undo_requested = Signal(object)
     staged_review_requested = Signal()
     settings_requested = Signal()
+    retry_keyring_requested = Signal()  # the welcome's *Try again* for a locked keyring
     local_server_chosen = Signal(object, str)
     toggle_conversations_requested = Signal()
     toggle_memory_requested = Signal()
@@ -192,6 +196,7 @@ class ChatPanel(QWidget):
         composer_row.addStretch(1)
         layout.addLayout(composer_row)
         self.chat_ready = True
+        self.keyring_locked = False  # a chat model is set up but its key cannot be read
         self.paused: str | None = None  # why no turn may start now (a restore), or None
         self.new_chat()
 
@@ -209,6 +214,8 @@ class ChatPanel(QWidget):
         if self._welcome is None:
             self._welcome = WelcomePanel(self.stack)
             self._welcome.settings_requested.connect(self.settings_requested)
+            self._welcome.retry_keyring_requested.connect(self.retry_keyring_requested)
+            self._welcome.show_keyring_locked(self.keyring_locked)
             self._welcome.local_server_chosen.connect(self.local_server_chosen)
             self.stack.addWidget(self._welcome)
         return self._welcome
@@ -216,9 +223,14 @@ class ChatPanel(QWidget):
     def welcome_built(self) -> bool:
         return self._welcome is not None
 
-    def set_chat_ready(self, ready: bool) -> None:
-        """With no chat model the welcome explains what to set up (memory still works)."""
+    def set_chat_ready(self, ready: bool, *, keyring_locked: bool = False) -> None:
+        """With no chat model the welcome explains what to set up (memory still works);
+        `keyring_locked`: one is set up, but the locked keyring keeps its key, and the
+        welcome and the message box say that instead."""
         self.chat_ready = ready
+        self.keyring_locked = keyring_locked and not ready
+        if self._welcome is not None:
+            self._welcome.show_keyring_locked(self.keyring_locked)
         self._offer_composer()
         self._show_page()
 
@@ -234,9 +246,8 @@ class ChatPanel(QWidget):
             self.composer.set_available(False, self.paused)
             return
         ready = self.chat_ready
-        self.composer.set_available(
-            ready, None if ready else "Set up a chat model in Settings to start chatting"
-        )
+        why = KEYRING_LOCKED_PLACEHOLDER if self.keyring_locked else NO_MODEL_PLACEHOLDER
+        self.composer.set_available(ready, None if ready else why)
 
     def _show_page(self) -> None:
         before = (self.stack.currentWidget(), self.composer.isHidden())

@@ -1,5 +1,6 @@
 """First run with no chat model: what to set up, a button to Settings, and, when a model
-server already runs on this computer (Ollama, LM Studio), an offer to use it."""
+server already runs on this computer (Ollama, LM Studio), an offer to use it. A chat model
+that is set up but whose key the locked keyring keeps is said as that, with *Try again*."""
 
 from __future__ import annotations
 
@@ -17,11 +18,24 @@ from PySide6.QtWidgets import (
 from app.chat.local_servers import LocalServer
 from app.look import icons, theme
 
+SET_UP_TEXT = (
+    "To chat, connect a model: <b>OpenAI</b> or any OpenAI-compatible server "
+    "(Ollama, LM Studio, llama.cpp) or <b>Amazon Bedrock</b>."
+)
+SET_UP_BUTTON = "  Set up a chat model"
+# The chat model is set up; only its key cannot be read: nothing to change in Settings.
+KEYRING_LOCKED_TEXT = (
+    "Your chat model is set up, but its API key could not be read: the system keyring is "
+    "locked. Unlock it (your system may ask for its password), then try again."
+)
+KEYRING_LOCKED_BUTTON = "  Try again"
+
 
 class WelcomePanel(QScrollArea):
     """Scrolls when the window is too short for it (the window's minimum height is less)."""
 
     settings_requested = Signal()
+    retry_keyring_requested = Signal()  # the locked keyring's key: read it again
     local_server_chosen = Signal(object, str)  # LocalServer, model
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -59,22 +73,18 @@ class WelcomePanel(QScrollArea):
         subtitle.setWordWrap(True)
         subtitle.setProperty("muted", True)
         layout.addWidget(subtitle)
-        explain = QLabel(
-            "To chat, connect a model: <b>OpenAI</b> or any OpenAI-compatible server "
-            "(Ollama, LM Studio, llama.cpp) or <b>Amazon Bedrock</b>.",
-            column,
-        )
-        explain.setWordWrap(True)
-        explain.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.explain = QLabel(SET_UP_TEXT, column)
+        self.explain.setWordWrap(True)
+        self.explain.setAlignment(Qt.AlignmentFlag.AlignCenter)
         layout.addSpacing(8)
-        layout.addWidget(explain)
+        layout.addWidget(self.explain)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         self.settings_button = QPushButton(
-            icons.icon("settings", "accent_text", 16), "  Set up a chat model", column
+            icons.icon("settings", "accent_text", 16), SET_UP_BUTTON, column
         )
         self.settings_button.setProperty("primary", True)
-        self.settings_button.clicked.connect(self.settings_requested)
+        self.settings_button.clicked.connect(self._button_clicked)
         buttons.addWidget(self.settings_button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
@@ -124,6 +134,29 @@ class WelcomePanel(QScrollArea):
         self.setWidget(page)
         page.setAutoFillBackground(False)  # setWidget turned it on: let the chat pane show
         self.server: LocalServer | None = None
+        self.keyring_locked = False
+
+    def show_keyring_locked(self, locked: bool) -> None:
+        """`locked`: a chat model is set up, but its key is in the locked keyring, so the
+        panel says that and offers *Try again* (what the banner offers), not a set-up the
+        owner has done already; no local server is offered meanwhile."""
+        self.keyring_locked = locked
+        self.explain.setText(KEYRING_LOCKED_TEXT if locked else SET_UP_TEXT)
+        self.settings_button.setText(KEYRING_LOCKED_BUTTON if locked else SET_UP_BUTTON)
+        self.settings_button.setIcon(
+            icons.icon("regenerate" if locked else "settings", "accent_text", 16)
+        )
+        if locked:
+            self.local_box.hide()
+            self.probe_label.hide()
+        else:
+            self.probe_label.setVisible(self.local_box.isHidden())
+
+    def _button_clicked(self) -> None:
+        if self.keyring_locked:
+            self.retry_keyring_requested.emit()
+        else:
+            self.settings_requested.emit()
 
     def show_local_servers(self, servers: list[LocalServer]) -> None:
         """Offer the first server that has a model loaded, with its models to choose from

@@ -352,6 +352,7 @@ class MainWindow(QMainWindow):
         chat.settings_requested.connect(lambda: self.open_settings())
         chat.local_server_chosen.connect(self.use_local_server)
         chat.model_picker.model_chosen.connect(self.choose_chat_model)
+        chat.retry_keyring_requested.connect(lambda: self._banner_action(RETRY_KEYRING))
         chat.toggle_conversations_requested.connect(self.toggle_conversations)
         chat.toggle_memory_requested.connect(self.toggle_memory_pane)
         chat.temporary_changed.connect(self._temporary_changed)
@@ -661,7 +662,7 @@ class MainWindow(QMainWindow):
 
     def _assistant_configured(self, setup: Setup) -> None:
         ready = setup.chat is not None
-        self.chat.set_chat_ready(ready)
+        self.chat.set_chat_ready(ready, keyring_locked="chat" in setup.locked_out)
         self.status.show_chat_problem(setup.settings, setup.chat_problem)
         unlocked = self._keyring_locked and not setup.keyring_locked
         self._keyring_locked = setup.keyring_locked

@@ -11,6 +11,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from app.chat.welcome_panel import KEYRING_LOCKED_TEXT, SET_UP_TEXT
 from app.mainwindow.main_window import KEYRING_BACK_TEXT, MainWindow
 from tests.app.conftest import WindowFactory, settle
 from tests.fakes.bedrock_server import BedrockServer
@@ -82,6 +83,40 @@ def test_try_again_builds_the_chat_model_once_the_keyring_is_unlocked(
     assert "not set up" not in window.status.chat_label.text()
 
 
+def test_the_welcome_says_the_key_is_locked_away_and_tries_again(
+    qtbot: QtBot, make_window: WindowFactory, locked: LockableKeyring
+) -> None:
+    window = make_window(settings=OPENAI)
+    chat = window.chat
+    welcome = chat.welcome
+    assert chat.stack.currentWidget() is welcome and welcome.isVisible()
+    # Not "connect a model": one is set up; the keyring keeps its key.
+    assert welcome.explain.text() == KEYRING_LOCKED_TEXT
+    assert "connect a model" not in welcome.explain.text()
+    assert welcome.settings_button.text().strip() == "Try again"
+    assert not welcome.probe_label.isVisible() and not welcome.local_box.isVisible()
+    assert "locked" in chat.composer.input.placeholderText()
+
+    # Still locked: the welcome's button reads the keyring once and the banner says so.
+    reads = locked.reads
+    with qtbot.assertNotEmitted(chat.settings_requested):
+        welcome.settings_button.click()
+        qtbot.waitUntil(
+            lambda: window.banner.text_label.text().startswith("The API key still cannot be read:"),
+            timeout=5000,
+        )
+    assert locked.reads == reads + 1
+    assert welcome.explain.text() == KEYRING_LOCKED_TEXT
+
+    locked.locked = False  # the owner unlocks it
+    welcome.settings_button.click()
+    qtbot.waitUntil(lambda: rebuilt_with_the_key(window), timeout=10_000)
+    settle(qtbot, window.workers, window.network)
+    assert chat.chat_ready and chat.stack.currentWidget() is chat.blank
+    assert chat.composer.input.placeholderText() == "Message Timothy"
+    assert welcome.explain.text() == SET_UP_TEXT  # shown again only when nothing is set up
+
+
 def test_coming_back_to_the_window_tries_again_but_not_at_every_focus(
     qtbot: QtBot, make_window: WindowFactory, locked: LockableKeyring
 ) -> None:
@@ -123,6 +158,8 @@ def test_a_key_that_is_not_the_keyrings_fault_offers_settings(
     assert not window.assistant.setup.keyring_locked
     assert window.banner.action_button.text() == "Settings"
     assert "No OpenAI API key is set" in window.banner.text_label.text()
+    assert window.chat.welcome.explain.text() == SET_UP_TEXT  # this one is to set up
+    assert window.chat.welcome.settings_button.text().strip() == "Set up a chat model"
 
 
 def test_sending_a_message_tries_the_keyring_again(
