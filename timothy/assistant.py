@@ -17,6 +17,7 @@ from timothy.providers.base import ChatProvider, EmbeddingProvider
 from timothy.providers.factory import chat_provider, embedding_provider, query_embedder
 from timothy.providers.local import LocalEmbedder
 from timothy.providers.openai_chat import OpenAIChat
+from timothy.providers.openai_client import KeyRead
 from timothy.providers.openai_embeddings import OpenAIEmbeddings
 from timothy.retrieval.floor import background_for, wait_for_background
 from timothy.secrets import KeyringUnavailableError
@@ -151,8 +152,9 @@ def build(
     chat: ChatProvider | None = None
     chat_problem: str | None = None
     locked_out: set[str] = set()
+    key_read = KeyRead()  # the chat model and the embeddings share one read of the keyring
     try:
-        chat = chat_provider(settings)
+        chat = chat_provider(settings, key_read=key_read)
     except ProviderError as exc:
         log.warning("chat provider %s unusable: %s", settings.chat_provider, exc.message)
         chat_problem = exc.message
@@ -161,7 +163,7 @@ def build(
     embedder: EmbeddingProvider | None = None
     embedding_problem: str | None = None
     try:
-        embedder = embedding_provider(settings)
+        embedder = embedding_provider(settings, key_read=key_read)
     except ProviderError as exc:
         log.warning("embedding provider %s unusable: %s", settings.embedding_provider, exc.message)
         embedding_problem = exc.message

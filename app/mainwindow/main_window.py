@@ -74,8 +74,10 @@ from timothy.assistant import Setup
 from timothy.chat.export import export_markdown, markdown_file_name
 from timothy.cli.memories import forget_summary, purge_summary
 from timothy.memory.forget import server_backups_message
+from timothy.providers.base import ChatProvider
 from timothy.providers.bedrock_models import BedrockModels, list_bedrock_chat_models
 from timothy.providers.model_list import list_chat_models
+from timothy.providers.openai_chat import OpenAIChat
 from timothy.settings import Settings, load_settings, save_settings
 from timothy.store import Memory, Store, backups
 from timothy.store.backups import Backup, PurgeReport, RestoreResult
@@ -685,6 +687,7 @@ class MainWindow(QMainWindow):
             )
         elif unlocked:
             self.banner.show_message(KEYRING_BACK_TEXT, kind="info", timeout_ms=8000)
+        self._offer_chat_models(setup.settings, later=not self.start_loads.started, chat=setup.chat)
         self.upkeep.embedding_changed(setup.embedding, offer=True)
         self.upkeep.schedule_consolidation()
 
@@ -1190,11 +1193,15 @@ class MainWindow(QMainWindow):
         self.settings_applied.emit(settings)
 
     def _build_for(self, settings: Settings) -> None:
-        """The chat engine and the model picker's list for `settings`, each on a worker; at
-        start the list waits in `start_loads` for the engine and its local model."""
+        """The chat engine and the model picker's list for `settings`, each on a worker. The
+        list is asked once the engine is built (`_assistant_configured`), with the key its
+        build read: the keyring is read once (a locked one may prompt at each read). At
+        start it then waits in `start_loads` for the engine's local model."""
         if self.assistant is not None:
             self.assistant.configure(settings)
-        self._offer_chat_models(settings, later=not self.start_loads.started)
+            self._show_chat_model(settings)
+        else:
+            self._offer_chat_models(settings, later=not self.start_loads.started)
 
     def _listed_first(self) -> None:
         """The conversation list has been read once: once the window's first reads are in
@@ -1267,25 +1274,47 @@ class MainWindow(QMainWindow):
             action_label="Restart now",
         )
 
-    def _offer_chat_models(self, settings: Settings, *, later: bool = False) -> None:
+    def _show_chat_model(self, settings: Settings) -> None:
+        """The header's model picker offers the chosen model (Bedrock's Nova models besides)
+        until a list arrives."""
+        picker = self.chat.model_picker
+        if settings.chat_provider == "openai":
+            picker.show_models([], settings.openai.chat_model)
+        elif settings.chat_provider == "bedrock":
+            picker.show_models(list(BEDROCK_MODELS), settings.bedrock.chat_model)
+        else:
+            picker.show_models([], "")
+
+    def _offer_chat_models(
+        self, settings: Settings, *, later: bool = False, chat: ChatProvider | None = None
+    ) -> None:
         """Fill the header's model picker: an OpenAI-compatible server's own list, Bedrock's
         chat models for the region (both asked on a worker; Bedrock's Nova models until
         then, or when the region's cannot be listed), nothing without a provider. `later`:
-        asked in `start_loads`' turn (at start)."""
+        asked in `start_loads`' turn (at start). `chat`: the built provider, whose key the
+        list is asked with (else the keyring's is read)."""
         picker = self.chat.model_picker
         run = self.start_loads.add if later else self._ask_network
+        self._show_chat_model(settings)
         if settings.chat_provider == "openai":
             current = settings.openai.chat_model
-            picker.show_models([], current)
 
             def listed(models: list[str]) -> None:
                 if self.settings is settings:  # not replaced meanwhile
                     picker.show_models(models, current)
 
-            run("listing the server's models", lambda: list_chat_models(settings.openai), listed)
+            if isinstance(chat, OpenAIChat):
+                run("listing the server's models", chat.list_models, listed)
+            elif chat is None and self.assistant is None:
+                run(
+                    "listing the server's models",
+                    lambda: list_chat_models(settings.openai),
+                    listed,
+                )
+            # else no chat model could be built (its key could not be read, say): the list
+            # would fail the same way, or read a locked keyring once more.
         elif settings.chat_provider == "bedrock":
             current = settings.bedrock.chat_model
-            picker.show_models(list(BEDROCK_MODELS), current)
 
             def regions_models(found: BedrockModels) -> None:
                 if self.settings is settings:
@@ -1297,8 +1326,6 @@ class MainWindow(QMainWindow):
                 lambda: list_bedrock_chat_models(settings.bedrock),
                 regions_models,
             )
-        else:
-            picker.show_models([], "")
 
     def _ask_network(
         self, what: str, work: Callable[[], object], on_success: Callable[[Any], None]

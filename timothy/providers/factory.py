@@ -11,13 +11,16 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from timothy.errors import ErrorKind, InvalidInputError, ProviderError
 from timothy.providers.base import ChatProvider, EmbeddingProvider
 from timothy.providers.local import LocalEmbedder
 from timothy.providers.sdk import importing
 from timothy.providers.settings import ProviderChoice
+
+if TYPE_CHECKING:  # the OpenAI client module is imported when an OpenAI provider is made
+    from timothy.providers.openai_client import KeyRead
 
 C = TypeVar("C", bound=ProviderChoice)
 
@@ -40,25 +43,27 @@ def local_embedder() -> LocalEmbedder:
 
 
 def chat_provider(
-    settings: ProviderChoice, *, openai_key: str | None = None
+    settings: ProviderChoice, *, openai_key: str | None = None, key_read: KeyRead | None = None
 ) -> ChatProvider | None:
     """The chat provider the settings name, or None. Raises ProviderError if it cannot be set
     up (no OpenAI key, no AWS region, an unknown provider name).
 
     `openai_key` is used instead of the keyring's key: the settings page tests a key the
-    owner typed before it is saved."""
+    owner typed before it is saved. `key_read`: the keyring's key as read once for a build
+    (see `KeyRead`); else it is read for this provider."""
     name = settings.chat_provider
     if not name:
         return None
     if name == "openai":
         from timothy.providers.openai_chat import OpenAIChat
-        from timothy.providers.openai_client import api_key, is_official, stored_key
+        from timothy.providers.openai_client import KeyRead, api_key, is_official
 
         server = settings.openai
+        read = key_read or KeyRead()
         if openai_key or is_official(server):
-            return OpenAIChat(server, api_key=openai_key or api_key(server))
+            return OpenAIChat(server, api_key=openai_key or api_key(server, read))
         # Another server's key (a local one needs none) is read with the first request.
-        return OpenAIChat(server, read_key=stored_key)
+        return OpenAIChat(server, read_key=read.then_afresh())
     if name == "bedrock":
         with importing():  # these import their SDK at the top
             from timothy.providers.bedrock_chat import BedrockChat
@@ -71,23 +76,24 @@ def chat_provider(
 
 
 def embedding_provider(
-    settings: ProviderChoice, *, openai_key: str | None = None
+    settings: ProviderChoice, *, openai_key: str | None = None, key_read: KeyRead | None = None
 ) -> EmbeddingProvider | None:
     """The embedding provider the settings name, or None (the vector leg is then off).
-    `openai_key` as for `chat_provider`."""
+    `openai_key` and `key_read` as for `chat_provider`."""
     name = settings.embedding_provider
     if not name:
         return None
     if name == "local":
         return local_embedder()
     if name == "openai":
-        from timothy.providers.openai_client import api_key, is_official, stored_key
+        from timothy.providers.openai_client import KeyRead, api_key, is_official
         from timothy.providers.openai_embeddings import OpenAIEmbeddings
 
         server = settings.openai
+        read = key_read or KeyRead()
         if openai_key or is_official(server):
-            return OpenAIEmbeddings(server, api_key=openai_key or api_key(server))
-        return OpenAIEmbeddings(server, read_key=stored_key)
+            return OpenAIEmbeddings(server, api_key=openai_key or api_key(server, read))
+        return OpenAIEmbeddings(server, read_key=read.then_afresh())
     if name == "bedrock":
         with importing():  # these import their SDK at the top
             from timothy.providers.titan import TitanEmbeddings

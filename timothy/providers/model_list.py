@@ -38,14 +38,19 @@ _NOT_CHAT = (
 )
 
 
-def list_chat_models(settings: OpenAISettings, key: str | None = None) -> list[str]:
+def list_chat_models(
+    settings: OpenAISettings, key: str | None = None, *, read_keyring: bool = True
+) -> list[str]:
     """The ids the server lists, in its order, without embedding models (OpenAI's own:
     chat models only, sorted).
 
-    `key`: a key typed but not saved yet; else the saved one (see `api_key`). Raises
-    ProviderError with a plain sentence when the server cannot be asked or lists nothing.
+    `key`: a key typed but not saved yet; else the saved one (see `api_key`). Without
+    `read_keyring`, `key` is the one a provider read already (None: none), and the keyring
+    is not read again. Raises ProviderError with a plain sentence when the server cannot be
+    asked or lists nothing.
     """
-    key = key or api_key(settings)
+    if read_keyring:
+        key = key or api_key(settings)
     bounded = dataclasses.replace(
         settings, timeout_seconds=min(settings.timeout_seconds, LIST_TIMEOUT_SECONDS)
     )

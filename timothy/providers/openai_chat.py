@@ -150,6 +150,14 @@ class OpenAIChat:
         request, where it would stall the window."""
         self._client.get()
 
+    def list_models(self) -> list[str]:
+        """The server's chat models (`list_chat_models`), asked with this provider's key: the
+        one its build read, so the keyring is not read again (a locked one may prompt)."""
+        from timothy.providers.model_list import list_chat_models
+
+        self._client.get()  # the key, if it was not read yet
+        return list_chat_models(self.settings, self._client.key, read_keyring=False)
+
     @property
     def server_name(self) -> str:
         return "OpenAI" if is_official(self.settings) else "The server"

@@ -70,11 +70,12 @@ def check_base_url(address: str) -> str:
     return address
 
 
-def api_key(settings: OpenAISettings) -> str | None:
+def api_key(settings: OpenAISettings, read: Callable[[], str | None] | None = None) -> str | None:
     """The key for this server: the keyring's, else OPENAI_API_KEY (OpenAI's own API only:
-    an OpenAI key is never sent to another server just because it is in the environment)."""
+    an OpenAI key is never sent to another server just because it is in the environment).
+    `read`: how the keyring's is read (a build's `KeyRead`, shared by its providers)."""
     try:
-        key = read_secret(OPENAI_API_KEY)
+        key = (read or stored_key)()
     except KeyringUnavailableError as exc:
         if not is_official(settings):
             return None  # a local server needs no key: a missing keyring must not stop it
@@ -98,6 +99,45 @@ def stored_key() -> str | None:
     """The keyring's key for a server other than OpenAI's own (which may need none); raises
     KeyringUnavailableError when the keyring cannot be read, for `LazyClient` to try later."""
     return read_secret(OPENAI_API_KEY)
+
+
+class KeyRead:
+    """The keyring's OpenAI key read once for the providers one build makes: the chat model
+    and the embeddings use the same server's key, and every read of a locked keyring may put
+    up the system's unlock prompt. The first to ask reads; the others get the same outcome
+    (the key, None, or KeyringUnavailableError again). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._done = False
+        self._key: str | None = None
+        self._unreadable: KeyringUnavailableError | None = None
+
+    def __call__(self) -> str | None:
+        with self._lock:
+            if not self._done:
+                try:
+                    self._key = stored_key()
+                except KeyringUnavailableError as exc:
+                    self._unreadable = exc
+                self._done = True
+        if self._unreadable is not None:
+            raise KeyringUnavailableError(str(self._unreadable)) from self._unreadable.__cause__
+        return self._key
+
+    def then_afresh(self) -> Callable[[], str | None]:
+        """A `LazyClient`'s `read_key`: its first read is this shared one; a later one (a
+        locked keyring tried again, half a minute on) reads the keyring."""
+        first = True
+
+        def read() -> str | None:
+            nonlocal first
+            if first:
+                first = False
+                return self()
+            return stored_key()
+
+        return read
 
 
 def server_label(settings: OpenAISettings) -> str:

@@ -117,6 +117,18 @@ def test_the_welcome_says_the_key_is_locked_away_and_tries_again(
     assert welcome.explain.text() == SET_UP_TEXT  # shown again only when nothing is set up
 
 
+def test_a_locked_keyring_is_read_once_at_start(
+    qtbot: QtBot, make_window: WindowFactory, locked: LockableKeyring
+) -> None:
+    # Each read of a locked keyring may put up the system's unlock prompt: the model list
+    # does not read it again after the chat model's build could not.
+    window = make_window(settings=OPENAI)
+    qtbot.waitUntil(lambda: window.start_loads.done, timeout=10_000)
+    settle(qtbot, window.workers, window.network)
+    assert locked.reads == 1
+    assert window.chat.model_picker.models() == [OPENAI.openai.chat_model]
+
+
 def test_coming_back_to_the_window_tries_again_but_not_at_every_focus(
     qtbot: QtBot, make_window: WindowFactory, locked: LockableKeyring
 ) -> None:

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import keyring
 import pytest
 from pytestqt.qtbot import QtBot
 
@@ -17,7 +18,9 @@ from app.mainwindow.start_loads import StartLoads
 from app.mainwindow.window_state import WindowState
 from app.transcript.code_block import LEX_LATER_CHARS, CodeBlock, _lexing
 from tests.app.conftest import SETTLE_TIMEOUT_MS, chat_settings, settle
+from tests.fakes.keyring_backend import LockableKeyring
 from tests.fakes.openai_server import OpenAIServer
+from timothy.secrets import OPENAI_API_KEY, set_secret
 from timothy.settings import Settings
 from timothy.store import Store
 
@@ -113,6 +116,40 @@ def test_the_model_list_is_asked_for_after_the_local_model_has_loaded(
     assert "house-model" in window.chat.model_picker.models()
     assert sum(1 for r in openai_server.requests if r.operation == "models") == 1
     settle(qtbot, window.workers, window.network)
+    window.close()
+
+
+@pytest.mark.parametrize("embeddings", [None, "openai"])
+def test_the_start_reads_the_servers_key_once(
+    qtbot: QtBot,
+    store: Store,
+    openai_server: OpenAIServer,
+    isolated_env: Path,
+    embeddings: str | None,
+) -> None:
+    """The chat model, the embeddings and the model list all use the server's one key: the
+    start reads it from the keyring once (each read of a locked keyring may prompt)."""
+    key = "sk-house-server-key"
+    set_secret(OPENAI_API_KEY, key)
+    openai_server.api_key = key  # a request without it is refused, so the list used it
+    openai_server.models = ["gpt-4o-mini", "house-model"]
+    counting = LockableKeyring(locked=False)
+    keyring.set_keyring(counting)  # isolated_env puts the file keyring back
+    window = MainWindow(
+        store,
+        settings=chat_settings(openai_server, embedding_provider=embeddings),
+        window_state=WindowState(),
+        probe_local_servers=lambda: [],
+        consolidation_delay_ms=None,
+    )
+    qtbot.addWidget(window)
+    window.show()
+    with qtbot.waitSignal(window.start_loads.finished, timeout=60_000):
+        pass
+    settle(qtbot, window.workers, window.network)
+    assert "house-model" in window.chat.model_picker.models()
+    assert sum(1 for r in openai_server.requests if r.operation == "models") == 1
+    assert counting.reads == 1
     window.close()
 
 
