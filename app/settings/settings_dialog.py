@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 from app.jobs.workers import Failure, Workers
 from app.look import theme
 from app.look.screen_room import fitted, fitted_width
+from app.look.wrapped_label import WrappedLabel
 from app.settings import connection_check
 from app.settings.backups_page import BackupsPage
 from app.settings.settings_section_form import SettingsSectionForm, is_basic
@@ -84,8 +85,7 @@ def _combo(items: list[str], current: str, parent: QWidget) -> QComboBox:
 
 
 def _hint(text: str, parent: QWidget) -> QLabel:
-    label = QLabel(text, parent)
-    label.setWordWrap(True)
+    label = WrappedLabel(text, parent)
     label.setProperty("muted", True)
     return label
 

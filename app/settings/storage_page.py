@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from app.jobs.store_copy import StoreCopy
 from app.jobs.workers import Failure, Workers
 from app.look import theme
+from app.look.wrapped_label import WrappedLabel
 from timothy import paths, secrets
 from timothy.errors import InvalidInputError
 from timothy.store import DamageCheck, Store
@@ -51,8 +52,7 @@ SSL_CHOICES = [("", "The driver's default (prefer)"), *[(mode, mode) for mode in
 
 
 def _hint(text: str, parent: QWidget) -> QLabel:
-    label = QLabel(text, parent)
-    label.setWordWrap(True)
+    label = WrappedLabel(text, parent)
     label.setStyleSheet(f"color: {theme.colours().muted.name()};")
     return label
 
