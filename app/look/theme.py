@@ -147,6 +147,7 @@ def dark_palette() -> QPalette:
         QPalette.ColorRole.WindowText,
     ):
         palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#6d6f75"))
+    greyed_when_disabled(palette)
     return palette
 
 
@@ -182,7 +183,24 @@ def light_palette() -> QPalette:
         QPalette.ColorRole.WindowText,
     ):
         palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#a3a6ab"))
+    greyed_when_disabled(palette)
     return palette
+
+
+def greyed_when_disabled(palette: QPalette) -> None:
+    """A disabled field looks disabled: the window's colour behind it, not the white (or
+    black) of a field to type in, and its placeholder no brighter than disabled text. Set
+    for every role, a colour is also the disabled one: a server's greyed-out address field
+    looked ready for typing, its example address like a value."""
+    disabled = QPalette.ColorGroup.Disabled
+    window = palette.color(QPalette.ColorRole.Window)
+    palette.setColor(disabled, QPalette.ColorRole.Base, window)
+    palette.setColor(disabled, QPalette.ColorRole.Button, window)
+    palette.setColor(
+        disabled,
+        QPalette.ColorRole.PlaceholderText,
+        palette.color(disabled, QPalette.ColorRole.Text),
+    )
 
 
 def see_through(view: QAbstractScrollArea) -> None:

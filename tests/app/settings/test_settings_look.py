@@ -1,16 +1,19 @@
 """Settings shows the truth at a glance: a hint is as tall as its text (a one-line hint in a
-form stood in two lines of height)."""
+form stood in two lines of height), and a greyed-out field looks greyed out (the server's
+fields, off while the memory lives in a file, looked ready to type in)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QApplication, QLabel
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtWidgets import QApplication, QLabel, QLineEdit
 from pytestqt.qtbot import QtBot
 
 from app.jobs.workers import Workers
+from app.look import theme
 from app.settings.settings_dialog import PAGES, SettingsDialog
 from tests.app.conftest import settle
 from timothy.settings import Settings
@@ -61,3 +64,41 @@ def test_every_hint_is_as_tall_as_its_text_at_the_default_and_the_least_width(
             for label in wrapped_labels(dialog):
                 needed = label.heightForWidth(label.width())
                 assert abs(label.height() - needed) <= 1, (width, page, label.text())
+
+
+def field_background(edit: QLineEdit) -> QColor:
+    """The colour painted inside the field, right of any text (placeholders start left)."""
+    image = edit.grab().toImage()
+    return image.pixelColor(image.width() - 6, image.height() // 2)
+
+
+@pytest.mark.parametrize("scheme", [Qt.ColorScheme.Light, Qt.ColorScheme.Dark])
+def test_greyed_server_fields_look_greyed(
+    qtbot: QtBot, workers: Workers, qapp: QApplication, scheme: Qt.ColorScheme
+) -> None:
+    theme.apply(qapp, scheme=scheme)
+    try:
+        widget = SettingsDialog(Settings(), workers)  # the memory lives in a file
+        qtbot.addWidget(widget)
+        widget.show_page("storage")
+        widget.show()
+        settle(qtbot, workers)
+        page = widget.storage_page
+        address = page.url_edit
+        assert not address.isEnabled()
+        greyed = field_background(address)
+        palette = address.palette()
+        window = palette.color(QPalette.ColorGroup.Active, QPalette.ColorRole.Window)
+        # Greyed: the window's colour behind it, and its example no brighter than greyed text.
+        assert greyed == window
+        assert palette.color(
+            QPalette.ColorGroup.Disabled, QPalette.ColorRole.PlaceholderText
+        ) == palette.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
+
+        page.server_button.setChecked(True)  # a server: its fields are to fill in
+        qtbot.waitUntil(address.isEnabled, timeout=2000)
+        ready = field_background(address)
+        assert ready == palette.color(QPalette.ColorGroup.Active, QPalette.ColorRole.Base)
+        assert ready != greyed
+    finally:
+        theme.apply(qapp, scheme=Qt.ColorScheme.Light)
