@@ -257,6 +257,13 @@ OWNER_REQUESTS += [
     ("remember the party is next Saturday", "The party is on Saturday 12 December"),
     ("remember I'm flying to Lisbon on the 14th", "The owner is flying to Lisbon on 14 December"),
     ("remember I was born in 1984", "The owner was born in 1984"),
+    # A date in digits, restated in words: either reading when day and month could be swapped.
+    ("remember the boiler service is on 12/06", "The boiler service is on 12 June"),
+    ("remember the boiler service is on 12/06", "The boiler service is on 6 December"),
+    ("remember the recital is on 25/11", "The recital is on 25 November"),
+    ("remember my visa expires 03.09.2027", "The owner's visa expires on 3 September 2027"),
+    ("remember the move is on 2027-01-15", "The owner moves on 15 January 2027"),
+    ("remember the move is on 15/1/27", "The owner moves on 15 January 2027"),
 ]
 
 # A request the rule still stages, as a careful reader would not: move it up when the rule
@@ -518,6 +525,15 @@ HOSTILE = [
     ("remember my flight is on the 12th of June", "The owner's flight is on 12 July"),
     ("remember I'm flying to Lisbon on the 14th", "The owner is flying to Lisbon on 15 December"),
     ("remember my birthday is in May", "The owner was born in May 1990"),
+    # A date in digits read as neither of its readings, or given a year the owner left out.
+    ("remember the boiler service is on 12/06", "The boiler service is on 13 June"),
+    ("remember the gas check is on 12/06", "The gas check is on 12 December"),
+    ("remember the car's MOT is on 12/06", "The car's MOT is on 12 June 2027"),
+    ("remember the recital is on 25/11", "The recital is on 11 December"),
+    ("remember my visa expires 03.09.2027", "The owner's visa expires on 3 September 2028"),
+    ("remember the move is on 2027-01-15", "The owner moves on 1 February 2027"),
+    # ... or restated in digits that could be another day.
+    ("remember the boiler service is on 12 June", "The boiler service is on 12/06"),
 ]
 
 

@@ -229,7 +229,8 @@ def _ask_at(text: str, match: re.Match[str]) -> bool:
 # -- support -------------------------------------------------------------------------------
 
 # The owner named a time: a day, a month, a relative time ("tomorrow", "next week", "in
-# three days", "this morning"), an ordinal ("the 4th"), a clock time or a year. A bare
+# three days", "this morning"), an ordinal ("the 4th"), a clock time, a year or a date in
+# digits ("12/06", "12.06.2024"; not "12.06", which is as often a price). A bare
 # number ("my locker is 12") is none, and so is "this" or "next" on its own ("remember
 # this", "next time"): neither lets the model add a date of its own.
 _TIME_RE = lazy_pattern(
@@ -239,16 +240,24 @@ _TIME_RE = lazy_pattern(
     r"january|february|march|april|may|june|july|august|september|october|november|december|"
     r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|"
     r"\d{1,2}(?:st|nd|rd|th)|\d{1,2}(?:[:.]\d{2})?[ \t]*[ap]\.?m|\d{1,2}:\d{2}|"
-    r"(?:19|20|21)\d{2})\b",
+    r"(?:19|20|21)\d{2}|\d{1,2}/\d{1,2}|\d{1,2}[.-]\d{1,2}[.-]\d{2,4})\b",
     re.IGNORECASE,
 )
 _DATE_WORDS = frozenset(
     """monday tuesday wednesday thursday friday saturday sunday january february march april
     may june july august september october november december""".split()  # noqa: SIM905
 )
+_DATE_STEMS = frozenset(stem(word) for word in _DATE_WORDS)  # as `_names` gives them
 _MONTHS = frozenset(
     """january february march april may june july august september october november december
     jan feb mar apr jun jul aug sep sept oct nov dec""".split()  # noqa: SIM905
+)
+# A date written in digits: "12/06", "12/06/2024", "12.06.24", "2024-06-12" (a year first,
+# then month and day). Two parts are a date only with a slash: "12.50" is as often a price or
+# a clock time, and "3-4 days" a range.
+_NUMERIC_DATE = (
+    r"(?<![\w./-])(?:\d{4}[/.-]\d{1,2}[/.-]\d{1,2}|"
+    r"\d{1,2}(?P<sep>[/.-])\d{1,2}(?P=sep)(?:\d{4}|\d{2})|\d{1,2}/\d{1,2})(?![\w/-]|\.\d)"
 )
 # A date or clock time in the fact, which the model may have worked out from "next Friday"
 # or "tomorrow at 3pm": its numbers need not be the owner's when the owner named a time.
@@ -259,6 +268,7 @@ _DATE_IN_FACT_RE = lazy_pattern(
     r"\b(?P<month_first>[^\W\d_]{3,9})\.?(?:[ \t]+\d{1,2}(?:st|nd|rd|th)?\b"
     r"(?:,?[ \t]+\d{4}\b)?|,?[ \t]+\d{4}\b)|"
     r"\b\d{4}-\d{2}-\d{2}\b|"
+    rf"{_NUMERIC_DATE}|"
     r"\b(?:in|since|by|until|from|before|after|during|of)[ \t]+(?:19|20|21)\d{2}\b|"
     r"\b\d{1,2}(?:[:.]\d{2})?[ \t]*[ap]\.?m\b\.?|\b\d{1,2}:\d{2}\b",
     re.IGNORECASE,
@@ -309,8 +319,33 @@ def _moment(text: str) -> Moment:
     return ("date", month, day, year)
 
 
-def _moments(text: str) -> list[tuple[int, int, Moment]]:
-    """Where `text` names a date or a clock time, in order, with what each means."""
+_NUMERIC_DATE_RE = lazy_pattern(_NUMERIC_DATE)
+_CENTURY_PIVOT = 70  # "12.06.24" is 2024, "03.04.85" is 1985
+
+
+def _readings(text: str) -> tuple[Moment, ...]:
+    """What a date or clock time matched by `_DATE_IN_FACT_RE` may mean: one thing, but a date
+    in digits with the day and the month both 12 or less is two ("12/06" is 12 June or 6
+    December). A reading that is no date ("31/31", "04-00-05") is left out."""
+    if _NUMERIC_DATE_RE.fullmatch(text) is None:
+        return (_moment(text),)
+    parts = [int(n) for n in re.findall(r"\d+", text)]
+    if parts[0] >= 1000:  # a year first: year, month, day
+        year: int | None = parts[0]
+        orders = [(parts[1], parts[2])]
+    else:
+        year = None if len(parts) == 2 else parts[2]
+        if year is not None and year < 100:
+            year += 1900 if year >= _CENTURY_PIVOT else 2000
+        orders = [(parts[1], parts[0]), (parts[0], parts[1])]  # day first, then month first
+    found: list[Moment] = [
+        ("date", month, day, year) for month, day in orders if 1 <= month <= 12 and 1 <= day <= 31
+    ]
+    return tuple(dict.fromkeys(found))
+
+
+def _moments(text: str) -> list[tuple[int, int, tuple[Moment, ...]]]:
+    """Where `text` names a date or a clock time, in order, with what each may mean."""
     found = []
     place = 0
     while (match := _DATE_IN_FACT_RE.search(text, place)) is not None:
@@ -320,7 +355,9 @@ def _moments(text: str) -> list[tuple[int, int, Moment]]:
             # ("12 December", "12th of June").
             place = match.start() + 1
             continue
-        found.append((match.start(), match.end(), _moment(match.group(0))))
+        readings = _readings(match.group(0))
+        if readings:
+            found.append((match.start(), match.end(), readings))
         place = match.end()
     return found
 
@@ -335,7 +372,7 @@ def _owner_moments(own_words: str) -> list[Moment]:
     """The dates and clock times the owner wrote out, and the days named by an ordinal
     alone ("the 14th"), whose month and year the model may work out."""
     moments = _moments(own_words)
-    said = [moment for _, _, moment in moments]
+    said = [moment for _, _, readings in moments for moment in readings]
     for match in _ORDINAL_DAY_RE.finditer(own_words):
         if not any(start <= match.start() < end for start, end, _ in moments):
             said.append(("date", ANY, int(match.group(1)), ANY))
@@ -482,7 +519,7 @@ def _verbatim(fact: str, own_words: str, named_a_time: bool) -> set[str] | None:
         while date is not None and date[1] < end:
             date = next(dates, None)
         if date is not None and date[0] <= start:
-            if worked_out or _said(date[2], said):
+            if worked_out or all(_said(moment, said) for moment in date[2]):
                 continue  # a date or time the model worked out, or the owner's own
             return None
         if number not in own_numbers:
@@ -581,7 +618,7 @@ def support(fact: str, own_words: str) -> float:
     numbers = _verbatim(fact, own_words, named_a_time)
     if numbers is None:
         return 0.0
-    names = _names(fact) - (_DATE_WORDS if named_a_time else frozenset())
+    names = _names(fact) - (_DATE_STEMS if named_a_time else frozenset())
     if not names <= own and language_of(fact) != "de":  # German capitalises every noun
         return 0.0
     own_polarity = _polarity(own_words)
