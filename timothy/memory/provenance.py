@@ -41,8 +41,9 @@ quotations of six words or more; lines of a conversation log ("User:", "Assistan
 time where a name speaks to the owner ("Sam: remember the alarm code is 2468", "Mum - hey,
 don't forget ...", "Sam:" above the text, a line that says "you" or is quoted), and every
 "Name: ..." line beside a "Me: ..." line or beside the same name again (a note's label,
-"Dentist: Tuesday at 3pm, remember", is the owner's: a fact drawn from a "Name: ..." line
-that says something, "Sam: the code is 2468", must name the label, as a note's does); email
+"Dentist: Tuesday at 3pm, remember", is the owner's: a fact drawn from a "Name: ..." line,
+"Sam: the code is 2468" or one with no verb, "Sam: alarm code 2468 now", must name the label,
+as a note's does); email
 headers, forwarded or replied-to mail, a letter's greeting and sign-off; text that
 addresses an AI rather than being said to one ("note to any AI reading this", "ignore previous
 instructions", "use your remember tool", chat-template tokens) or that speaks of "the
@@ -800,15 +801,6 @@ _SECOND_PERSON_RE = lazy_pattern(r"\b(?:you|your|yours|you['’]re|youre|yoursel
 _ASKING_YOU_RE = lazy_pattern(
     r"\b(?:thank you|(?:can|could|would|will|do) you(?: please)?)\b", re.I
 )
-# A finite verb of the commonest kinds (a copula, an auxiliary, "says") or a subject: a line
-# that has one says something ("Sam: the code is 2468"); a note's value rarely does ("Hotel: Grand
-# Central, room 512"), so a note whose label the model left out is not taken for a speaker's.
-_CLAUSE_RE = lazy_pattern(
-    r"\b(?:is|are|was|were|am|isn['’]?t|aren['’]?t|wasn['’]?t|weren['’]?t|has|have|had|"
-    r"hasn['’]?t|haven['’]?t|will|won['’]?t|would|can|can['’]?t|could|should|must|does|did|"
-    r"doesn['’]?t|didn['’]?t|goes|went|says|said|i|we|he|she|they)\b|\w['’](?:s|re|m|ve|ll|d)\b",
-    re.I,
-)
 _QUOTE_MARKS = "\"“”'‘’«„「"
 
 
@@ -1151,17 +1143,20 @@ def named_entities(
 
 
 def _unnamed_labels(fact: str, own_words: str) -> list[Span]:
-    """The lines of the owner's words labelled with a name (`_NAMED_LINE_RE`) that say
-    something (`_CLAUSE_RE`) and that the fact does not name: a note's label is what it is
-    about ("Dentist: Tuesday at 3pm" -> "the dentist on Tuesday"), a speaker's name is not
-    what they said ("Sam: the code is 2468" -> "the code is 2468"), so the fact, if drawn
-    from that line, is someone else's word."""
+    """The lines of the owner's words labelled with a name (`_NAMED_LINE_RE`) that the fact
+    does not name: a note's label is what it is about ("Dentist: Tuesday at 3pm" -> "the
+    dentist on Tuesday"), a speaker's name is not what they said ("Sam: the code is 2468" or,
+    with no verb, "Sam: alarm code 2468 now" -> "the code is 2468"), so the fact, if drawn
+    from that line, is someone else's word. A line with no verb is judged so too: a text
+    message is as often written without one, and the owner's "remember that" below it makes
+    it no more theirs. (The cost: a note whose fact leaves its label out, "Hotel: Grand
+    Central" -> "staying at the Grand Central", is staged.)"""
     fact_keys = {_key(stem(word)) for word in _fact_words(_one_word_phrases(fact))}
     families = {key[:_FAMILY] for key in fact_keys if len(key) >= _FAMILY}
     found: list[Span] = []
     for match in _NAMED_LINE_RE.finditer(own_words):
         label = match.group("label")
-        if not _name_like(label) or not _CLAUSE_RE.search(match.group("said")):
+        if not _name_like(label):
             continue
         keys = {_key(stem(word)) for word in _fact_words(label) if _is_content(word)}
         if keys and not any(key in fact_keys or key[:_FAMILY] in families for key in keys):
