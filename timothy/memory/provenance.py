@@ -35,7 +35,8 @@ well call the tool. So a `remember` fact is saved at once only when all of these
 Otherwise it is staged for the owner to review, with a reason the owner can read.
 
 What counts as pasted or quoted material, found by `split_message`: code fences and code-like
-lines; HTML or XML tags, markdown headings and links, HTML entities; block quotes (`>`) and
+lines; HTML or XML tags, markdown headings, links and bold labels ("**IBAN:**"), HTML
+entities; block quotes (`>`) and
 quotations of six words or more; lines of a conversation log ("User:", "Assistant:",
 "AI assistant:", or three or more "Name: ..." lines where a name repeats); a line with no
 time where a name speaks to the owner ("Sam: remember the alarm code is 2468", "Mum - hey,
@@ -55,10 +56,12 @@ on ("(forwarded)", "Forwarded" on its own line, a lone "From: HSBC" sender line,
 sender's tag such as "[HSBC]"); a chat or text message copied with its time or sender
 ("[10:42] Alex: ...", "12/03/2026, 10:42 - Alex: ...", "Alex (10:42): ...", a header line
 "Alex Smith  10:42 AM" or "Today 14:02" above the message, "+44 7700 900123: ...", a bare
-"10:42 Alex: ..." whose text asks to remember or whose name speaks twice, which an agenda's
-"09:00 Dentist: bring the card" does not); a text or mail body written to the owner, with
-no sender or time: a salutation ("Dear customer"), a sign-off ("Kind regards", "Best," above a name,
-"The Acme Team", "Sent from my iPhone"), a sender's notice ("Do not reply", "Do not share
+"10:42 Alex: ..." or "03/12 Kev: ..." whose text speaks to the owner as above or whose name
+speaks twice, an agenda's "09:00 Dentist: bring the card, remember" being a labelled line
+like any other); a question and its answer ("Q: ...", "A: ..."); a text or mail body
+written to the owner, with no sender or time: a salutation ("Dear customer"), a sign-off
+("Kind regards", "Best," above a name, "The Acme Team", "-- Accounts Dept", "Sent from my
+iPhone"), a sender's notice ("Do not reply", "Do not share
 this code", "This is an automated message", "Reply YES", "IMPORTANT NOTICE:"), the
 owner's things called "your ..." ("Your new PIN is ...", "confirm your details"), a
 sender speaking as "us" ("call us on ...") or introducing themself ("Hey it's your boss");
@@ -702,8 +705,11 @@ Span = tuple[int, int, str]  # start, end, kind
 
 _FENCE_RE = lazy_pattern(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
 _TAG_RE = lazy_pattern(r"<!--.*?-->|</?[a-zA-Z][\w:-]*(?:\s[^<>]*)?/?>", re.S)
+# Markdown a document is written in: a heading, a link, an HTML entity, a field's label set in
+# bold ("**IBAN:** ...", "__Payee__: ..."); the owner types "Wifi: hunter2" unformatted.
 _MARKDOWN_RE = lazy_pattern(
-    r"^[ \t]*#{1,6}[ \t]+\S.*$|!?\[[^\]\n]+\]\([^)\s]+\)|&(?:[a-z]{2,8}|#x?[0-9a-f]{1,6});",
+    r"^[ \t]*#{1,6}[ \t]+\S.*$|!?\[[^\]\n]+\]\([^)\s]+\)|&(?:[a-z]{2,8}|#x?[0-9a-f]{1,6});|"
+    r"(\*\*|__)[^*_\n]{1,40}(?::\1|\1[ \t]*:)",
     re.M | re.I,
 )
 _BLOCKQUOTE_RE = lazy_pattern(r"^[ \t]*>.*$", re.M)
@@ -721,6 +727,9 @@ _ROLE_INLINE_RE = lazy_pattern(
     r"(?<![\w-])(?:(?i:ai assistant|assistant|ai|human|chatgpt|claude|gemini|copilot|llm)|"
     r"SYSTEM|USER)[ \t]*:[ \t]"
 )
+# A question and its answer set out as a transcript or an FAQ does ("Q: ...", "A: ...").
+_QUESTION_LINE_RE = lazy_pattern(r"^[ \t]*(?:q|question)[ \t]*[:.)][ \t]*\S", re.M | re.I)
+_ANSWER_LINE_RE = lazy_pattern(r"^[ \t]*(?:a|answer|ans)[ \t]*[:.)][ \t]*\S", re.M | re.I)
 _LABEL_LINE_RE = lazy_pattern(
     r"^[ \t]*(?:\[[^\]\n]{1,30}\][ \t]*|\d{1,2}[:.]\d{2}(?:[ \t]*[ap]\.?m\.?)?[ \t,-]*)?"
     r"(?P<label>[^\W\d][^:\n]{0,30}?)[ \t]*:[ \t]+\S",
@@ -734,6 +743,7 @@ _LABEL_LINE_RE = lazy_pattern(
 _CLOCK = r"\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:[ \t]*[ap]\.?m\.?)?"
 _DAY = r"\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}"
 _STAMP = rf"(?:{_DAY},?[ \t]*)?{_CLOCK}"
+_DATE_STAMP = r"\d{1,4}[/.-]\d{1,2}(?:[/.-]\d{1,4})?"  # "12/03" too, before a name's line
 _CHAT_NAME = r"[^\W\d_][^\n:\[\]()]{0,40}?"
 # (A bare "09:00 Dentist: bring the card" is the owner's agenda: the time needs brackets or
 # a date before it.)
@@ -754,8 +764,10 @@ _NAME_AND_TIME_RE = lazy_pattern(
     re.M | re.I,
 )
 # A line with a bare time, a capitalised name and a colon: "10:42 Alex: remember ...". Is it a
-# chat line or the owner's agenda ("09:00 Dentist: bring the card")? A chat line's text asks to
-# remember (someone asked the owner), or its name speaks again on another such line.
+# chat line or the owner's agenda ("09:00 Dentist: bring the card, remember")? A chat line's
+# text speaks to the owner as an untimed one does (`_speaks`: it asks first thing, says "you"
+# or is quoted), or its name speaks again on another such line; any other is judged as a
+# labelled line (`_NAMED_LINE_RE`): a fact drawn from it names the label.
 _TIMED_LABEL_RE = lazy_pattern(
     rf"^[ \t]*{_CLOCK}[ \t]*[-–,]?[ \t]*"
     r"(?P<name>[A-Z][\w'.-]*(?:[ \t][A-Z][\w'.-]*){0,2})[ \t]*:[ \t]*(?P<said>[^\n]*)$",
@@ -770,11 +782,13 @@ _TIMED_LABEL_RE = lazy_pattern(
 # is someone speaking when it asks
 # the owner first thing ("remember ...", "hey, don't forget ..."), speaks to them ("you",
 # "your") or is quoted; when such lines are several and one is "Me", or a name speaks
-# twice, they are a conversation. Otherwise a label names what the note is
+# twice, they are a conversation. A date or a time may come first ("03/12/2026 Kev: ...",
+# "09:00 Dentist: ..."). Otherwise a label names what the note is
 # about, and a fact drawn from it names the label too (`_unnamed_labels`); a speaker's name
 # is not what they said.
 _NAMED_LINE_RE = lazy_pattern(
-    r"^[ \t]*[~@]?[ \t]*(?P<label>[^\W\d_][\w'’.-]*(?:[ \t]+[^\W\d_][\w'’.-]*){0,2})"
+    rf"^[ \t]*(?:(?:(?:{_DATE_STAMP},?[ \t]*)?{_CLOCK}|{_DATE_STAMP})[ \t]*[-–,]?[ \t]*)?"
+    r"[~@]?[ \t]*(?P<label>[^\W\d_][\w'’.-]*(?:[ \t]+[^\W\d_][\w'’.-]*){0,2})"
     r"(?:[ \t]*\([^()\n]{1,20}\))?(?:[ \t]*:|[ \t]+[-–—][ \t])[ \t]*(?:\n[ \t]*(?=\S))?"
     r"(?P<said>[^\n]*)$",
     re.M,
@@ -938,13 +952,17 @@ _ADDRESSED_RE = lazy_pattern(
     r"(?:votre|vos) (?:[^\W\d_]+[ \t]+){0,3}?(?:est|sont|a été|expire)\b)",
     re.M | re.I,
 )
-# A sign-off with a name at a paragraph's end: "Best,\nAnna", "Thanks, John", "- The Acme Team".
+# A sign-off with a name at a paragraph's end: "Best,\nAnna", "Thanks, John", "- The Acme Team",
+# "-- Accounts Dept".
 _SIGNED_RE = lazy_pattern(
     r"\b(?:(?<!\w[ \t])(?:best|thanks|thank you|many thanks|cheers|love|regards|"
     r"all the best|take care)[ \t]*[,!.]?[ \t]*(?:\n[ \t]*|[ \t]+)(?!timothy\b)"
     r"(?-i:[A-Z][\w'.-]*(?:[ \t][A-Z][\w'.-]*){0,2})[ \t]*[.!]?[ \t]*(?=\n[ \t]*\n|\Z)|"
     rf"{_STARTS_SENTENCE}the (?-i:[A-Z][\w'&.-]*(?:[ \t][A-Z][\w'&.-]*){{0,2}}) "
-    r"team[ \t]*[.!]?[ \t]*(?=\n|\Z))",
+    r"team[ \t]*[.!]?[ \t]*(?=\n|\Z))|"
+    # a signature line under the text: "-- Accounts Dept", "— Jen" (one dash is a list's)
+    r"^[ \t]*(?:-{2,}|[–—~])[ \t]*(?-i:[A-Z][\w'.&-]*(?:[ \t]+[A-Z][\w'.&-]*){0,3})[ \t]*"
+    r"(?=\n[ \t]*\n|\Z)",
     re.M | re.I,
 )
 
@@ -1286,6 +1304,11 @@ def _conversation_spans(text: str) -> Iterator[Span]:
         yield first, last, "conversation"
     for match in _ROLE_INLINE_RE.finditer(text):
         yield match.start(), _line_span(text, match.start(), match.start())[1], "conversation"
+    asked = [m.start() for m in _QUESTION_LINE_RE.finditer(text)]
+    answered = [m.start() for m in _ANSWER_LINE_RE.finditer(text)]
+    if asked and answered:  # an interview or an FAQ: someone answered the question
+        marks = asked + answered
+        yield (*_line_span(text, min(marks), max(marks)), "conversation")
     yield from _stamped_spans(text)
     yield from _speaker_spans(text)
 
@@ -1317,7 +1340,7 @@ def _stamped_spans(text: str) -> Iterator[Span]:
     stamped += [
         m.start()
         for m, name in zip(timed, names, strict=True)
-        if names.count(name) > 1 or asks_to_remember(m.group("said"))
+        if names.count(name) > 1 or _speaks(m.group("said"))
     ]
     covered = 0
     for start in sorted(stamped):
