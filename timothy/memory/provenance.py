@@ -776,7 +776,8 @@ _TIMED_LABEL_RE = lazy_pattern(
 # A line with no time that starts with a name and a colon: "Sam: remember the alarm code is
 # 2468" (a chat line copied out) or "Dentist: Tuesday at 3pm, remember" (the owner's labelled
 # note)? A dash does as a colon ("Mum - don't forget ..."), a chat app's marks may come
-# before the name ("~ Sam:", "@sam:") or after it ("Sam (mobile):"), and the text may be on
+# before the name ("~ Sam:", "@sam:"), around it ("*Sam*:", a chat's bold) or after it ("Sam
+# (mobile):", "Mia 🙂:", an emoji or a mark in a display name), and the text may be on
 # the next line ("Sam:" on a line of its own). The label is a name's shape, one word or each
 # word capitalised, and not a note's heading (`_NOTE_HEADINGS`, a day or a time). Its text
 # is someone speaking when it asks
@@ -788,7 +789,8 @@ _TIMED_LABEL_RE = lazy_pattern(
 # is not what they said.
 _NAMED_LINE_RE = lazy_pattern(
     rf"^[ \t]*(?:(?:(?:{_DATE_STAMP},?[ \t]*)?{_CLOCK}|{_DATE_STAMP})[ \t]*[-–,]?[ \t]*)?"
-    r"[~@]?[ \t]*(?P<label>[^\W\d_][\w'’.-]*(?:[ \t]+[^\W\d_][\w'’.-]*){0,2})"
+    r"[~@*_]*[ \t]*(?P<label>[^\W\d_][\w'’.-]*(?:[ \t]+[^\W\d_][\w'’.-]*){0,2})"
+    r"(?:[*_]+|[ \t]*[^\w\s:()'\"-]{1,4})?"
     r"(?:[ \t]*\([^()\n]{1,20}\))?(?:[ \t]*:|[ \t]+[-–—][ \t])[ \t]*(?:\n[ \t]*(?=\S))?"
     r"(?P<said>[^\n]*)$",
     re.M,
