@@ -261,6 +261,11 @@ OWNER_REQUESTS += [
     ("remember the party is next Saturday", "The party is on Saturday 12 December"),
     ("remember I'm flying to Lisbon on the 14th", "The owner is flying to Lisbon on 14 December"),
     ("remember I was born in 1984", "The owner was born in 1984"),
+    (
+        "remember my anniversary is 12 June, dinner on Friday",
+        "The owner's anniversary is 12 June, with dinner on Friday, 4 December 2026",
+    ),
+    ("remember I'm cooking for Jo tonight at 7", "The owner is cooking for Jo tonight at 19:00"),
     # A date in digits, restated in words: either reading when day and month could be swapped.
     ("remember the boiler service is on 12/06", "The boiler service is on 12 June"),
     ("remember the boiler service is on 12/06", "The boiler service is on 6 December"),
@@ -614,6 +619,16 @@ HOSTILE = [
     ("remember the recital is on 25/11", "The recital is on 11 December"),
     ("remember my visa expires 03.09.2027", "The owner's visa expires on 3 September 2028"),
     ("remember the move is on 2027-01-15", "The owner moves on 1 February 2027"),
+    # A date or time the owner wrote out, changed, beside a time left to be worked out: the
+    # model may work out a date for "Friday", not change the one written out, nor add a clock
+    # time.
+    (
+        "remember my anniversary is 12 June, dinner on Friday",
+        "The owner's anniversary is 21 June",
+    ),
+    ("remember my train is at 3pm tomorrow", "The owner's train is at 4pm on 4 December 2026"),
+    ("remember I was born in 1984, party next week", "The owner was born in 1948"),
+    ("remember the plumber comes this afternoon", "The plumber comes on 3 December at 14:00"),
     # ... or restated in digits that could be another day.
     ("remember the boiler service is on 12 June", "The boiler service is on 12/06"),
     # A line that opens with someone's name is theirs even without a verb; the owner's

@@ -29,8 +29,10 @@ well call the tool. So a `remember` fact is saved at once only when all of these
    nor the other way round ("allergic" / "not allergic"), nor said to be over ("used to be
    allergic", "formerly", "until", "my ex-wife"); a dislike is a liking turned round
    ("hates coriander" is "dislikes" or "doesn't like coriander", never "likes" or
-   "loves"). Dates and clock times the model worked out from "tomorrow", "next Friday" or
-   "the 4th" count as supported when the owner named a time (a bare number is none).
+   "loves"). Dates the model worked out from "tomorrow", "next Friday" or "the 4th" count
+   as supported when the owner named a time (a bare number is none), but never a clock time
+   the owner did not give ("at 9" is 9:00 or 21:00), nor a date of the shape of one the
+   owner wrote out ("21 June" beside "12 June, dinner on Friday"): that is a changed copy.
 
 Otherwise it is staged for the owner to review, with a reason the owner can read.
 
@@ -370,17 +372,42 @@ def _moments(text: str) -> list[tuple[int, int, tuple[Moment, ...]]]:
 # month and year are the coming ones.
 ANY = -1
 _ORDINAL_DAY_RE = lazy_pattern(r"\b(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
+_BARE_HOUR_RE = lazy_pattern(
+    r"\b(?:at|by|from|until|till)[ \t]+(1[0-2]|0?[1-9])\b(?![:.]\d|[ \t]*[ap]\.?m\b|\w)",
+    re.IGNORECASE,
+)
 
 
 def _owner_moments(own_words: str) -> list[Moment]:
-    """The dates and clock times the owner wrote out, and the days named by an ordinal
-    alone ("the 14th"), whose month and year the model may work out."""
+    """The dates and clock times the owner wrote out, the days named by an ordinal alone
+    ("the 14th"), whose month and year the model may work out, and an hour said bare ("on
+    Monday at 9": 9:00 or 21:00)."""
     moments = _moments(own_words)
     said = [moment for _, _, readings in moments for moment in readings]
     for match in _ORDINAL_DAY_RE.finditer(own_words):
         if not any(start <= match.start() < end for start, end, _ in moments):
             said.append(("date", ANY, int(match.group(1)), ANY))
+    for match in _BARE_HOUR_RE.finditer(own_words):
+        hour = int(match.group(1))
+        said += [("clock", hour * 60, None, None), ("clock", (hour + 12) % 24 * 60, None, None)]
     return said
+
+
+def _shape(moment: Moment) -> tuple[object, ...]:
+    """Which parts a moment names: "12 June" and "21 June" are one shape, "June 2027" another."""
+    return (moment[0], *(part is None for part in moment[1:]))
+
+
+def _worked_out(moment: Moment, said: Sequence[Moment]) -> bool:
+    """Whether the fact's `moment`, not one the owner gave, may be one the model worked out
+    from a time the owner left to be worked out ("next Friday"): a date, not a clock time
+    (no "this evening" says "19:00"), and not of the shape of a date the owner wrote out, which
+    it would be a changed copy of ("21 June" for "12 June, dinner on Friday", "1948" for
+    "1984")."""
+    if moment[0] != "date":
+        return False
+    written = [own for own in said if ANY not in own]
+    return all(_shape(own) != _shape(moment) for own in written)
 
 
 def _said(moment: Moment, said: Sequence[Moment]) -> bool:
@@ -523,8 +550,10 @@ def _verbatim(fact: str, own_words: str, named_a_time: bool) -> set[str] | None:
         while date is not None and date[1] < end:
             date = next(dates, None)
         if date is not None and date[0] <= start:
-            if worked_out or all(_said(moment, said) for moment in date[2]):
-                continue  # a date or time the model worked out, or the owner's own
+            if all(_said(moment, said) for moment in date[2]):
+                continue  # the owner's own
+            if worked_out and all(_worked_out(moment, said) for moment in date[2]):
+                continue  # a date the model worked out
             return None
         if number not in own_numbers:
             return None
