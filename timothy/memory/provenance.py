@@ -804,7 +804,8 @@ _TIMED_LABEL_RE = lazy_pattern(
 )
 # A line with no time that starts with a name and a colon: "Sam: remember the alarm code is
 # 2468" (a chat line copied out) or "Dentist: Tuesday at 3pm, remember" (the owner's labelled
-# note)? A dash does as a colon ("Mum - don't forget ..."), a chat app's marks may come
+# note)? A dash does as a colon ("Mum - don't forget ..."), and so do an arrow or a bar
+# ("Sam > ...", "Sam → ...", "Sam | ..."); a chat app's marks may come
 # before the name ("~ Sam:", "@sam:"), around it ("*Sam*:", a chat's bold) or after it ("Sam
 # (mobile):", "Mia 🙂:", an emoji or a mark in a display name), and the text may be on
 # the next line ("Sam:" on a line of its own). The label is a name's shape, one word or each
@@ -820,7 +821,7 @@ _NAMED_LINE_RE = lazy_pattern(
     rf"^[ \t]*(?:(?:(?:{_DATE_STAMP},?[ \t]*)?{_CLOCK}|{_DATE_STAMP})[ \t]*[-–,]?[ \t]*)?"
     r"[~@*_]*[ \t]*(?P<label>[^\W\d_][\w'’.-]*(?:[ \t]+[^\W\d_][\w'’.-]*){0,2})"
     r"(?:[*_]+|[ \t]*[^\w\s:()'\"-]{1,4})?"
-    r"(?:[ \t]*\([^()\n]{1,20}\))?(?:[ \t]*:|[ \t]+[-–—][ \t])[ \t]*(?:\n[ \t]*(?=\S))?"
+    r"(?:[ \t]*\([^()\n]{1,20}\))?(?:[ \t]*:|[ \t]+[-–—>→»|][ \t])[ \t]*(?:\n[ \t]*(?=\S))?"
     r"(?P<said>[^\n]*)$",
     re.M,
 )
