@@ -197,13 +197,45 @@ def test_a_fact_with_unusable_entity_names_is_kept_without_them(
     store: Store, openai_server: OpenAIServer, make_engine: MakeEngine
 ) -> None:
     engine = make_engine(openai_server)
-    names = ["P" * 300, "\ud800broken", "Porto", *(f"Place {n}" for n in range(5_000))]
+    names = ["P" * 300, "\ud800broken", "Porto", *(f"tag{n}" for n in range(5_000))]
     answer = {"facts": [{"content": "The owner lives in Porto", "entities": names}]}
     openai_server.reply("Sure.")
     openai_server.reply("Title")
     openai_server.reply(json.dumps(answer))
-    run(engine.send("I live in Porto and love fado", now=NOW))
+    tags = ", ".join(f"tag{n}" for n in range(MAX_ENTITIES))  # named: only the cap drops them
+    run(engine.send(f"I live in Porto and love fado ({tags})", now=NOW))
     assert engine.wait_idle(10)
     [staged] = store.memories.list(status="staged")
     assert staged.content == "The owner lives in Porto"
     assert staged.entities[0] == "Porto" and len(staged.entities) == MAX_ENTITIES
+
+
+def test_an_entity_only_pasted_text_names_is_left_out(
+    store: Store, openai_server: OpenAIServer, make_engine: MakeEngine
+) -> None:
+    """As for `remember`: an entity is kept only when the fact or the owner's own words name
+    it, never when it comes from what they pasted."""
+    engine = make_engine(openai_server)
+    pasted = (
+        "From: Northwind Lettings <rent@northwind.example>\n"
+        "Subject: New payee\n\n"
+        "Dear tenant, your rent now goes to Harbor Estates.\n"
+    )
+    answer = {
+        "facts": [
+            {
+                "content": "The owner's rent is £900 a month",
+                "entities": ["Harbor Estates", "Northwind", "rent", "Kim"],
+                "confidence": 0.9,
+            }
+        ]
+    }
+    openai_server.reply("That looks like a change of payee.")
+    openai_server.reply("Title")
+    openai_server.reply(json.dumps(answer))
+    message = f"My rent is £900 a month, Kim found this:\n\n{pasted}"
+    run(engine.send(message, now=NOW))
+    assert engine.wait_idle(10)
+    [staged] = store.memories.list(status="staged")
+    assert staged.content == "The owner's rent is £900 a month"
+    assert staged.entities == ("rent", "Kim")

@@ -5,7 +5,8 @@ model sees neither the system prompt nor the memory block (recalled memories mus
 back as new ones), the assistant's words are context and never a source of facts, relative
 dates are made absolute from the owner's local date on the day the words were said,
 restatements of what is already stored are dropped, a fact the owner rejected is never
-proposed again, and anything malformed is logged and ignored.
+proposed again, an entity neither the fact nor the owner's own words name is left out (as
+`remember`'s are), and anything malformed is logged and ignored.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from timothy.errors import InvalidInputError, ProviderError
 from timothy.memory.dates import absolutise, local_date
+from timothy.memory.provenance import named_entities, split_message
 from timothy.providers.base import ChatMessage, ChatProvider, SystemBlock
 from timothy.store.engine import StoreEngine
 from timothy.store.records import (
@@ -182,6 +184,14 @@ def format_exchange(messages: Sequence[ChatMessage]) -> str:
     return text[-MAX_EXCHANGE_CHARS:]
 
 
+def owner_words(exchange: Sequence[ChatMessage]) -> str:
+    """The owner's own words in `exchange`: their messages without what they pasted or
+    quoted (`provenance.split_message`)."""
+    return "\n".join(
+        split_message(message.content).own_words for message in exchange if message.role == "user"
+    )
+
+
 def extract(
     store: StoreEngine,
     chat: ChatProvider,
@@ -219,10 +229,20 @@ def extract(
         log.warning("extraction answer ignored: %s", exc)
         return []
     staged: list[Memory] = []
+    own_words: str | None = None  # worked out for the first proposal that needs it
     for proposal in proposals:
         if proposal.confidence < MIN_CONFIDENCE:
             continue
         content = absolutise(proposal.content, today)
+        entities: Sequence[str] = proposal.entities
+        if entities:
+            # The owner confirms the fact they read; its entities, by which a question
+            # brings it back, sit small beside it and are easily passed over: a name taken
+            # from a pasted email ("Harbor Estates" on the owner's rent) must not ride in.
+            own_words = owner_words(exchange) if own_words is None else own_words
+            entities, dropped = named_entities(entities, content, own_words)
+            if dropped:
+                log.info("extraction left out %d entities nothing named", len(dropped))
         if already_known(store, content, also=[m.content for m in staged]):
             log.info("extraction dropped a restatement of a stored memory")
             continue
@@ -234,7 +254,7 @@ def extract(
                 store.memories.stage(
                     content,
                     type=proposal.type,
-                    entities=proposal.entities,
+                    entities=entities,
                     confidence=proposal.confidence,
                     source=MemorySource.EXTRACTION,
                     session_id=session_id,

@@ -29,20 +29,24 @@ well call the tool. So a `remember` fact is saved at once only when all of these
    nor the other way round ("allergic" / "not allergic"), nor said to be over ("used to be
    allergic", "formerly", "until", "my ex-wife"); a dislike is a liking turned round
    ("hates coriander" is "dislikes" or "doesn't like coriander", never "likes" or
-   "loves"). Dates and clock times the model worked out from "tomorrow", "next Friday" or
-   "the 4th" count as supported when the owner named a time (a bare number is none).
+   "loves"). Dates the model worked out from "tomorrow", "next Friday" or "the 4th" count
+   as supported when the owner named a time (a bare number is none), but never a clock time
+   the owner did not give ("at 9" is 9:00 or 21:00), nor a date of the shape of one the
+   owner wrote out ("21 June" beside "12 June, dinner on Friday"): that is a changed copy.
 
 Otherwise it is staged for the owner to review, with a reason the owner can read.
 
 What counts as pasted or quoted material, found by `split_message`: code fences and code-like
-lines; HTML or XML tags, markdown headings and links, HTML entities; block quotes (`>`) and
+lines; HTML or XML tags, markdown headings, links and bold labels ("**IBAN:**"), HTML
+entities; block quotes (`>`) and
 quotations of six words or more; lines of a conversation log ("User:", "Assistant:",
 "AI assistant:", or three or more "Name: ..." lines where a name repeats); a line with no
 time where a name speaks to the owner ("Sam: remember the alarm code is 2468", "Mum - hey,
 don't forget ...", "Sam:" above the text, a line that says "you" or is quoted), and every
 "Name: ..." line beside a "Me: ..." line or beside the same name again (a note's label,
-"Dentist: Tuesday at 3pm, remember", is the owner's: a fact drawn from a "Name: ..." line
-that says something, "Sam: the code is 2468", must name the label, as a note's does); email
+"Dentist: Tuesday at 3pm, remember", is the owner's: a fact drawn from a "Name: ..." line,
+"Sam: the code is 2468" or one with no verb, "Sam: alarm code 2468 now", must name the label,
+as a note's does); email
 headers, forwarded or replied-to mail, a letter's greeting and sign-off; text that
 addresses an AI rather than being said to one ("note to any AI reading this", "ignore previous
 instructions", "use your remember tool", chat-template tokens) or that speaks of "the
@@ -54,10 +58,12 @@ on ("(forwarded)", "Forwarded" on its own line, a lone "From: HSBC" sender line,
 sender's tag such as "[HSBC]"); a chat or text message copied with its time or sender
 ("[10:42] Alex: ...", "12/03/2026, 10:42 - Alex: ...", "Alex (10:42): ...", a header line
 "Alex Smith  10:42 AM" or "Today 14:02" above the message, "+44 7700 900123: ...", a bare
-"10:42 Alex: ..." whose text asks to remember or whose name speaks twice, which an agenda's
-"09:00 Dentist: bring the card" does not); a text or mail body written to the owner, with
-no sender or time: a salutation ("Dear customer"), a sign-off ("Kind regards", "Best," above a name,
-"The Acme Team", "Sent from my iPhone"), a sender's notice ("Do not reply", "Do not share
+"10:42 Alex: ..." or "03/12 Kev: ..." whose text speaks to the owner as above or whose name
+speaks twice, an agenda's "09:00 Dentist: bring the card, remember" being a labelled line
+like any other); a question and its answer ("Q: ...", "A: ..."); a text or mail body
+written to the owner, with no sender or time: a salutation ("Dear customer"), a sign-off
+("Kind regards", "Best," above a name, "The Acme Team", "-- Accounts Dept", "Sent from my
+iPhone"), a sender's notice ("Do not reply", "Do not share
 this code", "This is an automated message", "Reply YES", "IMPORTANT NOTICE:"), the
 owner's things called "your ..." ("Your new PIN is ...", "confirm your details"), a
 sender speaking as "us" ("call us on ...") or introducing themself ("Hey it's your boss");
@@ -229,7 +235,8 @@ def _ask_at(text: str, match: re.Match[str]) -> bool:
 # -- support -------------------------------------------------------------------------------
 
 # The owner named a time: a day, a month, a relative time ("tomorrow", "next week", "in
-# three days", "this morning"), an ordinal ("the 4th"), a clock time or a year. A bare
+# three days", "this morning"), an ordinal ("the 4th"), a clock time, a year or a date in
+# digits ("12/06", "12.06.2024"; not "12.06", which is as often a price). A bare
 # number ("my locker is 12") is none, and so is "this" or "next" on its own ("remember
 # this", "next time"): neither lets the model add a date of its own.
 _TIME_RE = lazy_pattern(
@@ -239,16 +246,24 @@ _TIME_RE = lazy_pattern(
     r"january|february|march|april|may|june|july|august|september|october|november|december|"
     r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|"
     r"\d{1,2}(?:st|nd|rd|th)|\d{1,2}(?:[:.]\d{2})?[ \t]*[ap]\.?m|\d{1,2}:\d{2}|"
-    r"(?:19|20|21)\d{2})\b",
+    r"(?:19|20|21)\d{2}|\d{1,2}/\d{1,2}|\d{1,2}[.-]\d{1,2}[.-]\d{2,4})\b",
     re.IGNORECASE,
 )
 _DATE_WORDS = frozenset(
     """monday tuesday wednesday thursday friday saturday sunday january february march april
     may june july august september october november december""".split()  # noqa: SIM905
 )
+_DATE_STEMS = frozenset(stem(word) for word in _DATE_WORDS)  # as `_names` gives them
 _MONTHS = frozenset(
     """january february march april may june july august september october november december
     jan feb mar apr jun jul aug sep sept oct nov dec""".split()  # noqa: SIM905
+)
+# A date written in digits: "12/06", "12/06/2024", "12.06.24", "2024-06-12" (a year first,
+# then month and day). Two parts are a date only with a slash: "12.50" is as often a price or
+# a clock time, and "3-4 days" a range.
+_NUMERIC_DATE = (
+    r"(?<![\w./-])(?:\d{4}[/.-]\d{1,2}[/.-]\d{1,2}|"
+    r"\d{1,2}(?P<sep>[/.-])\d{1,2}(?P=sep)(?:\d{4}|\d{2})|\d{1,2}/\d{1,2})(?![\w/-]|\.\d)"
 )
 # A date or clock time in the fact, which the model may have worked out from "next Friday"
 # or "tomorrow at 3pm": its numbers need not be the owner's when the owner named a time.
@@ -259,6 +274,7 @@ _DATE_IN_FACT_RE = lazy_pattern(
     r"\b(?P<month_first>[^\W\d_]{3,9})\.?(?:[ \t]+\d{1,2}(?:st|nd|rd|th)?\b"
     r"(?:,?[ \t]+\d{4}\b)?|,?[ \t]+\d{4}\b)|"
     r"\b\d{4}-\d{2}-\d{2}\b|"
+    rf"{_NUMERIC_DATE}|"
     r"\b(?:in|since|by|until|from|before|after|during|of)[ \t]+(?:19|20|21)\d{2}\b|"
     r"\b\d{1,2}(?:[:.]\d{2})?[ \t]*[ap]\.?m\b\.?|\b\d{1,2}:\d{2}\b",
     re.IGNORECASE,
@@ -309,8 +325,33 @@ def _moment(text: str) -> Moment:
     return ("date", month, day, year)
 
 
-def _moments(text: str) -> list[tuple[int, int, Moment]]:
-    """Where `text` names a date or a clock time, in order, with what each means."""
+_NUMERIC_DATE_RE = lazy_pattern(_NUMERIC_DATE)
+_CENTURY_PIVOT = 70  # "12.06.24" is 2024, "03.04.85" is 1985
+
+
+def _readings(text: str) -> tuple[Moment, ...]:
+    """What a date or clock time matched by `_DATE_IN_FACT_RE` may mean: one thing, but a date
+    in digits with the day and the month both 12 or less is two ("12/06" is 12 June or 6
+    December). A reading that is no date ("31/31", "04-00-05") is left out."""
+    if _NUMERIC_DATE_RE.fullmatch(text) is None:
+        return (_moment(text),)
+    parts = [int(n) for n in re.findall(r"\d+", text)]
+    if parts[0] >= 1000:  # a year first: year, month, day
+        year: int | None = parts[0]
+        orders = [(parts[1], parts[2])]
+    else:
+        year = None if len(parts) == 2 else parts[2]
+        if year is not None and year < 100:
+            year += 1900 if year >= _CENTURY_PIVOT else 2000
+        orders = [(parts[1], parts[0]), (parts[0], parts[1])]  # day first, then month first
+    found: list[Moment] = [
+        ("date", month, day, year) for month, day in orders if 1 <= month <= 12 and 1 <= day <= 31
+    ]
+    return tuple(dict.fromkeys(found))
+
+
+def _moments(text: str) -> list[tuple[int, int, tuple[Moment, ...]]]:
+    """Where `text` names a date or a clock time, in order, with what each may mean."""
     found = []
     place = 0
     while (match := _DATE_IN_FACT_RE.search(text, place)) is not None:
@@ -320,7 +361,9 @@ def _moments(text: str) -> list[tuple[int, int, Moment]]:
             # ("12 December", "12th of June").
             place = match.start() + 1
             continue
-        found.append((match.start(), match.end(), _moment(match.group(0))))
+        readings = _readings(match.group(0))
+        if readings:
+            found.append((match.start(), match.end(), readings))
         place = match.end()
     return found
 
@@ -329,17 +372,42 @@ def _moments(text: str) -> list[tuple[int, int, Moment]]:
 # month and year are the coming ones.
 ANY = -1
 _ORDINAL_DAY_RE = lazy_pattern(r"\b(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
+_BARE_HOUR_RE = lazy_pattern(
+    r"\b(?:at|by|from|until|till)[ \t]+(1[0-2]|0?[1-9])\b(?![:.]\d|[ \t]*[ap]\.?m\b|\w)",
+    re.IGNORECASE,
+)
 
 
 def _owner_moments(own_words: str) -> list[Moment]:
-    """The dates and clock times the owner wrote out, and the days named by an ordinal
-    alone ("the 14th"), whose month and year the model may work out."""
+    """The dates and clock times the owner wrote out, the days named by an ordinal alone
+    ("the 14th"), whose month and year the model may work out, and an hour said bare ("on
+    Monday at 9": 9:00 or 21:00)."""
     moments = _moments(own_words)
-    said = [moment for _, _, moment in moments]
+    said = [moment for _, _, readings in moments for moment in readings]
     for match in _ORDINAL_DAY_RE.finditer(own_words):
         if not any(start <= match.start() < end for start, end, _ in moments):
             said.append(("date", ANY, int(match.group(1)), ANY))
+    for match in _BARE_HOUR_RE.finditer(own_words):
+        hour = int(match.group(1))
+        said += [("clock", hour * 60, None, None), ("clock", (hour + 12) % 24 * 60, None, None)]
     return said
+
+
+def _shape(moment: Moment) -> tuple[object, ...]:
+    """Which parts a moment names: "12 June" and "21 June" are one shape, "June 2027" another."""
+    return (moment[0], *(part is None for part in moment[1:]))
+
+
+def _worked_out(moment: Moment, said: Sequence[Moment]) -> bool:
+    """Whether the fact's `moment`, not one the owner gave, may be one the model worked out
+    from a time the owner left to be worked out ("next Friday"): a date, not a clock time
+    (no "this evening" says "19:00"), and not of the shape of a date the owner wrote out, which
+    it would be a changed copy of ("21 June" for "12 June, dinner on Friday", "1948" for
+    "1984")."""
+    if moment[0] != "date":
+        return False
+    written = [own for own in said if ANY not in own]
+    return all(_shape(own) != _shape(moment) for own in written)
 
 
 def _said(moment: Moment, said: Sequence[Moment]) -> bool:
@@ -482,8 +550,10 @@ def _verbatim(fact: str, own_words: str, named_a_time: bool) -> set[str] | None:
         while date is not None and date[1] < end:
             date = next(dates, None)
         if date is not None and date[0] <= start:
-            if worked_out or _said(date[2], said):
-                continue  # a date or time the model worked out, or the owner's own
+            if all(_said(moment, said) for moment in date[2]):
+                continue  # the owner's own
+            if worked_out and all(_worked_out(moment, said) for moment in date[2]):
+                continue  # a date the model worked out
             return None
         if number not in own_numbers:
             return None
@@ -581,7 +651,7 @@ def support(fact: str, own_words: str) -> float:
     numbers = _verbatim(fact, own_words, named_a_time)
     if numbers is None:
         return 0.0
-    names = _names(fact) - (_DATE_WORDS if named_a_time else frozenset())
+    names = _names(fact) - (_DATE_STEMS if named_a_time else frozenset())
     if not names <= own and language_of(fact) != "de":  # German capitalises every noun
         return 0.0
     own_polarity = _polarity(own_words)
@@ -664,8 +734,11 @@ Span = tuple[int, int, str]  # start, end, kind
 
 _FENCE_RE = lazy_pattern(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
 _TAG_RE = lazy_pattern(r"<!--.*?-->|</?[a-zA-Z][\w:-]*(?:\s[^<>]*)?/?>", re.S)
+# Markdown a document is written in: a heading, a link, an HTML entity, a field's label set in
+# bold ("**IBAN:** ...", "__Payee__: ..."); the owner types "Wifi: hunter2" unformatted.
 _MARKDOWN_RE = lazy_pattern(
-    r"^[ \t]*#{1,6}[ \t]+\S.*$|!?\[[^\]\n]+\]\([^)\s]+\)|&(?:[a-z]{2,8}|#x?[0-9a-f]{1,6});",
+    r"^[ \t]*#{1,6}[ \t]+\S.*$|!?\[[^\]\n]+\]\([^)\s]+\)|&(?:[a-z]{2,8}|#x?[0-9a-f]{1,6});|"
+    r"(\*\*|__)[^*_\n]{1,40}(?::\1|\1[ \t]*:)",
     re.M | re.I,
 )
 _BLOCKQUOTE_RE = lazy_pattern(r"^[ \t]*>.*$", re.M)
@@ -683,6 +756,9 @@ _ROLE_INLINE_RE = lazy_pattern(
     r"(?<![\w-])(?:(?i:ai assistant|assistant|ai|human|chatgpt|claude|gemini|copilot|llm)|"
     r"SYSTEM|USER)[ \t]*:[ \t]"
 )
+# A question and its answer set out as a transcript or an FAQ does ("Q: ...", "A: ...").
+_QUESTION_LINE_RE = lazy_pattern(r"^[ \t]*(?:q|question)[ \t]*[:.)][ \t]*\S", re.M | re.I)
+_ANSWER_LINE_RE = lazy_pattern(r"^[ \t]*(?:a|answer|ans)[ \t]*[:.)][ \t]*\S", re.M | re.I)
 _LABEL_LINE_RE = lazy_pattern(
     r"^[ \t]*(?:\[[^\]\n]{1,30}\][ \t]*|\d{1,2}[:.]\d{2}(?:[ \t]*[ap]\.?m\.?)?[ \t,-]*)?"
     r"(?P<label>[^\W\d][^:\n]{0,30}?)[ \t]*:[ \t]+\S",
@@ -696,6 +772,7 @@ _LABEL_LINE_RE = lazy_pattern(
 _CLOCK = r"\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:[ \t]*[ap]\.?m\.?)?"
 _DAY = r"\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}"
 _STAMP = rf"(?:{_DAY},?[ \t]*)?{_CLOCK}"
+_DATE_STAMP = r"\d{1,4}[/.-]\d{1,2}(?:[/.-]\d{1,4})?"  # "12/03" too, before a name's line
 _CHAT_NAME = r"[^\W\d_][^\n:\[\]()]{0,40}?"
 # (A bare "09:00 Dentist: bring the card" is the owner's agenda: the time needs brackets or
 # a date before it.)
@@ -716,8 +793,10 @@ _NAME_AND_TIME_RE = lazy_pattern(
     re.M | re.I,
 )
 # A line with a bare time, a capitalised name and a colon: "10:42 Alex: remember ...". Is it a
-# chat line or the owner's agenda ("09:00 Dentist: bring the card")? A chat line's text asks to
-# remember (someone asked the owner), or its name speaks again on another such line.
+# chat line or the owner's agenda ("09:00 Dentist: bring the card, remember")? A chat line's
+# text speaks to the owner as an untimed one does (`_speaks`: it asks first thing, says "you"
+# or is quoted), or its name speaks again on another such line; any other is judged as a
+# labelled line (`_NAMED_LINE_RE`): a fact drawn from it names the label.
 _TIMED_LABEL_RE = lazy_pattern(
     rf"^[ \t]*{_CLOCK}[ \t]*[-–,]?[ \t]*"
     r"(?P<name>[A-Z][\w'.-]*(?:[ \t][A-Z][\w'.-]*){0,2})[ \t]*:[ \t]*(?P<said>[^\n]*)$",
@@ -725,19 +804,24 @@ _TIMED_LABEL_RE = lazy_pattern(
 )
 # A line with no time that starts with a name and a colon: "Sam: remember the alarm code is
 # 2468" (a chat line copied out) or "Dentist: Tuesday at 3pm, remember" (the owner's labelled
-# note)? A dash does as a colon ("Mum - don't forget ..."), a chat app's marks may come
-# before the name ("~ Sam:", "@sam:") or after it ("Sam (mobile):"), and the text may be on
+# note)? A dash does as a colon ("Mum - don't forget ..."), and so do an arrow or a bar
+# ("Sam > ...", "Sam → ...", "Sam | ..."); a chat app's marks may come
+# before the name ("~ Sam:", "@sam:"), around it ("*Sam*:", a chat's bold) or after it ("Sam
+# (mobile):", "Mia 🙂:", an emoji or a mark in a display name), and the text may be on
 # the next line ("Sam:" on a line of its own). The label is a name's shape, one word or each
 # word capitalised, and not a note's heading (`_NOTE_HEADINGS`, a day or a time). Its text
 # is someone speaking when it asks
 # the owner first thing ("remember ...", "hey, don't forget ..."), speaks to them ("you",
 # "your") or is quoted; when such lines are several and one is "Me", or a name speaks
-# twice, they are a conversation. Otherwise a label names what the note is
+# twice, they are a conversation. A date or a time may come first ("03/12/2026 Kev: ...",
+# "09:00 Dentist: ..."). Otherwise a label names what the note is
 # about, and a fact drawn from it names the label too (`_unnamed_labels`); a speaker's name
 # is not what they said.
 _NAMED_LINE_RE = lazy_pattern(
-    r"^[ \t]*[~@]?[ \t]*(?P<label>[^\W\d_][\w'’.-]*(?:[ \t]+[^\W\d_][\w'’.-]*){0,2})"
-    r"(?:[ \t]*\([^()\n]{1,20}\))?(?:[ \t]*:|[ \t]+[-–—][ \t])[ \t]*(?:\n[ \t]*(?=\S))?"
+    rf"^[ \t]*(?:(?:(?:{_DATE_STAMP},?[ \t]*)?{_CLOCK}|{_DATE_STAMP})[ \t]*[-–,]?[ \t]*)?"
+    r"[~@*_]*[ \t]*(?P<label>[^\W\d_][\w'’.-]*(?:[ \t]+[^\W\d_][\w'’.-]*){0,2})"
+    r"(?:[*_]+|[ \t]*[^\w\s:()'\"-]{1,4})?"
+    r"(?:[ \t]*\([^()\n]{1,20}\))?(?:[ \t]*:|[ \t]+[-–—>→»|][ \t])[ \t]*(?:\n[ \t]*(?=\S))?"
     r"(?P<said>[^\n]*)$",
     re.M,
 )
@@ -762,15 +846,6 @@ _SECOND_PERSON_RE = lazy_pattern(r"\b(?:you|your|yours|you['’]re|youre|yoursel
 # "you" where it asks Timothy ("..., can you remember it") or thanks it: not the speaker's.
 _ASKING_YOU_RE = lazy_pattern(
     r"\b(?:thank you|(?:can|could|would|will|do) you(?: please)?)\b", re.I
-)
-# A finite verb of the commonest kinds (a copula, an auxiliary, "says") or a subject: a line
-# that has one says something ("Sam: the code is 2468"); a note's value rarely does ("Hotel: Grand
-# Central, room 512"), so a note whose label the model left out is not taken for a speaker's.
-_CLAUSE_RE = lazy_pattern(
-    r"\b(?:is|are|was|were|am|isn['’]?t|aren['’]?t|wasn['’]?t|weren['’]?t|has|have|had|"
-    r"hasn['’]?t|haven['’]?t|will|won['’]?t|would|can|can['’]?t|could|should|must|does|did|"
-    r"doesn['’]?t|didn['’]?t|goes|went|says|said|i|we|he|she|they)\b|\w['’](?:s|re|m|ve|ll|d)\b",
-    re.I,
 )
 _QUOTE_MARKS = "\"“”'‘’«„「"
 
@@ -909,13 +984,17 @@ _ADDRESSED_RE = lazy_pattern(
     r"(?:votre|vos) (?:[^\W\d_]+[ \t]+){0,3}?(?:est|sont|a été|expire)\b)",
     re.M | re.I,
 )
-# A sign-off with a name at a paragraph's end: "Best,\nAnna", "Thanks, John", "- The Acme Team".
+# A sign-off with a name at a paragraph's end: "Best,\nAnna", "Thanks, John", "- The Acme Team",
+# "-- Accounts Dept".
 _SIGNED_RE = lazy_pattern(
     r"\b(?:(?<!\w[ \t])(?:best|thanks|thank you|many thanks|cheers|love|regards|"
     r"all the best|take care)[ \t]*[,!.]?[ \t]*(?:\n[ \t]*|[ \t]+)(?!timothy\b)"
     r"(?-i:[A-Z][\w'.-]*(?:[ \t][A-Z][\w'.-]*){0,2})[ \t]*[.!]?[ \t]*(?=\n[ \t]*\n|\Z)|"
     rf"{_STARTS_SENTENCE}the (?-i:[A-Z][\w'&.-]*(?:[ \t][A-Z][\w'&.-]*){{0,2}}) "
-    r"team[ \t]*[.!]?[ \t]*(?=\n|\Z))",
+    r"team[ \t]*[.!]?[ \t]*(?=\n|\Z))|"
+    # a signature line under the text: "-- Accounts Dept", "— Jen" (one dash is a list's)
+    r"^[ \t]*(?:-{2,}|[–—~])[ \t]*(?-i:[A-Z][\w'.&-]*(?:[ \t]+[A-Z][\w'.&-]*){0,3})[ \t]*"
+    r"(?=\n[ \t]*\n|\Z)",
     re.M | re.I,
 )
 
@@ -1114,17 +1193,20 @@ def named_entities(
 
 
 def _unnamed_labels(fact: str, own_words: str) -> list[Span]:
-    """The lines of the owner's words labelled with a name (`_NAMED_LINE_RE`) that say
-    something (`_CLAUSE_RE`) and that the fact does not name: a note's label is what it is
-    about ("Dentist: Tuesday at 3pm" -> "the dentist on Tuesday"), a speaker's name is not
-    what they said ("Sam: the code is 2468" -> "the code is 2468"), so the fact, if drawn
-    from that line, is someone else's word."""
+    """The lines of the owner's words labelled with a name (`_NAMED_LINE_RE`) that the fact
+    does not name: a note's label is what it is about ("Dentist: Tuesday at 3pm" -> "the
+    dentist on Tuesday"), a speaker's name is not what they said ("Sam: the code is 2468" or,
+    with no verb, "Sam: alarm code 2468 now" -> "the code is 2468"), so the fact, if drawn
+    from that line, is someone else's word. A line with no verb is judged so too: a text
+    message is as often written without one, and the owner's "remember that" below it makes
+    it no more theirs. (The cost: a note whose fact leaves its label out, "Hotel: Grand
+    Central" -> "staying at the Grand Central", is staged.)"""
     fact_keys = {_key(stem(word)) for word in _fact_words(_one_word_phrases(fact))}
     families = {key[:_FAMILY] for key in fact_keys if len(key) >= _FAMILY}
     found: list[Span] = []
     for match in _NAMED_LINE_RE.finditer(own_words):
         label = match.group("label")
-        if not _name_like(label) or not _CLAUSE_RE.search(match.group("said")):
+        if not _name_like(label):
             continue
         keys = {_key(stem(word)) for word in _fact_words(label) if _is_content(word)}
         if keys and not any(key in fact_keys or key[:_FAMILY] in families for key in keys):
@@ -1254,6 +1336,11 @@ def _conversation_spans(text: str) -> Iterator[Span]:
         yield first, last, "conversation"
     for match in _ROLE_INLINE_RE.finditer(text):
         yield match.start(), _line_span(text, match.start(), match.start())[1], "conversation"
+    asked = [m.start() for m in _QUESTION_LINE_RE.finditer(text)]
+    answered = [m.start() for m in _ANSWER_LINE_RE.finditer(text)]
+    if asked and answered:  # an interview or an FAQ: someone answered the question
+        marks = asked + answered
+        yield (*_line_span(text, min(marks), max(marks)), "conversation")
     yield from _stamped_spans(text)
     yield from _speaker_spans(text)
 
@@ -1285,7 +1372,7 @@ def _stamped_spans(text: str) -> Iterator[Span]:
     stamped += [
         m.start()
         for m, name in zip(timed, names, strict=True)
-        if names.count(name) > 1 or asks_to_remember(m.group("said"))
+        if names.count(name) > 1 or _speaks(m.group("said"))
     ]
     covered = 0
     for start in sorted(stamped):
