@@ -51,6 +51,7 @@ from timothy.text import (
     LONE_SURROGATE_RE,
     normalise_name,
     spellings,
+    strip_accents,
     strip_invisible,
     typed_terms,
 )
@@ -731,9 +732,10 @@ class BaseMemoryRepository(Generic[DbT]):
         seq = rows[0][0]
         dialect.executemany(
             conn,
-            "INSERT INTO memory_entities (memory_seq, position, name, norm) VALUES (?, ?, ?, ?)",
+            "INSERT INTO memory_entities (memory_seq, position, name, norm, name_key) "
+            "VALUES (?, ?, ?, ?, ?)",
             [
-                (seq, position, name, norm)
+                (seq, position, name, norm, strip_accents(norm))
                 for position, (name, norm) in enumerate(validate_entities(memory.entities))
             ],
         )
