@@ -141,6 +141,22 @@ def typed_terms(text: str) -> list[str]:
     return terms
 
 
+def symbols(text: str) -> list[str]:
+    """The symbols of a search that no word index holds, distinct, in first-seen order:
+    emoji and the other non-ASCII symbols ("🎂", "€", "✓", "°"; Unicode category S), which
+    a word (`words`) and both engines' full-text tokenizers drop as if they were spaces. ASCII
+    symbols ("+", "<", "|", "$") are left out: they are what search syntax is made of, and
+    stay mere noise in a search. Invisible characters (an emoji's variation selector or
+    joiner) are dropped, so "❤️" is "❤" and a family emoji its persons."""
+    return list(
+        dict.fromkeys(
+            char
+            for char in strip_invisible(text)
+            if not char.isascii() and unicodedata.category(char).startswith("S")
+        )
+    )
+
+
 # At most this many of a word's "ss" are also tried as "ß" (2**n spellings of the word).
 MAX_SHARP_S = 3
 

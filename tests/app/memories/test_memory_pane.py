@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from app.jobs.workers import Workers
 from app.mainwindow.main_window import MEMORY_MIN_WIDTH
-from app.memories.memory_browse_model import PAGE_SIZE
+from app.memories.memory_browse_model import PAGE_SIZE, BrowseQuery
 from app.memories.memory_list_model import NOTE_ROLE
 from app.memories.memory_pane import MemoryPane
 from tests.app.conftest import settle
@@ -175,6 +175,28 @@ def test_search_uses_recall_normalisation(
     settle(qtbot, workers)
     assert browser.model.rowCount() == 0
     assert browser.count_label.text() == "No matches"
+
+
+def test_search_finds_an_emoji_typed_alone(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
+) -> None:
+    """The bug: "🎂" in the search box found nothing (the word indexes drop symbols)."""
+    cake = store.memories.add("Mum's birthday 🎂 is on 3 May")
+    store.memories.add("A birthday without cake")
+    start(qtbot, pane, workers)
+    browser = pane.browser
+    assert browser is not None
+    browser.search.setText("🎂")
+    browser.apply_query()
+    settle(qtbot, workers)
+    assert [m.id for m in browser.model.memories] == [cake.id]
+    assert browser.count_label.text() == "1 match"
+    # A memory that changes elsewhere joins or leaves the list by the same rule.
+    query = browser.model.query
+    assert query.matches(cake)
+    assert not query.matches(dataclasses.replace(cake, content="Mum's birthday is on 3 May"))
+    assert BrowseQuery("birthday 🎂").matches(cake)
+    assert not BrowseQuery("birthday 🎈").matches(cake)
 
 
 def test_search_as_you_type_matches_the_word_being_typed(
