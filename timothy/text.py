@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Collection, Iterable
@@ -140,6 +141,22 @@ def typed_terms(text: str) -> list[str]:
     return terms
 
 
+def symbols(text: str) -> list[str]:
+    """The symbols of a search that no word index holds, distinct, in first-seen order:
+    emoji and the other non-ASCII symbols ("🎂", "€", "✓", "°"; Unicode category S), which
+    a word (`words`) and both engines' full-text tokenizers drop as if they were spaces. ASCII
+    symbols ("+", "<", "|", "$") are left out: they are what search syntax is made of, and
+    stay mere noise in a search. Invisible characters (an emoji's variation selector or
+    joiner) are dropped, so "❤️" is "❤" and a family emoji its persons."""
+    return list(
+        dict.fromkeys(
+            char
+            for char in strip_invisible(text)
+            if not char.isascii() and unicodedata.category(char).startswith("S")
+        )
+    )
+
+
 # At most this many of a word's "ss" are also tried as "ß" (2**n spellings of the word).
 MAX_SHARP_S = 3
 
@@ -197,9 +214,41 @@ def fts_query(text: str, *, operator: str = "OR", prefix_last: bool = False) -> 
     return f" {operator} ".join(quoted)
 
 
+@functools.lru_cache(maxsize=4_096)
+def _is_latin(char: str) -> bool:
+    return unicodedata.name(char, "").startswith("LATIN ")
+
+
+def strip_accents(text: str) -> str:
+    """`text` with the accents of its Latin letters removed ("José" -> "Jose", "Dvořák" ->
+    "Dvorak"), as the full-text index's tokenizer removes them (unicode61 remove_diacritics
+    2): an owner types a name with or without them. Letters that are not an accented form
+    ("ø", "ł") and the marks of other scripts (Greek, Cyrillic, Devanagari) are kept: there
+    a mark can make another name."""
+    if text.isascii():
+        return text
+    kept: list[str] = []
+    latin = False
+    for char in unicodedata.normalize("NFD", text):
+        if not unicodedata.combining(char):
+            latin = _is_latin(char)
+        elif latin:
+            continue
+        kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept))
+
+
 def normalise_name(name: str) -> str:
-    """The matching form of an entity name: folded, inner whitespace collapsed."""
+    """An entity name as stored for telling one apart from another: folded, inner
+    whitespace collapsed."""
     return _SPACE_RE.sub(" ", fold(name)).strip()
+
+
+def name_key(name: str) -> str:
+    """The form the entity leg matches a name by: `normalise_name` without the accents of
+    Latin letters, so "Jose" finds "José" and "Muller" "Müller" (and the reverse). Case and
+    "ß"/"ss" are folded already; nothing else is: still an exact match, never a fuzzy one."""
+    return strip_accents(normalise_name(name))
 
 
 def _word_spans(folded: str) -> list[tuple[int, int, str]]:
@@ -220,7 +269,7 @@ def _candidates(
                 continue
             joined = " ".join(run)
             found.append((first, count, joined))
-            written = normalise_name(folded[spans[first][0] : spans[last][1]])
+            written = name_key(folded[spans[first][0] : spans[last][1]])
             if written != joined:
                 found.append((first, count, written))
     return found
@@ -229,13 +278,13 @@ def _candidates(
 def name_candidates(text: str, max_words: int = 6) -> list[tuple[int, int, str]]:
     """Every run of 1 to `max_words` whole words of `text` as an entity name could match it.
 
-    Returns (index of the first word, number of words, matching form). Each run is offered
-    twice where they differ: as written between its first and last word (so "O'Brien",
-    "Mary-Jane" and "Dr. Smith" keep their inner punctuation) and as its words joined by
-    single spaces. Runs made only of stop words are left out: "us", "it" or "may" in a
+    Returns (index of the first word, number of words, matching form: see `name_key`). Each
+    run is offered twice where they differ: as written between its first and last word (so
+    "O'Brien", "Mary-Jane" and "Dr. Smith" keep their inner punctuation) and as its words
+    joined by single spaces. Runs made only of stop words are left out: "us", "it" or "may" in a
     sentence are far more often words than names.
     """
-    folded = fold(text)
+    folded = strip_accents(fold(text))
     return _candidates(folded, _word_spans(folded), max_words)
 
 
@@ -255,28 +304,42 @@ def pick_names(
     return picked
 
 
+def _letters(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each character of `text` with the combining marks that follow it."""
+    found: list[tuple[int, int]] = []
+    for index, char in enumerate(text):
+        if found and unicodedata.combining(char):
+            found[-1] = (found[-1][0], index + 1)
+        else:
+            found.append((index, index + 1))
+    return found
+
+
 def cut_names(text: str, names: Collection[str], max_words: int = 6) -> str:
-    """`text` without the words that name one of `names` (matching forms, as pick_names
-    takes them), nor a possessive "'s" right after one; otherwise as written (NFKC,
+    """`text` without the words that name one of `names` (matching forms, see `name_key`, as
+    pick_names takes them), nor a possessive "'s" right after one; otherwise as written (NFKC,
     invisible characters removed, case kept), whitespace collapsed.
 
-    "What is Zoë's favourite tea?" without "zoë" is "What is favourite tea?".
+    "What is Zoë's favourite tea?" without "zoe" is "What is favourite tea?".
     """
     written = strip_invisible(unicodedata.normalize("NFKC", text))
-    # Case-fold one character at a time (what str.casefold does anyway), remembering where
-    # each folded character came from: "ß" folds to two.
+    # Fold one letter (with the marks on it) at a time, as name_candidates folds the whole
+    # text, remembering where each folded character came from: "ß" folds to two, "é" (or an
+    # "e" with a combining accent) to one.
     folded_parts: list[str] = []
-    origin: list[int] = []
-    for index, char in enumerate(written):
-        folded_char = char.casefold()
-        folded_parts.append(folded_char)
-        origin.extend([index] * len(folded_char))
+    starts: list[int] = []
+    ends: list[int] = []
+    for start, end in _letters(written):
+        folded_letter = strip_accents(written[start:end].casefold())
+        folded_parts.append(folded_letter)
+        starts.extend([start] * len(folded_letter))
+        ends.extend([end] * len(folded_letter))
     folded = "".join(folded_parts)
     spans = _word_spans(folded)
     cuts: list[tuple[int, int]] = []
     for first, count, _ in pick_names(_candidates(folded, spans, max_words), names):
-        start = origin[spans[first][0]]
-        end = origin[spans[first + count - 1][1] - 1] + 1
+        start = starts[spans[first][0]]
+        end = ends[spans[first + count - 1][1] - 1]
         possessive = _POSSESSIVE_RE.match(written, end)
         cuts.append((start, possessive.end() if possessive else end))
     kept: list[str] = []

@@ -22,7 +22,7 @@ from app.jobs.workers import Failure, Workers
 from app.memories.memory_list_model import MEMORY_ROLE
 from timothy.store import Memory, MemoryStatus, MemoryType
 from timothy.store.engine import StoreEngine
-from timothy.text import words
+from timothy.text import symbols, words
 
 Index = QModelIndex | QPersistentModelIndex
 PAGE_SIZE = 200
@@ -38,12 +38,15 @@ class BrowseQuery:
     status: MemoryStatus | None = None
 
     def matches(self, memory: Memory) -> bool:
-        """Whether a memory that just changed belongs in this list (text: every word)."""
+        """Whether a memory that just changed belongs in this list (text: every word and
+        every symbol, as the store searches)."""
         if self.type is not None and memory.type is not self.type:
             return False
         if self.status is not None and memory.status is not self.status:
             return False
         if self.text.strip():
+            if not all(mark in memory.content for mark in symbols(self.text)):
+                return False
             have = set(words(memory.content))
             wanted = words(self.text)
             # The store matches the last word as a prefix (search as you type).

@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from app.look import invisible, theme
+from app.look.text_direction import line_option
 from app.look.time_text import relative_time
 from app.memories.memory_card_delegate import type_colour
 from app.memories.memory_list_model import MEMORY_ROLE
@@ -70,10 +71,11 @@ class MemoryRowDelegate(QStyledItemDelegate):
         text = invisible.reveal(" ".join(memory.content.split()))
         painter.setFont(option.font)
         painter.setPen(c.text if current else c.muted)
+        # From its own side: an Arabic or Hebrew fact starts at the right.
         painter.drawText(
-            first,
-            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            QRectF(first),
             metrics.elidedText(text, Qt.TextElideMode.ElideRight, first.width()),
+            line_option(text),
         )
         small = self._small(option.font)
         small_metrics = QFontMetrics(small)

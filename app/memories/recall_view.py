@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.look import invisible, theme
+from app.look.text_direction import block_html
 from app.memories.memory_card_delegate import type_colour
 from timothy.store.records import RECALL_LEGS, BelowFloorMemory, RecalledMemory, RecallRecord
 
@@ -71,9 +72,9 @@ def _item_html(item: RecalledMemory, ranks: dict[str, int] | None = None) -> str
         f'margin-bottom:6px;"><tr><td>'
         f'<span style="color:{muted};">#{item.rank}</span> '
         f'<span style="color:{type_colour(item.type).name()}; font-weight:600;">'
-        f"{html.escape(item.type.value)}</span><br>"
-        f"{content}<br>"
-        f'<span style="color:{muted}; font-size:small;">{legs_text}<br>{maths}</span>'
+        f"{html.escape(item.type.value)}</span>"
+        f"{block_html(content, item.content)}"
+        f'<div style="color:{muted}; font-size:small;">{legs_text}<br>{maths}</div>'
         f"</td></tr></table>"
     )
 
@@ -91,12 +92,13 @@ def _greyed_card(memory: BelowFloorMemory | RecalledMemory, label: str, detail: 
     content = invisible.reveal_html(
         memory.content, c.invisible_marker.name(), c.invisible_marker_background.name()
     )
+    greyed = f'<span style="color:{muted};">{content}</span>'
     return (
         f'<table width="100%" cellspacing="0" cellpadding="8" '
         f'style="border:1px dashed {c.faint.name()}; margin-bottom:6px;"><tr><td>'
-        f'<span style="color:{muted};">{html.escape(memory.type.value)} · {label}</span><br>'
-        f'<span style="color:{muted};">{content}</span><br>'
-        f'<span style="color:{muted}; font-size:small;">{detail}</span>'
+        f'<span style="color:{muted};">{html.escape(memory.type.value)} · {label}</span>'
+        f"{block_html(greyed, memory.content)}"
+        f'<div style="color:{muted}; font-size:small;">{detail}</div>'
         f"</td></tr></table>"
     )
 

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 
 from app.conversations.chat_port import TranscriptMessage
 from app.look import theme
+from app.look.text_direction import block_html, text_direction
 from app.transcript.message_flash import MessageFlash
 from app.transcript.message_widget import MessageWidget
 from app.transcript.notice import Notice
@@ -626,9 +627,16 @@ class TranscriptView(QScrollArea):
     def _add_notice_for(self, memory: Memory, *, undoable: bool, why: str | None = None) -> Notice:
         staged = memory.status is MemoryStatus.STAGED
         label = "Saved for your review" if staged else "Remembered"
-        text = f"<b>{label}:</b> {html.escape(_short(memory.content))}"
-        if staged and why:  # why it was not saved at once ("it came from text you pasted")
-            text += f" <i>({html.escape(why)})</i>"
+        short = _short(memory.content)
+        text = f"<b>{label}:</b> {html.escape(short)}"
+        reason = f"<i>({html.escape(why)})</i>" if staged and why else ""
+        if text_direction(short) == Qt.LayoutDirection.RightToLeft:
+            # An Arabic or Hebrew fact on a line of its own, from the right; the reason after
+            # it on one of its own (what follows a block would join it).
+            text = f"<b>{label}:</b>{block_html(html.escape(short), short)}"
+            reason = block_html(reason, why) if reason and why else ""
+        if reason:  # why it was not saved at once ("it came from text you pasted")
+            text += f" {reason}"
         action = "Undo" if undoable else None
         notice = Notice(text, icon="memory", action=action, parent=self.column)
         if undoable:

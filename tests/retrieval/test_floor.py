@@ -188,6 +188,16 @@ def test_a_named_memory_counts_in_every_leg_that_found_it(store: Store) -> None:
     assert not other.floors["text"].cleared
 
 
+def test_a_name_typed_without_its_accents_counts_in_every_leg(store: Store) -> None:
+    store.memories.add("Said it was a good day today", entities=["Zoë"], now=NOW)
+    store.memories.add("It was a good day today", now=NOW)
+    with Recaller(store) as recaller:
+        result = recaller.recall("Was it a good day today for Zoe?", now=NOW)
+    [zoe] = result.ranked
+    assert zoe.floors["text"].cleared and "names Zoë" in zoe.floors["text"].why
+    assert set(zoe.explanation.ranks) == {"text", "entity"}
+
+
 def test_without_the_floor_every_hit_is_fused(store: Store) -> None:
     store.memories.add("Started the new job today", now=NOW)
     with Recaller(store, RecallSettings(relevance_floor=False)) as recaller:

@@ -237,3 +237,66 @@ def test_a_server_from_before_gets_the_words_as_written_for_search_as_you_type(
         assert [m.id for m in store.memories.list(text="lis")] == ["m2"]
         new = store.memories.add("Runner beans in the garden")
         assert {m.id for m in store.memories.list(text="runn")} == {"m1", new.id}
+
+
+OLD_ENTITIES = [("m1", ["José", "Jose"]), ("m2", ["Müller", "Anna"]), ("m3", ["Zoë"])]
+
+
+def test_a_file_from_before_finds_its_names_with_or_without_accents(data_dir: Path) -> None:
+    path = data_dir / "timothy.db"
+    data_dir.mkdir(parents=True)
+    old = Database(path, migrations=MIGRATIONS[:8])
+    with old.write() as conn:
+        for seq, (memory_id, names) in enumerate(OLD_ENTITIES, start=1):
+            conn.execute(
+                "INSERT INTO memories (seq, id, type, content, status, confidence, source, "
+                "created_at) VALUES (?, ?, 'semantic', 'a fact', 'active', 1.0, 'manual', "
+                "'2025-01-01T00:00:00Z')",
+                (seq, memory_id),
+            )
+            for position, name in enumerate(names):
+                conn.execute(
+                    "INSERT INTO memory_entities (memory_seq, position, name, norm) "
+                    "VALUES (?, ?, ?, ?)",
+                    (seq, position, name, name.casefold()),
+                )
+    old.close()
+
+    with Store.open(data_dir) as store:
+        assert store.db.schema_version() == SCHEMA_VERSION
+        assert store.search.entity("Jose", 30) == ["m1"]
+        assert store.search.entity("muller and anna", 30) == ["m2"]
+        assert store.search.entity("ZOE", 30) == ["m3"]
+        assert store.memories.get("m1").entities == ("José", "Jose")  # both kept as written
+        new = store.memories.add("Moved away", entities=["Zoe"])
+        assert set(store.search.entity("Zoë", 30)) == {"m3", new.id}
+
+
+def test_a_server_from_before_finds_its_names_with_or_without_accents(pg_url: str) -> None:
+    old = PgDatabase(pg_url, migrations=PG_MIGRATIONS[:6])
+    try:
+        with old.write() as conn:
+            for memory_id, names in OLD_ENTITIES:
+                row = conn.execute(
+                    "INSERT INTO memories (id, type, content, day, status, confidence, "
+                    "source, created_at) VALUES (%s, 'semantic', 'a fact', '1 May 2025', "
+                    "'active', 1, 'manual', now()) RETURNING seq",
+                    (memory_id,),
+                ).fetchone()
+                assert row is not None
+                for position, name in enumerate(names):
+                    conn.execute(
+                        "INSERT INTO memory_entities (memory_seq, position, name, norm) "
+                        "VALUES (%s, %s, %s, %s)",
+                        (row[0], position, name, name.casefold()),
+                    )
+    finally:
+        old.close()
+    with PostgresStore(pg_url, follow_changes=False) as store:
+        assert store.db.schema_version() == len(PG_MIGRATIONS)
+        assert store.search.entity("Jose", 30) == ["m1"]
+        assert store.search.entity("muller and anna", 30) == ["m2"]
+        assert store.search.entity("ZOE", 30) == ["m3"]
+        assert store.memories.get("m1").entities == ("José", "Jose")
+        new = store.memories.add("Moved away", entities=["Zoe"])
+        assert set(store.search.entity("Zoë", 30)) == {"m3", new.id}

@@ -49,7 +49,7 @@ from timothy.retrieval.settings import RecallSettings
 from timothy.store.records import BelowFloorMemory, LegVerdict, Memory
 from timothy.store.search import TextHits, index_forms
 from timothy.store.vectors import Vector
-from timothy.text import normalise_name, words
+from timothy.text import name_key, words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -434,9 +434,9 @@ def _unrelated_why(value: float, needed: float) -> str:
 
 @functools.lru_cache(maxsize=8_192)
 def _name_form(name: str) -> str:
-    """normalise_name, kept: every leg's misses are checked against the query's names on
+    """name_key, kept: every leg's misses are checked against the query's names on
     every turn, and an owner's memories name the same few people and places."""
-    return normalise_name(name)
+    return name_key(name)
 
 
 def vouch_for_named(
@@ -446,7 +446,7 @@ def vouch_for_named(
     into passes: a literal name is evidence (the entity leg's rule) whichever leg found the
     memory, so the vector and text legs still rank "what is asked" among the memories of
     whom it is asked about, as they did before the floor."""
-    named = {normalise_name(name) for name in names}
+    named = {name_key(name) for name in names}
     if not named:
         return dict(verdicts)
     judged: dict[str, LegVerdict] = {}

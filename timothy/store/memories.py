@@ -51,7 +51,9 @@ from timothy.text import (
     LONE_SURROGATE_RE,
     normalise_name,
     spellings,
+    strip_accents,
     strip_invisible,
+    symbols,
     typed_terms,
 )
 
@@ -585,6 +587,8 @@ class BaseMemoryRepository(Generic[DbT]):
 
         `text` is normalised like a recall query; every term must appear (any one, with
         `match_any`, best match first), the last one may be a prefix (search as you type).
+        Every symbol it holds that no word index does (emoji: `symbols`) must appear too
+        (not with `match_any`, whose callers look for words).
         """
         dialect = self.dialect
         where: builtins.list[str] = []
@@ -593,15 +597,22 @@ class BaseMemoryRepository(Generic[DbT]):
         order = "m.seq ASC" if oldest_first else "m.seq DESC"
         order_params: Sequence[object] = ()
         if text is not None and text.strip():
+            # Symbols the word indexes drop ("🎂") must each be in the text, as words must.
+            marks = [] if match_any else symbols(text)
             found = self._text_filter(text, match_any)
-            if found is None:
+            if found is None and not marks:
                 return []
-            join = found.join
-            if found.where:
-                where.append(found.where)
-            params.extend(found.params)
-            order = found.order
-            order_params = found.order_params
+            if found is not None:
+                join = found.join
+                if found.where:
+                    where.append(found.where)
+                params.extend(found.params)
+                order = found.order
+                order_params = found.order_params
+            for mark in marks:
+                # A symbol (category S) is never LIKE's "%", "_" or escape character.
+                where.append("m.content LIKE ?")
+                params.append(f"%{mark}%")
         if status is not None:
             statuses = [status] if isinstance(status, str) else builtins.list(status)
             where.append(dialect.among("m.status"))
@@ -731,9 +742,10 @@ class BaseMemoryRepository(Generic[DbT]):
         seq = rows[0][0]
         dialect.executemany(
             conn,
-            "INSERT INTO memory_entities (memory_seq, position, name, norm) VALUES (?, ?, ?, ?)",
+            "INSERT INTO memory_entities (memory_seq, position, name, norm, name_key) "
+            "VALUES (?, ?, ?, ?, ?)",
             [
-                (seq, position, name, norm)
+                (seq, position, name, norm, strip_accents(norm))
                 for position, (name, norm) in enumerate(validate_entities(memory.entities))
             ],
         )

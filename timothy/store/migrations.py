@@ -29,6 +29,7 @@ from timothy.store.vec_storage import (
     read_chunks,
     read_rows,
 )
+from timothy.text import strip_accents
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,29 @@ def m007_float_rows(conn: apsw.Connection) -> None:
             log.warning("reading %s through vec0 (slow): %s", model.table, exc)
             conn.execute(f'DELETE FROM "{model.rows_table}"')
             _copy_rows(conn, insert, stored, read_rows(conn, model))
+
+
+def m009_entity_keys(conn: apsw.Connection) -> None:
+    """Each entity name's key, the form the entity leg matches it by (timothy.text.name_key:
+    the stored form without the accents of Latin letters), so "Jose" finds "José". A name
+    written in ASCII is its own key; the others are worked out here, in Python."""
+    conn.execute(
+        """
+        ALTER TABLE memory_entities ADD COLUMN name_key TEXT NOT NULL DEFAULT '';
+        UPDATE memory_entities SET name_key = norm;
+        DROP INDEX IF EXISTS memory_entities_by_norm;
+        CREATE INDEX memory_entities_by_key ON memory_entities (name_key, memory_seq);
+        """
+    )
+    # Characters and bytes differ in number: not ASCII.
+    not_ascii = "length(norm) <> length(CAST(norm AS BLOB))"
+    for seq, norm in conn.execute(
+        f"SELECT memory_seq, norm FROM memory_entities WHERE {not_ascii}"
+    ).fetchall():
+        conn.execute(
+            "UPDATE memory_entities SET name_key = ? WHERE memory_seq = ? AND norm = ?",
+            (strip_accents(str(norm)), seq, norm),
+        )
 
 
 def _copy_rows(
@@ -336,6 +360,8 @@ MIGRATIONS: list[Migration] = [
         INSERT INTO memory_words (rowid, content) VALUES (new.seq, new.content);
     END;
     """,
+    # 9: entity names matched with or without the accents of Latin letters.
+    m009_entity_keys,
 ]
 
 

@@ -28,7 +28,15 @@ import apsw
 from timothy.store.db import Database, scalar
 from timothy.store.vector_index import VectorIndex
 from timothy.store.vectors import EmbeddingModel, Vector, VectorStore
-from timothy.text import fts_query, name_candidates, pick_names, query_terms, spellings, words
+from timothy.text import (
+    fts_query,
+    name_candidates,
+    pick_names,
+    query_terms,
+    spellings,
+    strip_accents,
+    words,
+)
 
 # How many words an entity name may have and still be found in a query.
 MAX_NAME_WORDS = 6
@@ -141,14 +149,17 @@ SELECT m.seq, m.content, d.day FROM memories m JOIN memory_days d ON d.seq = m.s
 WHERE m.seq IN (SELECT value FROM json_each(?))
 """
 
+# Names are matched by their keys (timothy.text.name_key: accents of Latin letters folded).
 _NAMED_SQL = """
-SELECT DISTINCT norm FROM memory_entities WHERE norm IN (SELECT value FROM json_each(?))
+SELECT DISTINCT name_key FROM memory_entities
+WHERE name_key IN (SELECT value FROM json_each(?))
 """
 
+# A memory counts each name once ("José" and "Jose" among its entities are one name).
 _NAMED_CTE = """
 named (seq, names) AS (
-    SELECT memory_seq, count(*) FROM memory_entities
-    WHERE norm IN (SELECT value FROM json_each(:names))
+    SELECT memory_seq, count(DISTINCT name_key) FROM memory_entities
+    WHERE name_key IN (SELECT value FROM json_each(:names))
     GROUP BY memory_seq
 )"""
 # The named memories, ranked by how well the rest of the query matches them (bm25).
@@ -431,7 +442,8 @@ def _name_candidates(query: str) -> tuple[tuple[int, int, str], ...]:
 
 
 def named_entities(conn: apsw.Connection, query: str) -> list[str]:
-    """The entity names (matching form) the query names, longest first where they overlap.
+    """The entity names (matching form, see name_key) the query names, longest first where
+    they overlap.
 
     Whole words only: "Al" is not in "always". A name is taken at its longest: in "New York
     City", a "New York City" entity wins over "York".
@@ -664,7 +676,9 @@ class SqliteSearch:
             if not names:
                 return []
             name_words = {word for name in names for word in words(name)}
-            rest = fts_query(" ".join(t for t in query_terms(query) if t not in name_words))
+            rest = fts_query(
+                " ".join(t for t in query_terms(query) if strip_accents(t) not in name_words)
+            )
             params: dict[str, object] = {"names": json.dumps(names), "limit": limit}
             if rest is None:
                 rows = conn.execute(_ENTITY_ONLY_SQL, params).fetchall()

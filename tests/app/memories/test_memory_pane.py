@@ -9,13 +9,19 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QStyleOptionViewItem, QToolButton
+from PySide6.QtCore import QModelIndex, QRect, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
+from PySide6.QtWidgets import (
+    QApplication,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolButton,
+)
 from pytestqt.qtbot import QtBot
 
 from app.jobs.workers import Workers
 from app.mainwindow.main_window import MEMORY_MIN_WIDTH
-from app.memories.memory_browse_model import PAGE_SIZE
+from app.memories.memory_browse_model import PAGE_SIZE, BrowseQuery
 from app.memories.memory_list_model import NOTE_ROLE
 from app.memories.memory_pane import MemoryPane
 from tests.app.conftest import settle
@@ -175,6 +181,75 @@ def test_search_uses_recall_normalisation(
     settle(qtbot, workers)
     assert browser.model.rowCount() == 0
     assert browser.count_label.text() == "No matches"
+
+
+def test_search_finds_an_emoji_typed_alone(
+    qtbot: QtBot, store: Store, pane: MemoryPane, workers: Workers
+) -> None:
+    """The bug: "🎂" in the search box found nothing (the word indexes drop symbols)."""
+    cake = store.memories.add("Mum's birthday 🎂 is on 3 May")
+    store.memories.add("A birthday without cake")
+    start(qtbot, pane, workers)
+    browser = pane.browser
+    assert browser is not None
+    browser.search.setText("🎂")
+    browser.apply_query()
+    settle(qtbot, workers)
+    assert [m.id for m in browser.model.memories] == [cake.id]
+    assert browser.count_label.text() == "1 match"
+    # A memory that changes elsewhere joins or leaves the list by the same rule.
+    query = browser.model.query
+    assert query.matches(cake)
+    assert not query.matches(dataclasses.replace(cake, content="Mum's birthday is on 3 May"))
+    assert BrowseQuery("birthday 🎂").matches(cake)
+    assert not BrowseQuery("birthday 🎈").matches(cake)
+
+
+def first_line_ink(delegate: QStyledItemDelegate, index: QModelIndex, font: QFont) -> range:
+    """The columns a row's first line (its fact) inks when painted 480 pixels wide."""
+    width, height = 480, 60
+    image = QImage(width, height, QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    option = QStyleOptionViewItem()
+    option.rect = QRect(0, 0, width, height)
+    option.font = font
+    painter = QPainter(image)
+    delegate.paint(painter, option, index)
+    painter.end()
+    band = range(7, 7 + QFontMetrics(font).height())
+    inked = [x for x in range(width) if any(image.pixelColor(x, y).value() < 160 for y in band)]
+    return range(min(inked), max(inked) + 1)
+
+
+@pytest.mark.parametrize(
+    ("content", "from_the_right"),
+    [
+        ("تحب أختي سلمى القهوة العربية مع الهيل", True),
+        ("אחי דוד גר בחיפה.", True),
+        ("يعمل في شركة Acme منذ 2019؟", True),
+        ("Works at Acme since 2019, نعم", False),
+        ("2019: Lives in Lisbon", False),
+    ],
+)
+def test_a_row_starts_its_fact_on_the_side_it_reads_from(
+    qtbot: QtBot,
+    store: Store,
+    pane: MemoryPane,
+    workers: Workers,
+    content: str,
+    from_the_right: bool,
+) -> None:
+    """The bug: an Arabic or Hebrew fact was drawn from the left edge of its row."""
+    store.memories.add(content)
+    start(qtbot, pane, workers)
+    browser = pane.browser
+    assert browser is not None
+    ink = first_line_ink(browser.view.itemDelegate(), browser.model.index(0), browser.view.font())
+    # The row's text area runs from 16 to 464 (margins of 6 and 10 on each side).
+    if from_the_right:
+        assert ink.stop >= 460 and ink.start > 80
+    else:
+        assert ink.start <= 20 and ink.stop < 400
 
 
 def test_search_as_you_type_matches_the_word_being_typed(
@@ -489,6 +564,32 @@ def test_last_recall_shows_the_exact_block_budget_and_explanations(
     assert "rrf 0.0325 × decay 0.970 × weight 1.00 = 0.0315" in items
     assert "found by entity #1" in items and "= 0.0161" in items
     assert "1 more ranked" in items
+
+
+def test_last_recall_lays_out_each_memory_in_its_own_direction(
+    qtbot: QtBot, pane: MemoryPane
+) -> None:
+    """The bug: an Arabic or Hebrew memory was drawn from the left, in the direction of the
+    "#1 semantic" above it, its final full stop on the wrong side."""
+    arabic = recalled("R", MemoryType.SEMANTIC, "تحب أختي القهوة.", {"text": 1}, rank=1)
+    hebrew = recalled("H", MemoryType.SEMANTIC, "אחי גר בחיפה.", {"text": 2}, rank=3)
+    faded = dataclasses.replace(hebrew, id="F", rank=0)
+    english = dataclasses.replace(ANA, rank=2)
+    record = dataclasses.replace(
+        RECALL, items=(arabic, english), ranked=(arabic, english), faded=(faded,)
+    )
+    pane.show_recall(record, "The reply of 14:05")
+    pane.open_recall_tab()
+    found: dict[str, Qt.LayoutDirection] = {}
+    block = pane.recall_view.items_view.document().begin()
+    while block.isValid():
+        found[block.text()] = block.textDirection()
+        block = block.next()
+    assert found["تحب أختي القهوة."] == Qt.LayoutDirection.RightToLeft
+    assert found["אחי גר בחיפה."] == Qt.LayoutDirection.RightToLeft  # the faded one
+    assert found["Sister is called Ana"] == Qt.LayoutDirection.LeftToRight
+    items = pane.recall_view.items_view.toPlainText()
+    assert "#1 semantic\nتحب أختي القهوة.\nfound by text #1" in items
 
 
 def test_last_recall_numbers_items_by_rank_and_says_the_order_is_deliberate(

@@ -20,6 +20,8 @@ from typing import Any
 
 import psycopg
 
+from timothy.text import strip_accents
+
 PgMigration = str | Callable[[psycopg.Connection[Any]], None]
 
 
@@ -294,6 +296,30 @@ ALTER TABLE memories ADD COLUMN IF NOT EXISTS words_tsv tsvector
 CREATE INDEX IF NOT EXISTS memories_words_tsv ON memories USING gin (words_tsv);
 """
 
+
+def m007_entity_keys(conn: psycopg.Connection[Any]) -> None:
+    """Each entity name's key, the form the entity leg matches it by (timothy.text.name_key:
+    the stored form without the accents of Latin letters), as the file's migration 9. A name
+    written in ASCII is its own key; the others are worked out here, in Python, so that both
+    engines fold alike (the server's `unaccent` is an extension it may not have)."""
+    conn.execute(
+        """
+        ALTER TABLE memory_entities ADD COLUMN name_key text NOT NULL DEFAULT '';
+        UPDATE memory_entities SET name_key = norm;
+        DROP INDEX IF EXISTS memory_entities_by_norm;
+        CREATE INDEX memory_entities_by_key ON memory_entities (name_key, memory_seq);
+        """
+    )
+    rows = conn.execute(
+        "SELECT memory_seq, norm FROM memory_entities WHERE octet_length(norm) <> length(norm)"
+    ).fetchall()
+    with conn.cursor() as cursor:
+        cursor.executemany(
+            "UPDATE memory_entities SET name_key = %s WHERE memory_seq = %s AND norm = %s",
+            [(strip_accents(str(norm)), seq, norm) for seq, norm in rows],
+        )
+
+
 # Never edit a migration that has shipped: add a new one at the end.
 MIGRATIONS: list[PgMigration] = [
     m001_initial,
@@ -302,6 +328,7 @@ MIGRATIONS: list[PgMigration] = [
     m004_vector_changes,
     _MEMORY_CHANGES,
     _WORDS,
+    m007_entity_keys,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -36,6 +36,7 @@ from timothy.text import (
     pick_names,
     query_terms,
     spelled_terms,
+    strip_accents,
     with_spellings,
     words,
 )
@@ -81,7 +82,8 @@ _ENTITY_SQL = f"""
 WITH {_OR_QUERY},
 {_WEIGHTS},
 named (seq, names) AS (
-    SELECT memory_seq, count(*) FROM memory_entities WHERE norm = ANY(%(names)s)
+    SELECT memory_seq, count(DISTINCT name_key) FROM memory_entities
+    WHERE name_key = ANY(%(names)s)
     GROUP BY memory_seq
 )
 SELECT m.id
@@ -107,7 +109,8 @@ _ENTITY_GIVEN_SQL = _ENTITY_SQL.replace(_WEIGHTS, _GIVEN_WEIGHTS)
 
 _ENTITY_ONLY_SQL = """
 WITH named (seq, names) AS (
-    SELECT memory_seq, count(*) FROM memory_entities WHERE norm = ANY(%(names)s)
+    SELECT memory_seq, count(DISTINCT name_key) FROM memory_entities
+    WHERE name_key = ANY(%(names)s)
     GROUP BY memory_seq
 )
 SELECT m.id
@@ -119,14 +122,15 @@ LIMIT %(limit)s
 
 
 def named_entities(conn: Conn, query: str) -> list[str]:
-    """The entity names (matching form) the query names, longest first where they overlap."""
+    """The entity names (matching form, see name_key) the query names, longest first where
+    they overlap."""
     candidates = name_candidates(query, MAX_NAME_WORDS)
     if not candidates:
         return []
     stored = {
         str(row[0])
         for row in conn.execute(
-            "SELECT DISTINCT norm FROM memory_entities WHERE norm = ANY(%s)",
+            "SELECT DISTINCT name_key FROM memory_entities WHERE name_key = ANY(%s)",
             (sorted({c[2] for c in candidates}),),
         )
     }
@@ -342,7 +346,7 @@ class PgSearch:
             if not names:
                 return []
             name_words = {word for name in names for word in words(name)}
-            rest = " ".join(t for t in query_terms(query) if t not in name_words)
+            rest = " ".join(t for t in query_terms(query) if strip_accents(t) not in name_words)
             params: dict[str, Any] = {"names": names, "limit": limit, "text": rest}
             sql = _ENTITY_ONLY_SQL
             if rest and copy is None:
