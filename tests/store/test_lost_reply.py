@@ -512,3 +512,25 @@ def test_an_app_that_dies_while_asking_leaves_the_change_noted(
         assert again.memories.settle_unsure() == 1
         assert heard == [("promoted", "active")]
         assert again.memories.unsure.unsettled() == []
+
+
+def test_the_background_settling_leaves_a_change_alone_while_it_is_asked_about(
+    store: PostgresStore, lossy_proxy: LossyProxy
+) -> None:
+    """The note is made before the change's own question: settling the notes meanwhile (the
+    server found again) must not ask about it too, nor report its landing a second time."""
+    memory = setup(store, "staged")
+    store.memories.landed_wait_s = 60.0
+    heard: list[str] = []
+    store.memories.listeners.append(lambda event, m: heard.append(event))
+    outcome: list[object] = []
+    asker = threading.Thread(target=lambda: outcome.append(confirm(store, memory)))
+    with lossy_proxy.unanswered_after_commit():
+        asker.start()
+        assert wait_for(lambda: store.memories.unsure.unsettled() != [])  # it asks now
+        assert store.memories.settle_unsure() == 0
+        assert heard == []
+    asker.join(timeout=30)
+    assert [getattr(done, "status", None) for done in outcome] == [MemoryStatus.ACTIVE]
+    assert heard == ["promoted"]
+    assert store.memories.unsure.unsettled() == []
