@@ -82,6 +82,8 @@ class UnsureChanges:
 
     def unsettled(self) -> list[tuple[Change, dict[str, Any]]]:
         """The changes whose outcome is not known yet, oldest first, with their checks."""
+        if self.path is not None and not self.path.exists():
+            return []  # none noted (read at every start: no lock file is made for it)
         with self._locked():
             return [(_change(e), dict(e["check"])) for e in self._read() if not e["landed"]]
 
