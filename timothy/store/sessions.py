@@ -784,45 +784,60 @@ class BaseSessionRepository(Generic[DbT]):
         a copy back does not keep words forgotten on the other side. Words are only ever
         taken out (see `take_forgets` in forget.py). How many messages were rewritten."""
         theirs = {message.id: message for message in messages}
-        rewritten = 0
+        # Looked at first without a write transaction: a copy passes every conversation it
+        # finds there already, and almost none has anything to take.
+        with self.db.read() as conn:
+            if not self._forgets_to_take(conn, session_id, theirs):
+                return 0
         with self._forgetting(), self.db.write() as conn:
-            rows = conn.execute(
-                self.dialect.sql(
-                    "SELECT id, role, content, tool_calls, memory_block, recall "
-                    "FROM messages WHERE session_id = ?"
-                ),
-                (session_id,),
-            ).fetchall()
-            for message_id, role, content, tool_calls, memory_block, recall in rows:
-                their = theirs.get(str(message_id))
-                if their is None:
-                    continue
-                ours = MessageCopies(str(content), tool_calls, memory_block, recall)
-                taken = take_forgets(
-                    str(role),
-                    ours,
-                    MessageCopies(
-                        their.content,
-                        _tool_calls_json(their.tool_calls),
-                        their.memory_block,
-                        _recall_json(their.recall),
-                    ),
-                )
-                if taken == ours:
-                    continue
+            # Read again under the write: a forget made here meanwhile is kept.
+            taken = self._forgets_to_take(conn, session_id, theirs)
+            for message_id, copies in taken:
+                columns = (copies.content, copies.tool_calls, copies.memory_block, copies.recall)
                 conn.execute(
                     self.dialect.sql(
                         "UPDATE messages SET content = ?, tool_calls = ?, memory_block = ?, "
                         "recall = ? WHERE id = ?"
                     ),
-                    (taken.content, taken.tool_calls, taken.memory_block, taken.recall, message_id),
+                    (*columns, message_id),
                 )
-                rewritten += 1
-            if rewritten:
+            if taken:
                 self._forgets_taken(conn)
-        if rewritten:
+        if taken:
             self._compact()
-        return rewritten
+        return len(taken)
+
+    def _forgets_to_take(
+        self, conn: Any, session_id: str, theirs: dict[str, Message]
+    ) -> builtins.list[tuple[str, MessageCopies]]:
+        """The messages of `session_id` stored here that the other store's copies `theirs`
+        have more redacted, each with its columns redacted so."""
+        rows = conn.execute(
+            self.dialect.sql(
+                "SELECT id, role, content, tool_calls, memory_block, recall "
+                "FROM messages WHERE session_id = ?"
+            ),
+            (session_id,),
+        ).fetchall()
+        taken: builtins.list[tuple[str, MessageCopies]] = []
+        for message_id, role, content, tool_calls, memory_block, recall in rows:
+            their = theirs.get(str(message_id))
+            if their is None:
+                continue
+            ours = MessageCopies(str(content), tool_calls, memory_block, recall)
+            redacted = take_forgets(
+                str(role),
+                ours,
+                MessageCopies(
+                    their.content,
+                    _tool_calls_json(their.tool_calls),
+                    their.memory_block,
+                    _recall_json(their.recall),
+                ),
+            )
+            if redacted != ours:
+                taken.append((str(message_id), redacted))
+        return taken
 
     def _forgetting(self) -> AbstractContextManager[Any]:
         """Held around rewriting messages without forgotten words (see take_forgets)."""
