@@ -10,6 +10,11 @@ id) is skipped, vectors are written again (the same numbers), so a copy that sto
 (a lost connection, a closed laptop) is finished by running it again. Memories go across in
 batches of `BATCH`, each batch one transaction with its vectors, oldest first, so chains
 point at memories that are already there whenever a batch lands.
+
+A conversation the target holds already gets the messages it lacks, and loses from the
+messages it holds the words of memories forgotten for good in the source since (as the
+source's copies of them read): a forget removes the words everywhere, even from a file the
+server was copied back into. Memories themselves are never written over.
 """
 
 from __future__ import annotations
