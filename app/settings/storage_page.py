@@ -397,6 +397,12 @@ def copied_text(report: CopyReport, *, into_file: Path | None) -> str:
             f"{_count(report.conversations_caught_up, 'conversation')} copied before "
             "got the messages added since."
         )
+    if report.messages_redacted:
+        said.append(
+            f"{_count(report.messages_redacted, 'message')} already there "
+            f"{'was' if report.messages_redacted == 1 else 'were'} redacted as in the "
+            "source (memories forgotten for good there since)."
+        )
     there = [
         _count(number, one, many)
         for number, one, many in (

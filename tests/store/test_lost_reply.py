@@ -11,11 +11,15 @@ cannot find out, doing it again is its success, after a restart too.
 from __future__ import annotations
 
 import json
+import queue
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 import psycopg
 import pytest
@@ -29,7 +33,7 @@ from timothy.errors import (
 )
 from timothy.memory.forget import forget
 from timothy.store.postgres import PostgresStore
-from timothy.store.postgres.unsure import unsure_path
+from timothy.store.postgres.unsure import UnsureChanges, unsure_path
 from timothy.store.records import Memory, MemoryStatus
 
 NOW = datetime(2025, 6, 1, 8, 0, tzinfo=UTC)
@@ -452,3 +456,81 @@ def test_a_damaged_note_of_unknown_changes_is_set_aside_and_the_store_opens(
         unknown_then_restart(again, lossy_proxy, lambda s: confirm(s, memory))
     assert notes.with_name(notes.name + ".unreadable").read_bytes().endswith(b"\xff")
     assert [entry["key"] for entry in json.loads(notes.read_text(encoding="utf-8"))] == [memory.id]
+
+
+def lines_of(stream: IO[str]) -> queue.Queue[str]:
+    """The lines of a child's `stream` as they come (read on a thread of their own)."""
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        for line in stream:
+            lines.put(line)
+
+    threading.Thread(target=read, name="child-log", daemon=True).start()
+    return lines
+
+
+def test_an_app_that_dies_while_asking_leaves_the_change_noted(
+    lossy_proxy: LossyProxy, pg_url: str, tmp_path: Path
+) -> None:
+    """The app is killed during the seconds it asks whether a confirmation landed: the note
+    is already in the data folder, so the app started again asks, and shows it confirmed."""
+    with PostgresStore(pg_url, outbox_dir=tmp_path / "desktop", follow_changes=False) as other:
+        memory = other.memories.stage("The spare key is with Anna", now=NOW)
+    command = [sys.executable, "-m", "tests.store.unsure_asker", lossy_proxy.url(pg_url)]
+    child = subprocess.Popen(
+        [*command, str(tmp_path), memory.id],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert child.stdout is not None and child.stdin is not None and child.stderr is not None
+    logged = lines_of(child.stderr)
+    try:
+        assert child.stdout.readline() == "ready\n"
+        with lossy_proxy.unanswered_after_commit(after=b"SET status = 'active'"):
+            child.stdin.write("go\n")
+            child.stdin.flush()
+            deadline = time.monotonic() + 60
+            while "asking the server whether it was saved" not in logged.get(
+                timeout=max(0.0, deadline - time.monotonic())
+            ):
+                pass
+            assert lossy_proxy.cut.is_set()
+            child.kill()  # mid-question: the server still does not answer
+            child.wait(timeout=30)
+    finally:
+        child.kill()
+        child.wait()
+    [notes] = tmp_path.glob("unsure-for-server-*.json")
+    assert [change for change, _ in UnsureChanges(notes).unsettled()] == [("promoted", memory.id)]
+    # The app started again asks by itself once its change feed reaches the server (the
+    # note stays, marked landed, for a repeat from a window that still showed it).
+    with PostgresStore(lossy_proxy.url(pg_url), outbox_dir=tmp_path, connect_timeout=2) as app:
+        assert wait_for(lambda: app.memories.unsure.unsettled() == [])
+        assert app.memories.get(memory.id).status is MemoryStatus.ACTIVE
+    assert [entry["landed"] for entry in json.loads(notes.read_text(encoding="utf-8"))] == [True]
+
+
+def test_the_background_settling_leaves_a_change_alone_while_it_is_asked_about(
+    store: PostgresStore, lossy_proxy: LossyProxy
+) -> None:
+    """The note is made before the change's own question: settling the notes meanwhile (the
+    server found again) must not ask about it too, nor report its landing a second time."""
+    memory = setup(store, "staged")
+    store.memories.landed_wait_s = 60.0
+    heard: list[str] = []
+    store.memories.listeners.append(lambda event, m: heard.append(event))
+    outcome: list[object] = []
+    asker = threading.Thread(target=lambda: outcome.append(confirm(store, memory)))
+    with lossy_proxy.unanswered_after_commit():
+        asker.start()
+        assert wait_for(lambda: store.memories.unsure.unsettled() != [])  # it asks now
+        assert store.memories.settle_unsure() == 0
+        assert heard == []
+    asker.join(timeout=30)
+    assert [getattr(done, "status", None) for done in outcome] == [MemoryStatus.ACTIVE]
+    assert heard == ["promoted"]
+    assert store.memories.unsure.unsettled() == []

@@ -126,6 +126,11 @@ def cmd_copy(ctx: Context) -> int:
                 f"{report.conversations_caught_up} conversations copied before got the "
                 "messages added since."
             )
+        if report.messages_redacted:
+            ctx.print(
+                f"{report.messages_redacted} messages already there were redacted as in "
+                f"{source.location} (memories forgotten for good there since)."
+            )
         if report.memories_differing:
             ctx.print(
                 f"{report.memories_differing} memories already there differ from the copy "

@@ -10,6 +10,11 @@ id) is skipped, vectors are written again (the same numbers), so a copy that sto
 (a lost connection, a closed laptop) is finished by running it again. Memories go across in
 batches of `BATCH`, each batch one transaction with its vectors, oldest first, so chains
 point at memories that are already there whenever a batch lands.
+
+A conversation the target holds already gets the messages it lacks, and loses from the
+messages it holds the words of memories forgotten for good in the source since (as the
+source's copies of them read): a forget removes the words everywhere, even from a file the
+server was copied back into. Memories themselves are never written over.
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ class CopyReport:
     conversations_copied: int = 0
     conversations_already_there: int = 0
     conversations_caught_up: int = 0  # already there, given the messages they lacked
+    # Messages the target held already, rewritten without the words of memories forgotten
+    # for good in the source since (as the source's copies of them were).
+    messages_redacted: int = 0
     meta_copied: list[str] = field(default_factory=list)
     stopped: bool = False  # asked to stop before the end: run it again to finish
 
@@ -60,6 +68,7 @@ class CopyReport:
             "conversations_copied": self.conversations_copied,
             "conversations_already_there": self.conversations_already_there,
             "conversations_caught_up": self.conversations_caught_up,
+            "messages_redacted": self.messages_redacted,
             "meta_copied": list(self.meta_copied),
             "stopped": self.stopped,
         }
@@ -195,8 +204,13 @@ def _copy_conversations(
         messages = source.sessions.messages(session.id)
         if target.sessions.import_conversation(session, messages):
             report.conversations_copied += 1
-        elif target.sessions.import_missing_messages(session, messages):
-            # Copied before, and it went on in the source since: the rest of it.
+            tell("conversations", done, len(sessions))
+            continue
+        # Copied before: what forgets for good took out of it in the source since goes
+        # here too (a forget removes the words everywhere)...
+        report.messages_redacted += target.sessions.take_forgets(session.id, messages)
+        if target.sessions.import_missing_messages(session, messages):
+            # ...and when it went on in the source since, the rest of it.
             report.conversations_caught_up += 1
         else:
             report.conversations_already_there += 1

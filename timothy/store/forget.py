@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -143,7 +143,7 @@ def replace_lines(text: str, lines: Sequence[tuple[str, str]]) -> str:
     return text
 
 
-def redact_recalled(entry: Any, forgotten: Mapping[str, Memory]) -> bool:
+def redact_recalled(entry: Any, forgotten: Container[str]) -> bool:
     """A recall record's entry for a forgotten memory keeps its place and scores; its words
     go, and so do its floor verdicts (a text verdict names the words it matched)."""
     if isinstance(entry, dict) and entry.get("id") in forgotten:
@@ -155,6 +155,107 @@ def redact_recalled(entry: Any, forgotten: Mapping[str, Memory]) -> bool:
             entry["reason"] = FORGOTTEN
         return True
     return False
+
+
+# The keys of a recall record that list memories (each entry with its id and words).
+_RECALL_LISTS = ("items", "ranked", "below_floor", "faded")
+
+
+@dataclass(frozen=True, slots=True)
+class MessageCopies:
+    """The columns of a stored message that a forget rewrites, as stored (JSON as text)."""
+
+    content: str
+    tool_calls: str | None
+    memory_block: str | None
+    recall: str | None
+
+
+def take_forgets(role: str, ours: MessageCopies, theirs: MessageCopies) -> MessageCopies:
+    """The message `ours` with what forgets redacted in another store's copy of it (`theirs`:
+    the same message, copied between stores before) redacted here too: a block line, a
+    recall entry (by its memory id), a `remember` result or its call's arguments that say
+    FORGOTTEN there and not here take theirs. Only words are ever taken out: nothing else of
+    theirs replaces ours (a forget made here and not there stays made)."""
+    content = ours.content
+    if role == "tool" and _newly_forgotten(ours.content, theirs.content):
+        content = theirs.content  # a `remember` result names one memory
+    return MessageCopies(
+        content=content,
+        tool_calls=_calls_forgotten(ours.tool_calls, theirs.tool_calls),
+        memory_block=_lines_forgotten(ours.memory_block, theirs.memory_block),
+        recall=_recall_forgotten(ours.recall, theirs.recall),
+    )
+
+
+def _newly_forgotten(ours: str, theirs: str) -> bool:
+    return ours != theirs and FORGOTTEN in theirs and FORGOTTEN not in ours
+
+
+def _lines_forgotten(ours: str | None, theirs: str | None) -> str | None:
+    """A block whose lines theirs redacted, redacted (both of one shape: one line each)."""
+    if ours is None or theirs is None:
+        return ours
+    mine, other = ours.splitlines(keepends=True), theirs.splitlines(keepends=True)
+    if len(mine) != len(other):
+        return ours
+    return "".join(
+        line if not _newly_forgotten(line, their) else their
+        for line, their in zip(mine, other, strict=True)
+    )
+
+
+def _calls_forgotten(ours: str | None, theirs: str | None) -> str | None:
+    """Tool calls whose arguments theirs redacted (by call id), redacted."""
+    calls, other = _json(ours), _json(theirs)
+    if not isinstance(calls, list) or not isinstance(other, list):
+        return ours
+    redacted = {
+        str(call.get("id")): call.get("arguments")
+        for call in other
+        if isinstance(call, dict) and isinstance(call.get("arguments"), str)
+    }
+    changed = False
+    for call in calls:
+        if not isinstance(call, dict) or not isinstance(call.get("arguments"), str):
+            continue
+        their = redacted.get(str(call.get("id")))
+        if their is not None and _newly_forgotten(call["arguments"], their):
+            call["arguments"] = their
+            changed = True
+    return json.dumps(calls) if changed else ours
+
+
+def _recall_forgotten(ours: str | None, theirs: str | None) -> str | None:
+    """A recall record whose entries (and block lines) theirs redacted, redacted."""
+    data, other = _json(ours), _json(theirs)
+    if not isinstance(data, dict) or not isinstance(other, dict):
+        return ours
+    gone = {
+        str(entry.get("id"))
+        for key in _RECALL_LISTS
+        for entry in other.get(key) or ()
+        if isinstance(entry, dict) and entry.get("content") == FORGOTTEN
+    }
+    changed = False
+    for key in _RECALL_LISTS:
+        for entry in data.get(key) or ():
+            if isinstance(entry, dict) and entry.get("content") != FORGOTTEN:
+                changed = redact_recalled(entry, gone) or changed
+    if isinstance(data.get("block"), str) and isinstance(other.get("block"), str):
+        block = _lines_forgotten(data["block"], other["block"])
+        changed = changed or block != data["block"]
+        data["block"] = block
+    return json.dumps(data, ensure_ascii=False) if changed else ours
+
+
+def _json(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _redact_turns(

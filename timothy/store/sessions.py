@@ -8,9 +8,11 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import logging
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, ClassVar, Generic, TypeVar
@@ -18,6 +20,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from timothy.errors import InvalidInputError, NotFoundError
 from timothy.store.db import Database
 from timothy.store.dialect import SQLITE, Dialect, Transactions
+from timothy.store.forget import MessageCopies, compact, secure_deletion, take_forgets
 from timothy.store.ids import could_be_stored, new_id
 from timothy.store.records import (
     Message,
@@ -774,6 +777,78 @@ class BaseSessionRepository(Generic[DbT]):
             )
         return len(missing)
 
+    def take_forgets(self, session_id: str, messages: Sequence[Message]) -> int:
+        """For a conversation stored already (copied before), `messages` its copy in another
+        store: what forgets for good redacted there since (a memory's block line, its recall
+        entry, a `remember` result and call) is redacted in the messages stored here too, so
+        a copy back does not keep words forgotten on the other side. Words are only ever
+        taken out (see `take_forgets` in forget.py). How many messages were rewritten."""
+        theirs = {message.id: message for message in messages}
+        # Looked at first without a write transaction: a copy passes every conversation it
+        # finds there already, and almost none has anything to take.
+        with self.db.read() as conn:
+            if not self._forgets_to_take(conn, session_id, theirs):
+                return 0
+        with self._forgetting(), self.db.write() as conn:
+            # Read again under the write: a forget made here meanwhile is kept.
+            taken = self._forgets_to_take(conn, session_id, theirs)
+            for message_id, copies in taken:
+                columns = (copies.content, copies.tool_calls, copies.memory_block, copies.recall)
+                conn.execute(
+                    self.dialect.sql(
+                        "UPDATE messages SET content = ?, tool_calls = ?, memory_block = ?, "
+                        "recall = ? WHERE id = ?"
+                    ),
+                    (*columns, message_id),
+                )
+            if taken:
+                self._forgets_taken(conn)
+        if taken:
+            self._compact()
+        return len(taken)
+
+    def _forgets_to_take(
+        self, conn: Any, session_id: str, theirs: dict[str, Message]
+    ) -> builtins.list[tuple[str, MessageCopies]]:
+        """The messages of `session_id` stored here that the other store's copies `theirs`
+        have more redacted, each with its columns redacted so."""
+        rows = conn.execute(
+            self.dialect.sql(
+                "SELECT id, role, content, tool_calls, memory_block, recall "
+                "FROM messages WHERE session_id = ?"
+            ),
+            (session_id,),
+        ).fetchall()
+        taken: builtins.list[tuple[str, MessageCopies]] = []
+        for message_id, role, content, tool_calls, memory_block, recall in rows:
+            their = theirs.get(str(message_id))
+            if their is None:
+                continue
+            ours = MessageCopies(str(content), tool_calls, memory_block, recall)
+            redacted = take_forgets(
+                str(role),
+                ours,
+                MessageCopies(
+                    their.content,
+                    _tool_calls_json(their.tool_calls),
+                    their.memory_block,
+                    _recall_json(their.recall),
+                ),
+            )
+            if redacted != ours:
+                taken.append((str(message_id), redacted))
+        return taken
+
+    def _forgetting(self) -> AbstractContextManager[Any]:
+        """Held around rewriting messages without forgotten words (see take_forgets)."""
+        return contextlib.nullcontext()
+
+    def _forgets_taken(self, conn: Any) -> None:
+        """Inside the transaction that took other forgets' redactions: the engine's upkeep."""
+
+    def _compact(self) -> None:
+        """After that transaction: rid the storage of the words the rewrite left behind."""
+
     def _insert_messages(self, conn: Any, session_id: str, messages: Sequence[Message]) -> None:
         """Write `messages` of conversation `session_id` as they are (inside the caller's
         transaction), parents first as given."""
@@ -815,6 +890,16 @@ class SessionRepository(BaseSessionRepository[Database]):
     """Conversations in the SQLite file; a conversation-list search reads its FTS5 index."""
 
     dialect = SQLITE
+
+    def _forgetting(self) -> AbstractContextManager[Any]:
+        return secure_deletion(self.db)
+
+    def _forgets_taken(self, conn: Any) -> None:
+        # The text index rewritten without the terms of the rewritten messages.
+        conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
+
+    def _compact(self) -> None:
+        compact(self.db)  # as after a forget made here (it logs what it could not do)
 
     def _text_query(self, search: str) -> tuple[str, tuple[Any, ...]] | None:
         match = fts_query(search, operator="AND", prefix_last=True)

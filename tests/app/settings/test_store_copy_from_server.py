@@ -3,6 +3,7 @@ file (to work without the server), the server only read."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,9 +15,12 @@ from app.mainwindow.main_window import MainWindow
 from app.mainwindow.window_state import WindowState
 from tests.app.conftest import WindowFactory, settle
 from timothy import paths
+from timothy.memory.forget import forget
+from timothy.memory.remember import REMEMBER_TOOL
 from timothy.store import Store
 from timothy.store.copy import copy_store
 from timothy.store.postgres import PostgresStore
+from timothy.store.records import MessageRole, StoredToolCall
 from timothy.store.transfer import export_lines
 
 
@@ -106,3 +110,30 @@ def test_copying_back_says_what_it_brought_up_to_date_and_what_it_left(
             "Tomatoes or beans?",
             "Tomatoes.",
         ]
+
+
+def test_copying_back_says_what_it_redacted_as_the_server_did(
+    qtbot: QtBot, make_window: WindowFactory, store: PostgresStore
+) -> None:
+    """A memory forgotten for good on the server since the file was copied: the file's copy
+    of the turn that remembered it loses the words too, and the page says so."""
+    pin = store.memories.add("My PIN is Walrus-1234")
+    talk = store.sessions.create(title="Bank")
+    call = StoredToolCall("call-1", REMEMBER_TOOL.name, json.dumps({"content": pin.content}))
+    store.sessions.add_message(talk.id, MessageRole.ASSISTANT, "", tool_calls=[call])
+    saved = {"saved": True, "id": pin.id, "content": pin.content, "status": "saved"}
+    store.sessions.add_message(talk.id, MessageRole.TOOL, json.dumps(saved), tool_call_id="call-1")
+    with Store.open(paths.data_dir()) as local:
+        copy_store(store, local)
+    forget(store, [pin.id])
+    window = make_window()
+    page = window.open_settings("storage").storage_page
+    page.copy_button.click()
+    qtbot.waitUntil(lambda: page.copy_status.text().startswith(("✓", "✗")), timeout=30_000)
+    assert (
+        "2 messages already there were redacted as in the source (memories forgotten for good "
+        "there since)." in page.copy_status.text()
+    )
+    with Store.open(paths.data_dir()) as local:
+        kept = json.dumps([m.to_json() for m in local.sessions.messages(talk.id)])
+    assert "Walrus" not in kept

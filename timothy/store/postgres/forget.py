@@ -46,12 +46,18 @@ def remove_memories(conn: Conn, seqs: Sequence[int], messages_rewritten: bool) -
         ).fetchall()
         vectors += len(gone)
     conn.execute("DELETE FROM memories WHERE seq = ANY(%s)", (list(seqs),))
+    move_forgets_mark(conn)
+    return vectors
+
+
+def move_forgets_mark(conn: Conn) -> None:
+    """A new forget mark, in the transaction that rewrote messages without forgotten words:
+    a conversation mirror that finds it moved reads its conversations again."""
     conn.execute(
         "INSERT INTO meta (key, value) VALUES (%s, %s) "
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         (FORGETS_KEY, uuid.uuid4().hex),
     )
-    return vectors
 
 
 def vacuum(db: PgDatabase) -> bool:

@@ -24,11 +24,12 @@ them over only if missing.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from timothy.errors import ChangedElsewhereError, StoreError, StoreUnreachableError
@@ -161,6 +162,9 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         self.unsure = unsure if unsure is not None else UnsureChanges(None)
         # Set while some noted change has not been asked about since (see settle_unsure).
         self.unsure_waiting = threading.Event()
+        # The changes whose own question (see _settle) is under way on some thread.
+        self._asking: set[Change] = set()
+        self._asking_lock = threading.Lock()
         try:
             if self.unsure.unsettled():  # noted before a restart
                 self.unsure_waiting.set()
@@ -252,22 +256,12 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         StoreUnreachableError saying it was not saved, or that this is not known yet."""
         what = _CHANGES.get(change[0], "this change to memory {}").format(change[1])
         where = self.db.location
-        deadline = time.monotonic() + self.landed_wait_s
-        while True:
-            try:
-                found = self.db.ask(landed)
-                break
-            except StoreUnreachableError:
-                if time.monotonic() >= deadline:
-                    self._note_unsure(change, check)
-                    log.warning("could not learn whether %s was saved", what)
-                    raise StoreUnreachableError(
-                        f"The memory server {where} stopped answering while {what} was being "
-                        "saved, so Timothy cannot tell yet whether it was. Once the server "
-                        "answers, look at the memory again; doing it again is safe (it is "
-                        "never saved twice)."
-                    ) from lost
-                time.sleep(LANDED_RETRY_S)  # a server coming back: ask again, bounded
+        # Noted before the first question, and cleared once it is answered: an app that
+        # dies while asking leaves the note, and is asked about after the restart.
+        with self._asking_about(change):
+            self._note_unsure(change, check)
+            log.info("the reply to %s was lost; asking the server whether it was saved", what)
+            found = self._ask_landed(landed, what, lost)
         self._settled(change)
         if found is None:
             raise StoreUnreachableError(
@@ -277,10 +271,43 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         log.info("the reply to %s was lost; the server shows it was saved", what)
         return found
 
+    @contextlib.contextmanager
+    def _asking_about(self, change: Change) -> Iterator[None]:
+        """While `change`'s own question runs, `settle_unsure` leaves its note alone (it
+        would ask the same, and report a landing twice)."""
+        with self._asking_lock:
+            self._asking.add(change)
+        try:
+            yield
+        finally:
+            with self._asking_lock:
+                self._asking.discard(change)
+
+    def _ask_landed(
+        self, landed: Callable[[Any], R | None], what: str, lost: Exception
+    ) -> R | None:
+        """`landed` asked on a connection of its own until the server answers, for up to
+        `landed_wait_s`; then StoreUnreachableError saying it is not known yet (the note
+        stays, and is asked about when the server answers again)."""
+        deadline = time.monotonic() + self.landed_wait_s
+        while True:
+            try:
+                return self.db.ask(landed)
+            except StoreUnreachableError:
+                if time.monotonic() >= deadline:
+                    self.unsure_waiting.set()
+                    log.warning("could not learn whether %s was saved", what)
+                    raise StoreUnreachableError(
+                        f"The memory server {self.db.location} stopped answering while "
+                        f"{what} was being saved, so Timothy cannot tell yet whether it was. "
+                        "Once the server answers, look at the memory again; doing it again "
+                        "is safe (it is never saved twice)."
+                    ) from lost
+                time.sleep(LANDED_RETRY_S)  # a server coming back: ask again, bounded
+
     def _note_unsure(self, change: Change, check: Callable[[], dict[str, Any]]) -> None:
         try:
             self.unsure.note(change, check())
-            self.unsure_waiting.set()
         except OSError as exc:  # the owner is told it is unknown either way
             log.warning("could not note on this machine that %s is unknown: %s", change, exc)
 
@@ -306,6 +333,9 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
         count = 0
         self.unsure_waiting.clear()  # one noted meanwhile sets it again
         for change, check in self.unsure.unsettled():
+            with self._asking_lock:
+                if change in self._asking:  # its own question is under way
+                    continue
             try:
                 with self.db.read() as conn:
                     found = self._landed_now(conn, check)

@@ -728,6 +728,17 @@ class MirroredSessions:
                 log.warning("the conversation mirror did not take an import: %s", exc)
         return added
 
+    def take_forgets(self, session_id: str, messages: Sequence[Message]) -> int:
+        """Only with the server (copying a store onto it again); this machine's mirror then
+        reads its conversations again, as after a forget."""
+        rewritten = self.server.take_forgets(session_id, messages)
+        if rewritten:
+            try:
+                self.catch_up_forgets()
+            except StoreError as exc:
+                log.warning("the conversation mirror did not take the forgets: %s", exc)
+        return rewritten
+
     # -- when the server answers again -------------------------------------------------
 
     def pending_count(self) -> int:

@@ -6,6 +6,11 @@ the data folder (one JSON object a line, flushed to disk before the call returns
 to the server as soon as it answers again (when the change feed reconnects, or the next
 write goes through). Handing over is idempotent: a memory the server already has is skipped,
 so a crash half way through a hand-over loses and doubles nothing.
+
+The app and the `timothy` command may use one data folder at once (the command hands over
+what waits when it opens the store): each read and write of the file holds an OS file lock
+(file_lock.py), and a hand-over takes out of the file only what it handed over, so a memory
+kept by the other process meanwhile stays. The lock is never held while the server is asked.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from timothy.errors import StoreError
+from timothy.store.file_lock import locked
 from timothy.store.records import Memory, MemorySource, MemoryStatus, MemoryType, parse_time
 
 log = logging.getLogger(__name__)
@@ -66,7 +72,7 @@ class Outbox:
         line = json.dumps(memory.to_json(), ensure_ascii=False) + "\n"
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as out:
+            with locked(self.path), self.path.open("a", encoding="utf-8") as out:
                 out.write(line)
                 out.flush()
                 os.fsync(out.fileno())
@@ -84,28 +90,42 @@ class Outbox:
 
     def _read(self) -> tuple[list[Memory], list[str]]:
         """The pending memories, and the lines that do not read (kept, never dropped)."""
+        found: list[Memory] = []
+        unreadable: list[str] = []
+        for raw, memory in self._lines():
+            if memory is None:
+                unreadable.append(raw)
+            else:
+                found.append(memory)
+        return found, unreadable
+
+    def _lines(self) -> list[tuple[str, Memory | None]]:
+        """Each line of the file as it is, with its memory (None: it does not read)."""
+        if not self.path.exists():  # nothing waits (and no lock file is made to say so)
+            return []
         try:
             # Bytes that are not UTF-8 (a damaged line) are kept as they are: such a line
             # does not read, and is written back byte for byte.
-            text = self.path.read_bytes().decode("utf-8", "surrogateescape")
+            with locked(self.path):
+                text = self.path.read_bytes().decode("utf-8", "surrogateescape")
         except FileNotFoundError:
-            return [], []
-        found: list[Memory] = []
-        unreadable: list[str] = []
+            return []
+        lines: list[tuple[str, Memory | None]] = []
         for raw in text.splitlines():
             try:
                 raw.encode("utf-8")  # UnicodeEncodeError (a ValueError) on damaged bytes
-                found.append(_from_json(json.loads(raw)))
+                lines.append((raw, _from_json(json.loads(raw))))
             except (ValueError, KeyError, TypeError, AssertionError):
                 log.warning("a pending memory in %s does not read; left in place", self.path)
-                unreadable.append(raw)
-        return found, unreadable
+                lines.append((raw, None))
+        return lines
 
     def hand_over(self, write: Callable[[list[Memory]], None]) -> int:
         """Give every pending memory to `write` (which skips what the server has), then
-        empty the file; on a failure the file stays as it was. How many were handed over."""
+        take them out of the file; on a failure the file stays as it was. How many were
+        handed over."""
         with self._lock:
-            memories, unreadable = self._read()
+            memories = self._read()[0]
             if not memories:
                 return 0
             try:
@@ -113,11 +133,34 @@ class Outbox:
             except StoreError as exc:
                 log.info("pending memories wait for the server: %s", exc)
                 return 0
-            if unreadable:
-                self.path.write_text(
-                    "\n".join(unreadable) + "\n", encoding="utf-8", errors="surrogateescape"
-                )
-            else:
-                self.path.unlink(missing_ok=True)
+            self._take_out({memory.id for memory in memories})
         log.info("handed %d pending memories to the memory server", len(memories))
         return len(memories)
+
+    def _take_out(self, handed: set[str]) -> None:
+        """The file without the memories `handed` over, read afresh under the lock: what
+        another process kept since stays (and lines that do not read, byte for byte)."""
+        with locked(self.path):
+            try:
+                text = self.path.read_bytes().decode("utf-8", "surrogateescape")
+            except FileNotFoundError:
+                return
+            kept = [raw for raw in text.splitlines() if _line_id(raw) not in handed]
+            if not kept:
+                self.path.unlink(missing_ok=True)
+                return
+            fresh = self.path.with_name(self.path.name + ".new")
+            with fresh.open("w", encoding="utf-8", errors="surrogateescape") as out:
+                out.write("\n".join(kept) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(fresh, self.path)
+
+
+def _line_id(raw: str) -> str | None:
+    """The id of the memory on a line of the file; None when the line does not read."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return str(data["id"]) if isinstance(data, dict) and "id" in data else None

@@ -7,6 +7,7 @@ from typing import Any
 
 from timothy.store.dialect import POSTGRES
 from timothy.store.postgres.database import PgDatabase
+from timothy.store.postgres.forget import move_forgets_mark, vacuum
 from timothy.store.sessions import BaseSessionRepository
 from timothy.text import query_terms, spellings
 
@@ -16,6 +17,12 @@ class PgSessionRepository(BaseSessionRepository[PgDatabase]):
     search reads the messages' tsvector column."""
 
     dialect = POSTGRES
+
+    def _forgets_taken(self, conn: Any) -> None:
+        move_forgets_mark(conn)  # each machine's conversation mirror reads them again
+
+    def _compact(self) -> None:
+        vacuum(self.db)
 
     def _text_query(self, search: str) -> tuple[str, tuple[Any, ...]] | None:
         terms = query_terms(search)

@@ -10,7 +10,9 @@ hears what did land (a forgotten memory leaves the lists).
 Only ids, statuses and times are kept, never a memory's words (a forgotten memory's words
 must not outlive it here). The file is small and written whole (a new file renamed over the
 old, flushed to disk first); one that does not read is set aside and counts as empty: the
-worst that follows is the error a repeat gave before.
+worst that follows is the error a repeat gave before. The app and the `timothy` command may
+change it at once (one data folder): each read, change and write holds an OS file lock
+(file_lock.py), so neither loses what the other noted.
 """
 
 from __future__ import annotations
@@ -20,8 +22,12 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from timothy.store.file_lock import locked
 
 log = logging.getLogger(__name__)
 
@@ -52,13 +58,13 @@ class UnsureChanges:
     def note(self, change: Change, check: dict[str, Any]) -> None:
         """Note a change whose outcome is not known (again, if it was noted before)."""
         entry = {"event": change[0], "key": change[1], "check": check, "landed": False}
-        with self._lock:
+        with self._locked():
             entries = [e for e in self._read() if _change(e) != change]
             self._write([*entries, entry])
 
     def take(self, change: Change) -> dict[str, Any] | None:
         """The check of `change` if it is noted, and it is noted no more (a repeat of it)."""
-        with self._lock:
+        with self._locked():
             entries = self._read()
             found = next((e for e in entries if _change(e) == change), None)
             if found is None:
@@ -68,7 +74,7 @@ class UnsureChanges:
 
     def discard(self, change: Change) -> None:
         """Its outcome is known (it landed and was reported, or it did not land)."""
-        with self._lock:
+        with self._locked():
             entries = self._read()
             kept = [e for e in entries if _change(e) != change]
             if len(kept) != len(entries):
@@ -76,13 +82,15 @@ class UnsureChanges:
 
     def unsettled(self) -> list[tuple[Change, dict[str, Any]]]:
         """The changes whose outcome is not known yet, oldest first, with their checks."""
-        with self._lock:
+        if self.path is not None and not self.path.exists():
+            return []  # none noted (read at every start: no lock file is made for it)
+        with self._locked():
             return [(_change(e), dict(e["check"])) for e in self._read() if not e["landed"]]
 
     def landed(self, change: Change) -> None:
         """The store learned that `change` landed (and told its listeners): a repeat of it
         is still its success, but it is not asked about again."""
-        with self._lock:
+        with self._locked():
             entries = self._read()
             for entry in entries:
                 if _change(entry) == change:
@@ -90,6 +98,17 @@ class UnsureChanges:
             settled = [e for e in entries if e["landed"]]
             drop = {id(e) for e in settled[: max(0, len(settled) - SETTLED_KEPT)]}
             self._write([e for e in entries if id(e) not in drop])
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """This store's threads one at a time, and other processes on the same data folder
+        (the app and the `timothy` command) too: a read and the write after it are one step."""
+        with self._lock:
+            if self.path is None:
+                yield
+                return
+            with locked(self.path):
+                yield
 
     def _read(self) -> list[dict[str, Any]]:
         if self.path is None:
