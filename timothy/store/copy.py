@@ -200,18 +200,26 @@ def _copy_conversations(
     sessions = source.sessions.list(include_deleted=True)
     sessions.reverse()  # oldest activity first, so the target lists them in the same order
     tell("conversations", 0, len(sessions))
-    for done, session in enumerate(sessions, start=1):
-        messages = source.sessions.messages(session.id)
-        if target.sessions.import_conversation(session, messages):
-            report.conversations_copied += 1
+    try:
+        for done, session in enumerate(sessions, start=1):
+            messages = source.sessions.messages(session.id)
+            if target.sessions.import_conversation(session, messages):
+                report.conversations_copied += 1
+                tell("conversations", done, len(sessions))
+                continue
+            # Copied before: what forgets for good took out of it in the source since goes
+            # here too (a forget removes the words everywhere)...
+            report.messages_redacted += target.sessions.take_forgets(
+                session.id, messages, settle=False
+            )
+            if target.sessions.import_missing_messages(session, messages):
+                # ...and when it went on in the source since, the rest of it.
+                report.conversations_caught_up += 1
+            else:
+                report.conversations_already_there += 1
             tell("conversations", done, len(sessions))
-            continue
-        # Copied before: what forgets for good took out of it in the source since goes
-        # here too (a forget removes the words everywhere)...
-        report.messages_redacted += target.sessions.take_forgets(session.id, messages)
-        if target.sessions.import_missing_messages(session, messages):
-            # ...and when it went on in the source since, the rest of it.
-            report.conversations_caught_up += 1
-        else:
-            report.conversations_already_there += 1
-        tell("conversations", done, len(sessions))
+    finally:
+        if report.messages_redacted:
+            # Once for the whole copy (a stopped one too): the file rebuilt without the old
+            # words, each machine's mirror told.
+            target.sessions.settle_forgets()

@@ -777,12 +777,18 @@ class BaseSessionRepository(Generic[DbT]):
             )
         return len(missing)
 
-    def take_forgets(self, session_id: str, messages: Sequence[Message]) -> int:
+    def take_forgets(
+        self, session_id: str, messages: Sequence[Message], *, settle: bool = True
+    ) -> int:
         """For a conversation stored already (copied before), `messages` its copy in another
         store: what forgets for good redacted there since (a memory's block line, its recall
         entry, a `remember` result and call) is redacted in the messages stored here too, so
         a copy back does not keep words forgotten on the other side. Words are only ever
-        taken out (see `take_forgets` in forget.py). How many messages were rewritten."""
+        taken out (see `take_forgets` in forget.py). How many messages were rewritten.
+
+        The storage is then rid of the old words (`settle_forgets`); a caller taking many
+        conversations' forgets passes `settle=False` and settles once at the end (rebuilding
+        a large file once per conversation would take minutes)."""
         theirs = {message.id: message for message in messages}
         # Looked at first without a write transaction: a copy passes every conversation it
         # finds there already, and almost none has anything to take.
@@ -803,9 +809,13 @@ class BaseSessionRepository(Generic[DbT]):
                 )
             if taken:
                 self._forgets_taken(conn)
-        if taken:
-            self._compact()
+        if taken and settle:
+            self.settle_forgets()
         return len(taken)
+
+    def settle_forgets(self) -> None:
+        """Rid the storage of the words that taking forgets left behind (see take_forgets)."""
+        self._compact()
 
     def _forgets_to_take(
         self, conn: Any, session_id: str, theirs: dict[str, Message]

@@ -262,7 +262,9 @@ class PgMemoryRepository(BaseMemoryRepository[PgDatabase]):
             self._note_unsure(change, check)
             log.info("the reply to %s was lost; asking the server whether it was saved", what)
             found = self._ask_landed(landed, what, lost)
-        self._settled(change)
+            # Cleared while still marked as asked about: settle_unsure never sees the note
+            # unmarked and answered, so a landing is reported once.
+            self._settled(change)
         if found is None:
             raise StoreUnreachableError(
                 f"The connection to the memory server {where} broke while {what} was being "

@@ -728,16 +728,25 @@ class MirroredSessions:
                 log.warning("the conversation mirror did not take an import: %s", exc)
         return added
 
-    def take_forgets(self, session_id: str, messages: Sequence[Message]) -> int:
+    def take_forgets(
+        self, session_id: str, messages: Sequence[Message], *, settle: bool = True
+    ) -> int:
         """Only with the server (copying a store onto it again); this machine's mirror then
-        reads its conversations again, as after a forget."""
-        rewritten = self.server.take_forgets(session_id, messages)
-        if rewritten:
-            try:
-                self.catch_up_forgets()
-            except StoreError as exc:
-                log.warning("the conversation mirror did not take the forgets: %s", exc)
+        reads its conversations again, as after a forget (at once, or at `settle_forgets`)."""
+        rewritten = self.server.take_forgets(session_id, messages, settle=settle)
+        if rewritten and settle:
+            self._mirror_forgets()
         return rewritten
+
+    def settle_forgets(self) -> None:
+        self.server.settle_forgets()
+        self._mirror_forgets()
+
+    def _mirror_forgets(self) -> None:
+        try:
+            self.catch_up_forgets()
+        except StoreError as exc:
+            log.warning("the conversation mirror did not take the forgets: %s", exc)
 
     # -- when the server answers again -------------------------------------------------
 
