@@ -224,6 +224,12 @@ def test_someone_elses_words_are_pasted_however_they_are_introduced(
         "Don't forget tomorrow:\n09:00 Dentist: bring the insurance card",
         "Remember my list:\n- [ ] buy milk\n- [x] call Anna",
         "Note - my dentist is Dr. Ana Lopes",
+        "Remember the subject of my thesis is coral bleaching",
+        "Remember my favourite subject is maths",
+        "Remember I signed up with the body shop on Elm Street",
+        "From Monday\nremember I start at 8",
+        "Remember I sent the parcel to Mum on Tuesday",
+        "Remember the meeting date: 14 March",
     ],
 )
 def test_the_owners_own_from_dash_and_times_are_not_pasted(message: str) -> None:

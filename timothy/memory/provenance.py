@@ -885,6 +885,27 @@ _EMAIL_MARK_RE = lazy_pattern(
     r"^le .{4,120} a écrit[ \t]*:[ \t]*$|^sent from my |^[ \t]*(?:fwd?|re|tr|wg|aw)[ \t]*:).*$",
     re.M | re.I,
 )
+# What else a mail leaves behind when copied: a client's footer ("Sent from Yahoo Mail on
+# Android", "Get Outlook for iOS"), a lone header with a mail's value ("Sent: Tuesday, 3
+# December 2026 09:14", "To: kev@example.com", "Date: ... 09:14"), its parts named ("Subject
+# line was '...'", "body: ...", "subject = ..."; not "the subject of my thesis"), an inline
+# image or a link's remnant ("[cid:image001.png@01D9]", "[image: Logo]", "mailto:") and
+# quoted-printable ("=3D", "=20" at a line's end). The owner's note has none of them.
+_MAIL_TRACE_RE = lazy_pattern(
+    r"^[ \t]*(?:sent (?:from|via|with|using)|get outlook for)\b[^\n]{0,60}$|"
+    r"^[ \t]*sent[ \t]*:[ \t]*\S|"
+    r"^[ \t]*date[ \t]*:[^\n]*\b\d{1,2}:\d{2}\b|"
+    r"^[ \t]*(?:to|cc|bcc|reply-to)[ \t]*:[^\n]*@|"
+    r"\b(?:subject|body)[ \t]*[:=]|\bsubject[ \t]+line\b|"
+    r"\b(?:e-?mail|mail|message)(?:['’]s)?[ \t]+(?:subject|body)\b|"
+    r"\bsubject[ \t]+(?:was|is|reads?|said)[ \t]*[\"'“‘]|"
+    r"\bbody[ \t]+(?:text[ \t]+)?(?:said|says|reads?)\b|"
+    r"\[cid:|\bcid:[\w.-]+@|\[image:[^\]\n]*\]|\bmailto:|=(?:3D|20)$|=3D",
+    re.M | re.I,
+)
+# A signature's delimiter on its own line ("-- ", a dash), with the signature below: the text
+# above it is a mail's body.
+_SIGNATURE_MARK_RE = lazy_pattern(r"^[ \t]*(?:--|[—–])[ \t]*\n(?=[ \t]*\S)", re.M)
 _ADDRESSES_AI_RE = lazy_pattern(
     r"\b(?:(?:any|all|every|dear|attention|to the|to any|"
     r"(?:note|message|instructions?|reminder|notice)\W+(?:to|for)(?:\W+(?:the|any|all))?)\W+"
@@ -1013,6 +1034,11 @@ _RELAYED_PROSE_RE = lazy_pattern(
     r"\b[^\W\d_]+['’]s[ \t]+(?:message|text|sms|e-?mail|mail|note|letter|dm|reply|voicemail|"
     r"post|words|advice)\b|"
     r"\b(?:as per|per (?:the|my|our|his|her|their))\b|"
+    # a message that says it: "Mail from Northwind billing said to ...", "the letter reads"
+    r"\b(?:e-?mails?|mails?|messages?|texts?|sms|letters?|notes?|notices?|posts?|voicemails?|"
+    r"dms?|memos?|leaflets?|flyers?|signs?|websites?|pages?)\b(?:[ \t]+[\w'’-]+){0,4}?[ \t]+"
+    r"(?:said|says|told|tells|reads|asked|asks|stated|states|mentioned|wants|wanted|"
+    r"instructed|instructs|reminded|reminds)\b|"
     r"\([ \t]*(?:from|per|via|by|says?|said|according to)\b|"
     r"\b(?:it|this|that)(?:['’]s| is| came| was) from[ \t]+(?:my|the|our|his|her|their|"
     r"(?-i:[A-Z]))|"
@@ -1054,6 +1080,13 @@ _RELAYED_RE = lazy_pattern(
     r"van)\b[^\n.!?:]{1,40}?[ \t]*:)[ \t]*(?=\S|\n)",
     re.M | re.I,
 )
+# A line that is only a source, "From the landlord", "From my boss", "From Kevin Hart": what
+# a relayed text is headed with. (A place one is from reads "From Leeds originally".)
+_SOURCE_LINE_RE = lazy_pattern(
+    r"(?:from|via|von|vom)[ \t]+(?:(?:the|my|our|his|her|their|a|an)[ \t]+[^\W\d_][\w'’-]*"
+    r"(?:[ \t]+[^\W\d_][\w'’-]*)?|(?-i:[A-Z])[\w'’-]*(?:[ \t]+(?-i:[A-Z])[\w'’-]*){0,2})",
+    re.I,
+)
 _RELAY_LEADS = frozenset(
     """just got received copied pasted forwarded quoted taken straight this that these it a an
     the my new latest one another message msg text txt sms email e mail note letter notice
@@ -1074,7 +1107,9 @@ def _relayed(match: re.Match[str]) -> bool:
         return fold(match.group("noun")) in _RELAY_NOUNS
     lead = words(match.group("lead"))
     if match.group("eol") is not None and not lead:
-        return False  # "From Leeds originally" at a line's end: a lead must say "received"
+        # "From Leeds originally" at a line's end: a lead must say "received", unless the
+        # line is a source alone above the text it gave ("From the landlord").
+        return _SOURCE_LINE_RE.fullmatch(match.group(0).strip()) is not None
     marks = [index for index, word in enumerate(lead) if word in ("this", "these")]
     return all(word in _RELAY_LEADS for word in lead[marks[-1] + 1 if marks else 0 :])
 
@@ -1297,6 +1332,9 @@ def _email_spans(text: str) -> Iterator[Span]:
         if text.count("\n", position, headers[index + 1]) <= 4:
             starts.append(position)
     starts += [m.start() for m in _EMAIL_MARK_RE.finditer(text)]
+    starts += [m.start() for m in _MAIL_TRACE_RE.finditer(text)]
+    if _SIGNATURE_MARK_RE.search(text):
+        starts.append(0)  # the body above the signature is the mail's too
     if re.search(r"^[ \t]*subject[ \t]*:", text, re.M | re.I):
         starts.append(re.search(r"^[ \t]*subject[ \t]*:", text, re.M | re.I).start())  # type: ignore[union-attr]
     greeting = _GREETING_RE.search(text)
