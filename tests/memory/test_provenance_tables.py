@@ -349,6 +349,24 @@ OWNER_REQUESTS += [
         "The owner's running club meets at 18:30 on Thursdays",
     ),
     ("remember I'd rather not get calls before 9am", "The owner prefers no calls before 9am"),
+    # A label line that is the whole message: the owner's own ("Me:"), or a thing or an
+    # appointment of theirs above what they say of themselves, a date or a time its only number.
+    ("Me: remember I prefer aisle seats", "The owner prefers aisle seats"),
+    ("Me - remember I'm gluten free", "The owner is gluten free"),
+    ("Me: remember my NHS number ends in 4471", "The owner's NHS number ends in 4471"),
+    ("I: don't forget I'm teetotal", "The owner is teetotal"),
+    (
+        "Dentist: remember my appointment is on the 12th",
+        "The owner's dentist appointment is on the 12th",
+    ),
+    (
+        "Physio: don't forget my sessions are on Thursdays at 5pm",
+        "The owner's physio sessions are on Thursdays at 5pm",
+    ),
+    (
+        "Vet: remember I booked Biscuit in for Friday",
+        "The owner booked Biscuit in at the vet for Friday",
+    ),
 ]
 
 # A request the rule still stages, as a careful reader would not: move it up when the rule
@@ -356,7 +374,9 @@ OWNER_REQUESTS += [
 STILL_STAGED = frozenset(
     {
         # A label, then a request first thing: how a speaker asks the owner ("Landlord:
-        # remember my new IBAN is ..."), and the fact may name the label all the same.
+        # remember my new IBAN is ..."), and the fact may name the label all the same. (Said
+        # in the first person of a thing of the owner's, "Dentist: remember my appointment
+        # ...", it is their note.)
         "Dentist: remember Tuesday at 3pm",
         # "Me:" beside another name: how a chat copied out reads ("Anna: the boat leaves at
         # 6\nMe: great"), and a list of values says too little to tell it from one.

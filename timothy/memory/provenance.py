@@ -847,6 +847,17 @@ _SECOND_PERSON_RE = lazy_pattern(r"\b(?:you|your|yours|you['’]re|youre|yoursel
 _ASKING_YOU_RE = lazy_pattern(
     r"\b(?:thank you|(?:can|could|would|will|do) you(?: please)?)\b", re.I
 )
+# Labels the owner heads a note of their own with: a thing or an appointment of theirs, not
+# a person or a sender (a landlord, a bank, a school writes to the owner as "your ...").
+_TOPIC_LABELS = frozenset(
+    """dentist doctor gp physio vet optician hairdresser haircut barber gym car bike passport
+    boiler bins recycling parking flights flight trains travel holiday trip hotel groceries
+    shopping meds medication prescription diet allergies garden plants seats appointment
+    appointments birthday birthdays anniversary""".split()  # noqa: SIM905
+)
+_FIRST_PERSON = frozenset("i i'm i’m im i've i’ve i'd i’d i'll i’ll my me mine myself".split())  # noqa: SIM905
+# The first word after a request, past "that" and a colon or a comma.
+_FIRST_WORD_RE = lazy_pattern(r"[ \t:,-]*(?:that[ \t]+)?([^\W\d_][\w'’]*)", re.I)
 _QUOTE_MARKS = "\"“”'‘’«„「"
 
 
@@ -1393,8 +1404,46 @@ def _speaker_spans(text: str) -> Iterator[Span]:
         yield named[0].start(), named[-1].end(), "conversation"
         return
     for match in named:
-        if _speaks(match.group("said")):
+        if _speaks(match.group("said")) and not _owners_note(text, match):
             yield match.start(), match.end(), "conversation"
+
+
+def _owners_note(text: str, match: re.Match[str]) -> bool:
+    """Whether a labelled line that asks first thing is the owner's own note, not someone
+    asking the owner: it is the whole message, and its label is the owner ("Me: remember I
+    prefer aisle seats"), or a thing or an appointment of theirs (`_TOPIC_LABELS`) above what
+    they say of themselves, with no number, code, address or amount but a date or a time
+    ("Dentist: remember my appointment is on the 12th"). A speaker asking the owner says
+    "your" or "the", or what is theirs ("Landlord: remember my new account is ..."), which
+    a person's label or a number keeps staged."""
+    if text.strip() != match.group(0).strip():
+        return False  # beside other lines: a chat copied out, whatever its labels
+    label = fold(match.group("label")).strip()
+    if label in _ME:
+        return True
+    return label in _TOPIC_LABELS and _first_person_plain(match.group("said"))
+
+
+def _first_person_plain(said: str) -> bool:
+    """Whether a request ("remember my appointment is on the 12th") goes on in the first
+    person, says no "you", and holds no number but a date or a clock time, no address and
+    no currency."""
+    said = said.strip()
+    lead = _ASK_LEAD_RE.match(said)
+    ask = _ASK_RE.match(said, lead.end() if lead else 0)
+    if ask is None:
+        return False
+    rest = said[ask.end() :]
+    first = _FIRST_WORD_RE.match(rest)
+    if first is None or fold(first.group(1)) not in _FIRST_PERSON:
+        return False
+    if _SECOND_PERSON_RE.search(_ASKING_YOU_RE.sub(" ", rest)) or _CURRENCY_RE.search(rest):
+        return False
+    if _ADDRESS_RE.search(rest):
+        return False
+    timeless = _blank(rest, [(start, end, "") for start, end, _ in _moments(rest)])
+    timeless = _ORDINAL_DAY_RE.sub(" ", timeless)
+    return _DIGIT_RE.search(timeless) is None
 
 
 def _stamped_spans(text: str) -> Iterator[Span]:
