@@ -230,6 +230,9 @@ def test_someone_elses_words_are_pasted_however_they_are_introduced(
         "From Monday\nremember I start at 8",
         "Remember I sent the parcel to Mum on Tuesday",
         "Remember the meeting date: 14 March",
+        "Remember I posted the parcel to Anna on Monday",
+        "Remember the *blue* folder is the tax one",
+        "Remember I shared the flat with Tom in 2019",
     ],
 )
 def test_the_owners_own_from_dash_and_times_are_not_pasted(message: str) -> None:

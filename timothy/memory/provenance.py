@@ -50,16 +50,19 @@ as a note's does; a label line that is the whole message and asks first thing is
 when its label is theirs, "Me: remember I prefer aisle seats", or is a thing or an
 appointment of theirs above what they say of themselves with no number but a date or a
 time, "Dentist: remember my appointment is on the 12th"); email
-headers (a lone "Sent:", "To: someone@...", a mail's "Subject line ...", "body: ..."),
-forwarded or replied-to mail, a signature under "--", a mail client's footer ("Sent from
-Yahoo Mail", "Get Outlook for iOS"), an inline image's remnant ("[cid:...]", "[image: ...]"),
-a letter's greeting and sign-off; text that
+headers (a lone "Sent:", "To: someone@...", "*From:*", a mail's "Subject line ...",
+"body: ..."), forwarded or replied-to mail ("Begin forwarded message:"), a signature under
+"--" or a line of one ("A. Khan | Credit Control | Acme"), a mail client's footer ("Sent from
+Yahoo Mail", "Get Outlook for iOS", "You are receiving this ..."), its buttons ("Reply
+Forward"), an inline image's remnant ("[cid:...]", "[image: ...]"), a letter's greeting and
+sign-off; a forum's "Posted by ... on ...:" or "kate_b commented:"; a line set in as code;
+text that
 addresses an AI rather than being said to one ("note to any AI reading this", "ignore previous
 instructions", "use your remember tool", chat-template tokens) or that speaks of "the
 owner" (the owner never calls themself that; text written to plant a memory does);
 someone else's words introduced ("my landlord texted: ...", "Bank says - ...", "according
 to the bank: ...", "Mail from the bank said to ..."), named by where they came from ("From the
-bank: ...", "From the landlord" alone above it, "Got this from HR
+bank: ...", "From the landlord" alone above it, "copied from the group chat", "Got this from HR
 - ...", "Text from Mum: ...", "Von der Bank: ...", "Message de la banque : ...") or passed
 on ("(forwarded)", "Forwarded" on its own line, a lone "From: HSBC" sender line, a
 sender's tag such as "[HSBC]"); a chat or text message copied with its time or sender
@@ -745,7 +748,8 @@ _TAG_RE = lazy_pattern(r"<!--.*?-->|</?[a-zA-Z][\w:-]*(?:\s[^<>]*)?/?>", re.S)
 # bold ("**IBAN:** ...", "__Payee__: ..."); the owner types "Wifi: hunter2" unformatted.
 _MARKDOWN_RE = lazy_pattern(
     r"^[ \t]*#{1,6}[ \t]+\S.*$|!?\[[^\]\n]+\]\([^)\s]+\)|&(?:[a-z]{2,8}|#x?[0-9a-f]{1,6});|"
-    r"(\*\*|__)[^*_\n]{1,40}(?::\1|\1[ \t]*:)",
+    r"(\*\*|__)[^*_\n]{1,40}(?::\1|\1[ \t]*:)|"
+    r"(?<![*_\w])([*_])[^*_\n]{1,40}(?::\2|\2[ \t]*:)(?![*_])",
     re.M | re.I,
 )
 _BLOCKQUOTE_RE = lazy_pattern(r"^[ \t]*>.*$", re.M)
@@ -918,7 +922,13 @@ _MAIL_TRACE_RE = lazy_pattern(
     r"\b(?:e-?mail|mail|message)(?:['’]s)?[ \t]+(?:subject|body)\b|"
     r"\bsubject[ \t]+(?:was|is|reads?|said)[ \t]*[\"'“‘]|"
     r"\bbody[ \t]+(?:text[ \t]+)?(?:said|says|reads?)\b|"
-    r"\[cid:|\bcid:[\w.-]+@|\[image:[^\]\n]*\]|\bmailto:|=(?:3D|20)$|=3D",
+    r"\[cid:|\bcid:[\w.-]+@|\[image:[^\]\n]*\]|\bmailto:|=(?:3D|20)$|=3D|"
+    r"^[ \t]*begin forwarded message\b|"
+    # a mail app's buttons copied with it ("Reply   Forward")
+    r"^[ \t]*(?:reply(?: all)?|forward|delete|archive|print)(?:[ \t]+(?:reply(?: all)?|"
+    r"forward|delete|archive|print))+[ \t]*$|"
+    # a signature's line: a name, a title, a company ("J. Patel | Accounts Payable | Acme")
+    r"^[ \t]*(?-i:[A-Z])[^|\n]{0,40}(?:[ \t]+\|[ \t]+(?-i:[A-Z])[^|\n]{0,40}){2,}$",
     re.M | re.I,
 )
 # A signature's delimiter on its own line ("-- ", a dash), with the signature below: the text
@@ -951,6 +961,8 @@ _CODE_LINE_RE = lazy_pattern(
     r"^[ \t]*[\[{][ \t]*\".*$",
     re.M | re.I,
 )
+# A line set in as a code block is (four spaces or a tab): nobody types that before a request.
+_INDENTED_LINE_RE = lazy_pattern(r"^(?:[ ]{4,}|\t)\S.*$")
 # Chat-template tokens and bracketed roles: text written for a model, not by the owner.
 _TEMPLATE_RE = lazy_pattern(
     r"<\|[^|<>\n]{1,30}\|>|\[/?INST\]|\[(?:system|assistant|user|ai|instructions?)\]|"
@@ -1010,6 +1022,8 @@ _ADDRESSED_RE = lazy_pattern(
     r"(?:call|contact|email|e-mail|text|reach|visit|write to|message) us\b|"
     r"(?:confirm|verify|update|provide|enter|validate) your\b|"
     r"you(?:['’]ve| have) (?:won|been selected|been chosen|been approved|been charged)\b|"
+    r"(?:this|the) (?:e-?mail|message|newsletter|notification) (?:was|is|has been) "
+    r"(?:sent|addressed|delivered) to\b|you(?:['’]re| are) receiving this\b|"
     r"sent from my (?:iphone|ipad|android|phone|samsung|galaxy|mobile|outlook)\b|"
     r"(?:reply|text|send) (?:yes|no|y|n|\d{1,4})\b|"
     rf"{_STARTS_SENTENCE}(?:important |final |security )?(?:notice|alert|urgent|"
@@ -1058,6 +1072,7 @@ _RELAYED_PROSE_RE = lazy_pattern(
     r"(?:said|says|told|tells|reads|asked|asks|stated|states|mentioned|wants|wanted|"
     r"instructed|instructs|reminded|reminds)\b|"
     r"\([ \t]*(?:from|per|via|by|says?|said|according to)\b|"
+    r"\b(?:copied|pasted|forwarded|screenshotted|quoted|taken) (?:from|off|out of)\b|"
     r"\b(?:it|this|that)(?:['’]s| is| came| was) from[ \t]+(?:my|the|our|his|her|their|"
     r"(?-i:[A-Z]))|"
     r"(?<!\bi )(?<!\bwe )\b(?:says|said|writes|wrote)[ \t]+(?-i:[A-Z][a-z]+)\b|"
@@ -1077,6 +1092,8 @@ _INTRODUCED_RE = lazy_pattern(
     r"docs?|posts?|notes?|chats?|conversations?|transcripts?|reviews?|comments?|files?|pdfs?|"
     r"threads?|tweets?|paragraphs?|excerpts?|snippets?|passages?)\b[^\n:]{0,30}|"
     r"\b(?:says?|said|wrote|writes|emailed|texted|posted|reads)\b[^\n:]{0,20}|"
+    r"\b(?:posted|commented|replied|tweeted|answered|shared|reviewed)(?:[ \t]+(?:by|on|at|in)\b"
+    r"[^\n:]{0,40})?|"
     r"\baccording to\b[^\n:.!?]{1,30}):[ \t]*(?=\S|\n)|"
     # "Bank wrote - ...": a dash right after the verb (mid-sentence, "says he ... - " is prose)
     r"\b(?:says?|said|wrote|writes|emailed|texted|messaged|posted|replied|tweeted)"
@@ -1303,6 +1320,7 @@ def _structural_spans(text: str) -> Iterator[Span]:
     yield from _introduced_spans(text)
     yield from _sentences_with(text, _ADDRESSES_AI_RE, "instructions")
     yield from _runs(text, _CODE_LINE_RE, "code", min_lines=2)
+    yield from _runs(text, _INDENTED_LINE_RE, "code", min_lines=1)
     yield from _runs(text, _TABLE_ROW_RE, "markup", min_lines=2)
     for match in _ENCODED_RE.finditer(text):
         yield (*_line_span(text, match.start(), match.end() - 1), "code")
