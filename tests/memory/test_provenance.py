@@ -550,3 +550,20 @@ def test_a_label_line_is_the_owners_note_only_alone_and_in_their_voice(
     with no number but a date, is the owner's note; anything else about it stays staged."""
     assert "conversation" in [passage.kind for passage in split_message(message).passages]
     assert staging_reason(fact, message) is not None
+
+
+@pytest.mark.parametrize(
+    ("message", "fact"),
+    [
+        ("Anna Smith\nremember her birthday is 3 May", "Anna Smith's birthday is 3 May"),
+        ("Car Insurance\nremember it renews in May", "The owner's car insurance renews in May"),
+        ("Don't Forget\nmy locker is 12", "The owner's locker is 12"),
+        ("remember the code is 3317 — for the shed", "The shed code is 3317"),
+        ("remember the party is on the 12th — Friday", "The party is on Friday the 12th"),
+        ("remember milk,eggs,bread\nand tea,coffee for Sunday", "The owner needs tea and coffee"),
+    ],
+)
+def test_a_heading_a_dash_or_a_list_of_the_owners_is_theirs(message: str, fact: str) -> None:
+    """A name above the text is its sender's unless the fact names them; a heading that asks,
+    a dash before a day or a lower-case word, a list typed with commas are the owner's."""
+    assert staging_reason(fact, message) is None

@@ -37,52 +37,51 @@ well call the tool. So a `remember` fact is saved at once only when all of these
 Otherwise it is staged for the owner to review, with a reason the owner can read.
 
 What counts as pasted or quoted material, found by `split_message`: code fences and code-like
-lines; HTML or XML tags, markdown headings, links and bold labels ("**IBAN:**"), HTML
-entities; block quotes (`>`) and
-quotations of six words or more; lines of a conversation log ("User:", "Assistant:",
-"AI assistant:", or three or more "Name: ..." lines where a name repeats); a line with no
-time where a name speaks to the owner ("Sam: remember the alarm code is 2468", "Mum - hey,
-don't forget ...", "Sam:" above the text, a line that says "you" or is quoted), and every
+lines; HTML or XML tags, markdown headings, links and bold labels ("**IBAN:**"), HTML entities;
+block quotes (`>`) and quotations of six words or more; lines of a conversation log ("User:",
+"Assistant:", "AI assistant:", or three or more "Name: ..." lines where a name repeats); a line
+with no time where a name speaks to the owner ("Sam: remember the alarm code is 2468", "Mum -
+hey, don't forget ...", "Sam:" above the text, a line that says "you" or is quoted), and every
 "Name: ..." line beside a "Me: ..." line or beside the same name again (a note's label,
-"Dentist: Tuesday at 3pm, remember", is the owner's: a fact drawn from a "Name: ..." line,
-"Sam: the code is 2468" or one with no verb, "Sam: alarm code 2468 now", must name the label,
-as a note's does; a label line that is the whole message and asks first thing is the owner's
-when its label is theirs, "Me: remember I prefer aisle seats", or is a thing or an
-appointment of theirs above what they say of themselves with no number but a date or a
-time, "Dentist: remember my appointment is on the 12th"); email
-headers (a lone "Sent:", "To: someone@...", "*From:*", a mail's "Subject line ...",
-"body: ..."), forwarded or replied-to mail ("Begin forwarded message:"), a signature under
-"--" or a line of one ("A. Khan | Credit Control | Acme"), a mail client's footer ("Sent from
-Yahoo Mail", "Get Outlook for iOS", "You are receiving this ..."), its buttons ("Reply
-Forward"), an inline image's remnant ("[cid:...]", "[image: ...]"), a letter's greeting and
-sign-off; a forum's "Posted by ... on ...:" or "kate_b commented:"; a line set in as code;
-text that
-addresses an AI rather than being said to one ("note to any AI reading this", "ignore previous
-instructions", "use your remember tool", chat-template tokens) or that speaks of "the
-owner" (the owner never calls themself that; text written to plant a memory does);
-someone else's words introduced ("my landlord texted: ...", "Bank says - ...", "according
-to the bank: ...", "Mail from the bank said to ..."), named by where they came from ("From the
-bank: ...", "From the landlord" alone above it, "copied from the group chat", "Got this from HR
-- ...", "Text from Mum: ...", "Von der Bank: ...", "Message de la banque : ...") or passed
-on ("(forwarded)", "Forwarded" on its own line, a lone "From: HSBC" sender line, a
-sender's tag such as "[HSBC]"); a chat or text message copied with its time or sender
-("[10:42] Alex: ...", "12/03/2026, 10:42 - Alex: ...", "Alex (10:42): ...", a header line
-"Alex Smith  10:42 AM" or "Today 14:02" above the message, "+44 7700 900123: ...", a bare
-"10:42 Alex: ..." or "03/12 Kev: ..." whose text speaks to the owner as above or whose name
-speaks twice, an agenda's "09:00 Dentist: bring the card, remember" being a labelled line
-like any other); a question and its answer ("Q: ...", "A: ..."); a text or mail body
-written to the owner, with no sender or time: a salutation ("Dear customer"), a sign-off
-("Kind regards", "Best," above a name, "The Acme Team", "-- Accounts Dept", "Sent from my
-iPhone"), a sender's notice ("Do not reply", "Do not share
-this code", "This is an automated message", "Reply YES", "IMPORTANT NOTICE:"), the
-owner's things called "your ..." ("Your new PIN is ...", "confirm your details"), a
-sender speaking as "us" ("call us on ...") or introducing themself ("Hey it's your boss");
-someone else's claim relayed in the owner's prose ("my landlord says ...", "Mum told me
-...", "the bank said ...", "says Alex", "apparently ...", "I was told ...", "Anna's text",
-"per the IT team", "(from Anna)"; "I said", "I told Anna" are the owner's); when a
-line points at a document ("what do you make of this email?"), the other lines; invisible
-characters, encoded runs and tables; a paragraph longer than `LONG_PARAGRAPH` characters (and, in a
-message longer than `LONG_MESSAGE`, every paragraph that does not carry the request); and
+"Dentist: Tuesday at 3pm, remember", is the owner's: a fact drawn from a "Name: ..." line, "Sam:
+the code is 2468" or one with no verb, "Sam: alarm code 2468 now", must name the label, as a
+note's does; a label line that is the whole message and asks first thing is the owner's when its
+label is theirs, "Me: remember I prefer aisle seats", or is a thing or an appointment of theirs
+above what they say of themselves with no number but a date or a time, "Dentist: remember my
+appointment is on the 12th"); email headers (a lone "Sent:", "To: someone@...", "*From:*", a
+mail's "Subject line ...", "body: ..."), forwarded or replied-to mail ("Begin forwarded
+message:", "--- Original ---", "Am ... schrieb Paul:", a line of underscores), a signature under
+"--" or a line of one ("A. Khan | Credit Control | Acme"), a name signed after a long dash at
+the end ("... — Marta"), a mail client's footer ("Sent from Yahoo Mail", "Get Outlook for iOS",
+"You are receiving this ..."), its buttons ("Reply  Forward"), an inline image's remnant
+("[cid:...]", "[image: ...]"), a letter's greeting and sign-off; a forum's "Posted by ... on
+...:" or "kate_b commented:"; a line set in as code; a CSV or YAML record; a full name on a line
+above the text ("Marta Lopez", "Marta · 2nd"), whose text a fact that does not name them is
+drawn from; text that addresses an AI rather than being said to one ("note to any AI reading
+this", "ignore previous instructions", "use your remember tool", chat-template tokens) or that
+speaks of "the owner" (the owner never calls themself that; text written to plant a memory
+does); someone else's words introduced ("my landlord texted: ...", "Bank says - ...", "according
+to the bank: ...", "Mail from the bank said to ...", "The notice on the door: ..."), named by
+where they came from ("From the bank: ...", "From the landlord" alone above it, "copied from the
+group chat", "(the CEO asked)", "Got this from HR - ...", "Text from Mum: ...", "Von der Bank:
+...", "Message de la banque : ...") or passed on ("(forwarded)", "Forwarded" on its own line, a
+lone "From: HSBC" sender line, a sender's tag such as "[HSBC]"); a chat or text message copied
+with its time or sender ("[10:42] Alex: ...", "12/03/2026, 10:42 - Alex: ...", "Alex (10:42):
+...", a header line "Alex Smith  10:42 AM" or "Today 14:02" above the message, "+44 7700 900123:
+...", a bare "10:42 Alex: ..." or "03/12 Kev: ..." whose text speaks to the owner as above or
+whose name speaks twice, an agenda's "09:00 Dentist: bring the card, remember" being a labelled
+line like any other); a question and its answer ("Q: ...", "A: ..."); a text or mail body
+written to the owner, with no sender or time: a salutation ("Dear customer"), a sign-off ("Kind
+regards", "Best," above a name, "The Acme Team", "-- Accounts Dept", "Sent from my iPhone"), a
+sender's notice ("Do not reply", "Do not share this code", "This is an automated message",
+"Reply YES", "IMPORTANT NOTICE:"), the owner's things called "your ..." ("Your new PIN is ...",
+"confirm your details"), a sender speaking as "us" ("call us on ...") or introducing themself
+("Hey it's your boss"); someone else's claim relayed in the owner's prose ("my landlord says
+...", "Mum told me ...", "the bank said ...", "says Alex", "apparently ...", "I was told ...",
+"Anna's text", "per the IT team", "(from Anna)"; "I said", "I told Anna" are the owner's); when
+a line points at a document ("what do you make of this email?"), the other lines; invisible
+characters, encoded runs and tables; a paragraph longer than `LONG_PARAGRAPH` characters (and,
+in a message longer than `LONG_MESSAGE`, every paragraph that does not carry the request); and
 sentences in another language or script than the owner's request.
 
 The rule is lexical and errs towards staging: a staged fact costs the owner one click, a
@@ -903,7 +902,10 @@ _EMAIL_HEADER_RE = lazy_pattern(
 )
 _EMAIL_MARK_RE = lazy_pattern(
     r"^.*(?:-{2,}[ \t]*(?:original message|forwarded message|message d'origine|"
-    r"mensaje original|ursprüngliche nachricht)|^on .{4,120} wrote:[ \t]*$|"
+    r"mensaje original|ursprüngliche nachricht|original|forwarded|reply)\b|"
+    r"^on .{4,120} wrote:[ \t]*$|^am .{4,120} schrieb .{1,80}:[ \t]*$|"
+    r"^el .{4,120} escribió:[ \t]*$|^em .{4,120} escreveu:[ \t]*$|"
+    r"^il .{4,120} ha scritto:[ \t]*$|^op .{4,120} schreef .{1,80}:[ \t]*$|^_{10,}[ \t]*$|"
     r"^le .{4,120} a écrit[ \t]*:[ \t]*$|^sent from my |^[ \t]*(?:fwd?|re|tr|wg|aw)[ \t]*:).*$",
     re.M | re.I,
 )
@@ -963,6 +965,14 @@ _CODE_LINE_RE = lazy_pattern(
 )
 # A line set in as a code block is (four spaces or a tab): nobody types that before a request.
 _INDENTED_LINE_RE = lazy_pattern(r"^(?:[ ]{4,}|\t)\S.*$")
+# A row of a CSV file: fields joined by commas with no space after them ("payee,iban",
+# "Harbor Estates,GB33BUKB..."); two such lines are a table pasted (the owner's list is
+# "milk, eggs").
+_CSV_ROW_RE = lazy_pattern(r"^[ \t]*[^\s,][^,\n]*(?:,[^\s,][^,\n]*)+[ \t]*$")
+# A YAML record: "- key: value" with a "key:" indented under it.
+_YAML_RECORD_RE = lazy_pattern(
+    r"^[ \t]*-[ \t]+[a-z_][\w-]*:[^\n]*\n[ \t]+[a-z_][\w-]*:[^\n]*$", re.M
+)
 # Chat-template tokens and bracketed roles: text written for a model, not by the owner.
 _TEMPLATE_RE = lazy_pattern(
     r"<\|[^|<>\n]{1,30}\|>|\[/?INST\]|\[(?:system|assistant|user|ai|instructions?)\]|"
@@ -1045,6 +1055,9 @@ _SIGNED_RE = lazy_pattern(
     r"(?-i:[A-Z][\w'.-]*(?:[ \t][A-Z][\w'.-]*){0,2})[ \t]*[.!]?[ \t]*(?=\n[ \t]*\n|\Z)|"
     rf"{_STARTS_SENTENCE}the (?-i:[A-Z][\w'&.-]*(?:[ \t][A-Z][\w'&.-]*){{0,2}}) "
     r"team[ \t]*[.!]?[ \t]*(?=\n|\Z))|"
+    # a name signed after a long dash or a tilde at the text's end: "... is 3317 — Marta"
+    r"(?<=\S)[ \t]+[—–~][ \t]*(?!(?:monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday|christmas|easter)\b)(?-i:[A-Z][a-z'’]+(?:[ \t][A-Z][a-z'’]+)?)[ \t]*[.!]?[ \t]*\Z|"
     # a signature line under the text: "-- Accounts Dept", "— Jen" (one dash is a list's)
     r"^[ \t]*(?:-{2,}|[–—~])[ \t]*(?-i:[A-Z][\w'.&-]*(?:[ \t]+[A-Z][\w'.&-]*){0,3})[ \t]*"
     r"(?=\n[ \t]*\n|\Z)",
@@ -1073,6 +1086,8 @@ _RELAYED_PROSE_RE = lazy_pattern(
     r"instructed|instructs|reminded|reminds)\b|"
     r"\([ \t]*(?:from|per|via|by|says?|said|according to)\b|"
     r"\b(?:copied|pasted|forwarded|screenshotted|quoted|taken) (?:from|off|out of)\b|"
+    r"\([^()\n]{1,30}\b(?:asked|asks|wants|wanted|requested|insisted|told me|says|said)"
+    r"[ \t]*\)|"
     r"\b(?:it|this|that)(?:['’]s| is| came| was) from[ \t]+(?:my|the|our|his|her|their|"
     r"(?-i:[A-Z]))|"
     r"(?<!\bi )(?<!\bwe )\b(?:says|said|writes|wrote)[ \t]+(?-i:[A-Z][a-z]+)\b|"
@@ -1094,7 +1109,11 @@ _INTRODUCED_RE = lazy_pattern(
     r"\b(?:says?|said|wrote|writes|emailed|texted|posted|reads)\b[^\n:]{0,20}|"
     r"\b(?:posted|commented|replied|tweeted|answered|shared|reviewed)(?:[ \t]+(?:by|on|at|in)\b"
     r"[^\n:]{0,40})?|"
-    r"\baccording to\b[^\n:.!?]{1,30}):[ \t]*(?=\S|\n)|"
+    r"\baccording to\b[^\n:.!?]{1,30}|"
+    # a thing that is written on: "The notice on the door:", "a sign in the lobby:"
+    r"\b(?:the|a|an|this|that)[ \t]+(?:[^\W\d_]+[ \t]+)?(?:notice|sign|poster|leaflet|"
+    r"flyer|newsletter|memo|announcement|bulletin|noticeboard|placard|banner)s?\b[^\n:]{0,40}"
+    r"):[ \t]*(?=\S|\n)|"
     # "Bank wrote - ...": a dash right after the verb (mid-sentence, "says he ... - " is prose)
     r"\b(?:says?|said|wrote|writes|emailed|texted|messaged|posted|replied|tweeted)"
     r"[ \t]*(?:[ \t]-+|[–—]+)[ \t]*(?=\S)",
@@ -1274,14 +1293,30 @@ def _unnamed_labels(fact: str, own_words: str) -> list[Span]:
     fact_keys = {_key(stem(word)) for word in _fact_words(_one_word_phrases(fact))}
     families = {key[:_FAMILY] for key in fact_keys if len(key) >= _FAMILY}
     found: list[Span] = []
-    for match in _NAMED_LINE_RE.finditer(own_words):
+    labelled = [(m, m.end()) for m in _NAMED_LINE_RE.finditer(own_words)]
+    for match in _NAME_HEADING_RE.finditer(own_words):
+        if _ASK_RE.search(match.group("label")):
+            continue  # "Remember Tom" is a request
+        rest = _REST_RE.match(own_words, match.end())  # the text under a name: theirs too
+        labelled.append((match, match.end() + len(rest.group(0)) if rest else match.end()))
+    for match, end in labelled:
         label = match.group("label")
         if not _name_like(label):
             continue
         keys = {_key(stem(word)) for word in _fact_words(label) if _is_content(word)}
         if keys and not any(key in fact_keys or key[:_FAMILY] in families for key in keys):
-            found.append((match.start(), match.end(), "relayed"))
+            found.append((match.start(), end, "relayed"))
     return found
+
+
+# A name on a line of its own above a message, as a chat or a social site copies its sender
+# ("Marta Lopez", "Marta Lopez · 2nd"): a full name, or one with a site's mark after it. A
+# fact drawn from the text under it names them, or it is theirs.
+_NAME_HEADING_RE = lazy_pattern(
+    r"^[ \t]*(?P<label>[A-Z][\w'’.-]*(?:[ \t]+[A-Z][\w'’.-]*){1,2}|[A-Z][\w'’.-]*(?=[ \t]*[·•]))"
+    r"(?:[ \t]*[·•][^\n]{0,20})?[ \t]*\n(?=[ \t]*\S)",
+    re.M,
+)
 
 
 def _lines(text: str) -> Iterator[tuple[int, int]]:
@@ -1321,6 +1356,9 @@ def _structural_spans(text: str) -> Iterator[Span]:
     yield from _sentences_with(text, _ADDRESSES_AI_RE, "instructions")
     yield from _runs(text, _CODE_LINE_RE, "code", min_lines=2)
     yield from _runs(text, _INDENTED_LINE_RE, "code", min_lines=1)
+    yield from _csv_spans(text)
+    for match in _YAML_RECORD_RE.finditer(text):
+        yield (*_line_span(text, match.start(), match.end() - 1), "code")
     yield from _runs(text, _TABLE_ROW_RE, "markup", min_lines=2)
     for match in _ENCODED_RE.finditer(text):
         yield (*_line_span(text, match.start(), match.end() - 1), "code")
@@ -1524,6 +1562,22 @@ def _runs(text: str, pattern: re.Pattern[str], kind: str, *, min_lines: int) -> 
         if len(run) >= min_lines:
             yield run[0][0], run[-1][1], kind
         run = []
+
+
+def _csv_spans(text: str) -> Iterator[Span]:
+    """Runs of two or more lines of a CSV file: each a `_CSV_ROW_RE` row with as many fields
+    as the others, and none asking anything (the owner's "remember milk,eggs,bread")."""
+    run: list[tuple[int, int]] = []
+    fields = -1
+    for start, end in [*_lines(text), (len(text) + 1, len(text) + 1)]:
+        line = text[start:end]
+        row = start <= len(text) and _CSV_ROW_RE.fullmatch(line) and not _ASK_RE.search(line)
+        if row and line.count(",") == fields:
+            run.append((start, end))
+            continue
+        if len(run) >= 2:
+            yield run[0][0], run[-1][1], "markup"
+        run, fields = ([(start, end)], line.count(",")) if row else ([], -1)
 
 
 def _paragraphs(text: str) -> Iterator[tuple[int, int]]:
