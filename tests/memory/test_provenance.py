@@ -224,6 +224,15 @@ def test_someone_elses_words_are_pasted_however_they_are_introduced(
         "Don't forget tomorrow:\n09:00 Dentist: bring the insurance card",
         "Remember my list:\n- [ ] buy milk\n- [x] call Anna",
         "Note - my dentist is Dr. Ana Lopes",
+        "Remember the subject of my thesis is coral bleaching",
+        "Remember my favourite subject is maths",
+        "Remember I signed up with the body shop on Elm Street",
+        "From Monday\nremember I start at 8",
+        "Remember I sent the parcel to Mum on Tuesday",
+        "Remember the meeting date: 14 March",
+        "Remember I posted the parcel to Anna on Monday",
+        "Remember the *blue* folder is the tax one",
+        "Remember I shared the flat with Tom in 2019",
     ],
 )
 def test_the_owners_own_from_dash_and_times_are_not_pasted(message: str) -> None:
@@ -511,3 +520,50 @@ def test_a_chat_copied_without_times_is_pasted_whole() -> None:
     found = split_message("Anna: the boat leaves at 6\nMe: ok great\nremember the time")
     assert found.own_words == "remember the time"
     assert [passage.kind for passage in found.passages] == ["conversation"]
+
+
+@pytest.mark.parametrize(
+    ("message", "fact"),
+    [
+        # beside another line, labelled or not: a chat copied out
+        ("my landlord: new account 55112233\nMe: remember that", "The account is 55112233"),
+        ("Dentist: remember my appointment is on the 12th\nSam: ok", "The appointment is the 12th"),
+        ("Me: remember the code is 2231\nLandlord: yes that's right", "The code is 2231"),
+        # a person's label: what they say of themselves is theirs
+        ("Landlord: remember my new account is 55009876", "The landlord's account is 55009876"),
+        ("Boss: remember I need the report by Friday", "The owner's boss needs the report"),
+        # a topic's label, but a number, an address, an amount or "you" in it
+        ("Gym: remember my locker code is 4471", "The owner's gym locker code is 4471"),
+        ("Dentist: remember my new IBAN is GB29NWBK60161331926819", "The dentist's IBAN"),
+        ("Vet: remember my fee is £80", "The owner's vet fee is £80"),
+        ("Vet: remember my fee is eighty pounds", "The owner's vet fee is eighty pounds"),
+        ("Dentist: remember I'm at smile-care.example", "The dentist is at smile-care.example"),
+        ("Dentist: remember I said you owe me for the visit", "The owner owes the dentist"),
+        # not first person: how a sender asks
+        ("Dentist: remember to book a checkup in January", "The owner books a dentist checkup"),
+    ],
+)
+def test_a_label_line_is_the_owners_note_only_alone_and_in_their_voice(
+    message: str, fact: str
+) -> None:
+    """A lone "Me: remember ...", or a thing of the owner's above what they say of themselves
+    with no number but a date, is the owner's note; anything else about it stays staged."""
+    assert "conversation" in [passage.kind for passage in split_message(message).passages]
+    assert staging_reason(fact, message) is not None
+
+
+@pytest.mark.parametrize(
+    ("message", "fact"),
+    [
+        ("Anna Smith\nremember her birthday is 3 May", "Anna Smith's birthday is 3 May"),
+        ("Car Insurance\nremember it renews in May", "The owner's car insurance renews in May"),
+        ("Don't Forget\nmy locker is 12", "The owner's locker is 12"),
+        ("remember the code is 3317 — for the shed", "The shed code is 3317"),
+        ("remember the party is on the 12th — Friday", "The party is on Friday the 12th"),
+        ("remember milk,eggs,bread\nand tea,coffee for Sunday", "The owner needs tea and coffee"),
+    ],
+)
+def test_a_heading_a_dash_or_a_list_of_the_owners_is_theirs(message: str, fact: str) -> None:
+    """A name above the text is its sender's unless the fact names them; a heading that asks,
+    a dash before a day or a lower-case word, a list typed with commas are the owner's."""
+    assert staging_reason(fact, message) is None

@@ -37,42 +37,51 @@ well call the tool. So a `remember` fact is saved at once only when all of these
 Otherwise it is staged for the owner to review, with a reason the owner can read.
 
 What counts as pasted or quoted material, found by `split_message`: code fences and code-like
-lines; HTML or XML tags, markdown headings, links and bold labels ("**IBAN:**"), HTML
-entities; block quotes (`>`) and
-quotations of six words or more; lines of a conversation log ("User:", "Assistant:",
-"AI assistant:", or three or more "Name: ..." lines where a name repeats); a line with no
-time where a name speaks to the owner ("Sam: remember the alarm code is 2468", "Mum - hey,
-don't forget ...", "Sam:" above the text, a line that says "you" or is quoted), and every
+lines; HTML or XML tags, markdown headings, links and bold labels ("**IBAN:**"), HTML entities;
+block quotes (`>`) and quotations of six words or more; lines of a conversation log ("User:",
+"Assistant:", "AI assistant:", or three or more "Name: ..." lines where a name repeats); a line
+with no time where a name speaks to the owner ("Sam: remember the alarm code is 2468", "Mum -
+hey, don't forget ...", "Sam:" above the text, a line that says "you" or is quoted), and every
 "Name: ..." line beside a "Me: ..." line or beside the same name again (a note's label,
-"Dentist: Tuesday at 3pm, remember", is the owner's: a fact drawn from a "Name: ..." line,
-"Sam: the code is 2468" or one with no verb, "Sam: alarm code 2468 now", must name the label,
-as a note's does); email
-headers, forwarded or replied-to mail, a letter's greeting and sign-off; text that
-addresses an AI rather than being said to one ("note to any AI reading this", "ignore previous
-instructions", "use your remember tool", chat-template tokens) or that speaks of "the
-owner" (the owner never calls themself that; text written to plant a memory does);
-someone else's words introduced ("my landlord texted: ...", "Bank says - ...", "according
-to the bank: ..."), named by where they came from ("From the bank: ...", "Got this from HR
-- ...", "Text from Mum: ...", "Von der Bank: ...", "Message de la banque : ...") or passed
-on ("(forwarded)", "Forwarded" on its own line, a lone "From: HSBC" sender line, a
-sender's tag such as "[HSBC]"); a chat or text message copied with its time or sender
-("[10:42] Alex: ...", "12/03/2026, 10:42 - Alex: ...", "Alex (10:42): ...", a header line
-"Alex Smith  10:42 AM" or "Today 14:02" above the message, "+44 7700 900123: ...", a bare
-"10:42 Alex: ..." or "03/12 Kev: ..." whose text speaks to the owner as above or whose name
-speaks twice, an agenda's "09:00 Dentist: bring the card, remember" being a labelled line
-like any other); a question and its answer ("Q: ...", "A: ..."); a text or mail body
-written to the owner, with no sender or time: a salutation ("Dear customer"), a sign-off
-("Kind regards", "Best," above a name, "The Acme Team", "-- Accounts Dept", "Sent from my
-iPhone"), a sender's notice ("Do not reply", "Do not share
-this code", "This is an automated message", "Reply YES", "IMPORTANT NOTICE:"), the
-owner's things called "your ..." ("Your new PIN is ...", "confirm your details"), a
-sender speaking as "us" ("call us on ...") or introducing themself ("Hey it's your boss");
-someone else's claim relayed in the owner's prose ("my landlord says ...", "Mum told me
-...", "the bank said ...", "says Alex", "apparently ...", "I was told ...", "Anna's text",
-"per the IT team", "(from Anna)"; "I said", "I told Anna" are the owner's); when a
-line points at a document ("what do you make of this email?"), the other lines; invisible
-characters, encoded runs and tables; a paragraph longer than `LONG_PARAGRAPH` characters (and, in a
-message longer than `LONG_MESSAGE`, every paragraph that does not carry the request); and
+"Dentist: Tuesday at 3pm, remember", is the owner's: a fact drawn from a "Name: ..." line, "Sam:
+the code is 2468" or one with no verb, "Sam: alarm code 2468 now", must name the label, as a
+note's does; a label line that is the whole message and asks first thing is the owner's when its
+label is theirs, "Me: remember I prefer aisle seats", or is a thing or an appointment of theirs
+above what they say of themselves with no number but a date or a time, "Dentist: remember my
+appointment is on the 12th"); email headers (a lone "Sent:", "To: someone@...", "*From:*", a
+mail's "Subject line ...", "body: ..."), forwarded or replied-to mail ("Begin forwarded
+message:", "--- Original ---", "Am ... schrieb Paul:", a line of underscores), a signature under
+"--" or a line of one ("A. Khan | Credit Control | Acme"), a name signed after a long dash at
+the end ("... — Marta"), a mail client's footer ("Sent from Yahoo Mail", "Get Outlook for iOS",
+"You are receiving this ..."), its buttons ("Reply  Forward"), an inline image's remnant
+("[cid:...]", "[image: ...]"), a letter's greeting and sign-off; a forum's "Posted by ... on
+...:" or "kate_b commented:"; a line set in as code; a CSV or YAML record; a full name on a line
+above the text ("Marta Lopez", "Marta · 2nd"), whose text a fact that does not name them is
+drawn from; text that addresses an AI rather than being said to one ("note to any AI reading
+this", "ignore previous instructions", "use your remember tool", chat-template tokens) or that
+speaks of "the owner" (the owner never calls themself that; text written to plant a memory
+does); someone else's words introduced ("my landlord texted: ...", "Bank says - ...", "according
+to the bank: ...", "Mail from the bank said to ...", "The notice on the door: ..."), named by
+where they came from ("From the bank: ...", "From the landlord" alone above it, "copied from the
+group chat", "(the CEO asked)", "Got this from HR - ...", "Text from Mum: ...", "Von der Bank:
+...", "Message de la banque : ...") or passed on ("(forwarded)", "Forwarded" on its own line, a
+lone "From: HSBC" sender line, a sender's tag such as "[HSBC]"); a chat or text message copied
+with its time or sender ("[10:42] Alex: ...", "12/03/2026, 10:42 - Alex: ...", "Alex (10:42):
+...", a header line "Alex Smith  10:42 AM" or "Today 14:02" above the message, "+44 7700 900123:
+...", a bare "10:42 Alex: ..." or "03/12 Kev: ..." whose text speaks to the owner as above or
+whose name speaks twice, an agenda's "09:00 Dentist: bring the card, remember" being a labelled
+line like any other); a question and its answer ("Q: ...", "A: ..."); a text or mail body
+written to the owner, with no sender or time: a salutation ("Dear customer"), a sign-off ("Kind
+regards", "Best," above a name, "The Acme Team", "-- Accounts Dept", "Sent from my iPhone"), a
+sender's notice ("Do not reply", "Do not share this code", "This is an automated message",
+"Reply YES", "IMPORTANT NOTICE:"), the owner's things called "your ..." ("Your new PIN is ...",
+"confirm your details"), a sender speaking as "us" ("call us on ...") or introducing themself
+("Hey it's your boss"); someone else's claim relayed in the owner's prose ("my landlord says
+...", "Mum told me ...", "the bank said ...", "says Alex", "apparently ...", "I was told ...",
+"Anna's text", "per the IT team", "(from Anna)"; "I said", "I told Anna" are the owner's); when
+a line points at a document ("what do you make of this email?"), the other lines; invisible
+characters, encoded runs and tables; a paragraph longer than `LONG_PARAGRAPH` characters (and,
+in a message longer than `LONG_MESSAGE`, every paragraph that does not carry the request); and
 sentences in another language or script than the owner's request.
 
 The rule is lexical and errs towards staging: a staged fact costs the owner one click, a
@@ -738,7 +747,8 @@ _TAG_RE = lazy_pattern(r"<!--.*?-->|</?[a-zA-Z][\w:-]*(?:\s[^<>]*)?/?>", re.S)
 # bold ("**IBAN:** ...", "__Payee__: ..."); the owner types "Wifi: hunter2" unformatted.
 _MARKDOWN_RE = lazy_pattern(
     r"^[ \t]*#{1,6}[ \t]+\S.*$|!?\[[^\]\n]+\]\([^)\s]+\)|&(?:[a-z]{2,8}|#x?[0-9a-f]{1,6});|"
-    r"(\*\*|__)[^*_\n]{1,40}(?::\1|\1[ \t]*:)",
+    r"(\*\*|__)[^*_\n]{1,40}(?::\1|\1[ \t]*:)|"
+    r"(?<![*_\w])([*_])[^*_\n]{1,40}(?::\2|\2[ \t]*:)(?![*_])",
     re.M | re.I,
 )
 _BLOCKQUOTE_RE = lazy_pattern(r"^[ \t]*>.*$", re.M)
@@ -847,6 +857,17 @@ _SECOND_PERSON_RE = lazy_pattern(r"\b(?:you|your|yours|you['’]re|youre|yoursel
 _ASKING_YOU_RE = lazy_pattern(
     r"\b(?:thank you|(?:can|could|would|will|do) you(?: please)?)\b", re.I
 )
+# Labels the owner heads a note of their own with: a thing or an appointment of theirs, not
+# a person or a sender (a landlord, a bank, a school writes to the owner as "your ...").
+_TOPIC_LABELS = frozenset(
+    """dentist doctor gp physio vet optician hairdresser haircut barber gym car bike passport
+    boiler bins recycling parking flights flight trains travel holiday trip hotel groceries
+    shopping meds medication prescription diet allergies garden plants seats appointment
+    appointments birthday birthdays anniversary""".split()  # noqa: SIM905
+)
+_FIRST_PERSON = frozenset("i i'm i’m im i've i’ve i'd i’d i'll i’ll my me mine myself".split())  # noqa: SIM905
+# The first word after a request, past "that" and a colon or a comma.
+_FIRST_WORD_RE = lazy_pattern(r"[ \t:,-]*(?:that[ \t]+)?([^\W\d_][\w'’]*)", re.I)
 _QUOTE_MARKS = "\"“”'‘’«„「"
 
 
@@ -881,10 +902,40 @@ _EMAIL_HEADER_RE = lazy_pattern(
 )
 _EMAIL_MARK_RE = lazy_pattern(
     r"^.*(?:-{2,}[ \t]*(?:original message|forwarded message|message d'origine|"
-    r"mensaje original|ursprüngliche nachricht)|^on .{4,120} wrote:[ \t]*$|"
+    r"mensaje original|ursprüngliche nachricht|original|forwarded|reply)\b|"
+    r"^on .{4,120} wrote:[ \t]*$|^am .{4,120} schrieb .{1,80}:[ \t]*$|"
+    r"^el .{4,120} escribió:[ \t]*$|^em .{4,120} escreveu:[ \t]*$|"
+    r"^il .{4,120} ha scritto:[ \t]*$|^op .{4,120} schreef .{1,80}:[ \t]*$|^_{10,}[ \t]*$|"
     r"^le .{4,120} a écrit[ \t]*:[ \t]*$|^sent from my |^[ \t]*(?:fwd?|re|tr|wg|aw)[ \t]*:).*$",
     re.M | re.I,
 )
+# What else a mail leaves behind when copied: a client's footer ("Sent from Yahoo Mail on
+# Android", "Get Outlook for iOS"), a lone header with a mail's value ("Sent: Tuesday, 3
+# December 2026 09:14", "To: kev@example.com", "Date: ... 09:14"), its parts named ("Subject
+# line was '...'", "body: ...", "subject = ..."; not "the subject of my thesis"), an inline
+# image or a link's remnant ("[cid:image001.png@01D9]", "[image: Logo]", "mailto:") and
+# quoted-printable ("=3D", "=20" at a line's end). The owner's note has none of them.
+_MAIL_TRACE_RE = lazy_pattern(
+    r"^[ \t]*(?:sent (?:from|via|with|using)|get outlook for)\b[^\n]{0,60}$|"
+    r"^[ \t]*sent[ \t]*:[ \t]*\S|"
+    r"^[ \t]*date[ \t]*:[^\n]*\b\d{1,2}:\d{2}\b|"
+    r"^[ \t]*(?:to|cc|bcc|reply-to)[ \t]*:[^\n]*@|"
+    r"\b(?:subject|body)[ \t]*[:=]|\bsubject[ \t]+line\b|"
+    r"\b(?:e-?mail|mail|message)(?:['’]s)?[ \t]+(?:subject|body)\b|"
+    r"\bsubject[ \t]+(?:was|is|reads?|said)[ \t]*[\"'“‘]|"
+    r"\bbody[ \t]+(?:text[ \t]+)?(?:said|says|reads?)\b|"
+    r"\[cid:|\bcid:[\w.-]+@|\[image:[^\]\n]*\]|\bmailto:|=(?:3D|20)$|=3D|"
+    r"^[ \t]*begin forwarded message\b|"
+    # a mail app's buttons copied with it ("Reply   Forward")
+    r"^[ \t]*(?:reply(?: all)?|forward|delete|archive|print)(?:[ \t]+(?:reply(?: all)?|"
+    r"forward|delete|archive|print))+[ \t]*$|"
+    # a signature's line: a name, a title, a company ("J. Patel | Accounts Payable | Acme")
+    r"^[ \t]*(?-i:[A-Z])[^|\n]{0,40}(?:[ \t]+\|[ \t]+(?-i:[A-Z])[^|\n]{0,40}){2,}$",
+    re.M | re.I,
+)
+# A signature's delimiter on its own line ("-- ", a dash), with the signature below: the text
+# above it is a mail's body.
+_SIGNATURE_MARK_RE = lazy_pattern(r"^[ \t]*(?:--|[—–])[ \t]*\n(?=[ \t]*\S)", re.M)
 _ADDRESSES_AI_RE = lazy_pattern(
     r"\b(?:(?:any|all|every|dear|attention|to the|to any|"
     r"(?:note|message|instructions?|reminder|notice)\W+(?:to|for)(?:\W+(?:the|any|all))?)\W+"
@@ -911,6 +962,16 @@ _CODE_LINE_RE = lazy_pattern(
     r"^.*(?:;|\{|\}|\);|=>)[ \t]*$|"
     r"^[ \t]*[\[{][ \t]*\".*$",
     re.M | re.I,
+)
+# A line set in as a code block is (four spaces or a tab): nobody types that before a request.
+_INDENTED_LINE_RE = lazy_pattern(r"^(?:[ ]{4,}|\t)\S.*$")
+# A row of a CSV file: fields joined by commas with no space after them ("payee,iban",
+# "Harbor Estates,GB33BUKB..."); two such lines are a table pasted (the owner's list is
+# "milk, eggs").
+_CSV_ROW_RE = lazy_pattern(r"^[ \t]*[^\s,][^,\n]*(?:,[^\s,][^,\n]*)+[ \t]*$")
+# A YAML record: "- key: value" with a "key:" indented under it.
+_YAML_RECORD_RE = lazy_pattern(
+    r"^[ \t]*-[ \t]+[a-z_][\w-]*:[^\n]*\n[ \t]+[a-z_][\w-]*:[^\n]*$", re.M
 )
 # Chat-template tokens and bracketed roles: text written for a model, not by the owner.
 _TEMPLATE_RE = lazy_pattern(
@@ -971,6 +1032,8 @@ _ADDRESSED_RE = lazy_pattern(
     r"(?:call|contact|email|e-mail|text|reach|visit|write to|message) us\b|"
     r"(?:confirm|verify|update|provide|enter|validate) your\b|"
     r"you(?:['’]ve| have) (?:won|been selected|been chosen|been approved|been charged)\b|"
+    r"(?:this|the) (?:e-?mail|message|newsletter|notification) (?:was|is|has been) "
+    r"(?:sent|addressed|delivered) to\b|you(?:['’]re| are) receiving this\b|"
     r"sent from my (?:iphone|ipad|android|phone|samsung|galaxy|mobile|outlook)\b|"
     r"(?:reply|text|send) (?:yes|no|y|n|\d{1,4})\b|"
     rf"{_STARTS_SENTENCE}(?:important |final |security )?(?:notice|alert|urgent|"
@@ -992,6 +1055,9 @@ _SIGNED_RE = lazy_pattern(
     r"(?-i:[A-Z][\w'.-]*(?:[ \t][A-Z][\w'.-]*){0,2})[ \t]*[.!]?[ \t]*(?=\n[ \t]*\n|\Z)|"
     rf"{_STARTS_SENTENCE}the (?-i:[A-Z][\w'&.-]*(?:[ \t][A-Z][\w'&.-]*){{0,2}}) "
     r"team[ \t]*[.!]?[ \t]*(?=\n|\Z))|"
+    # a name signed after a long dash or a tilde at the text's end: "... is 3317 — Marta"
+    r"(?<=\S)[ \t]+[—–~][ \t]*(?!(?:monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday|christmas|easter)\b)(?-i:[A-Z][a-z'’]+(?:[ \t][A-Z][a-z'’]+)?)[ \t]*[.!]?[ \t]*\Z|"
     # a signature line under the text: "-- Accounts Dept", "— Jen" (one dash is a list's)
     r"^[ \t]*(?:-{2,}|[–—~])[ \t]*(?-i:[A-Z][\w'.&-]*(?:[ \t]+[A-Z][\w'.&-]*){0,3})[ \t]*"
     r"(?=\n[ \t]*\n|\Z)",
@@ -1013,7 +1079,15 @@ _RELAYED_PROSE_RE = lazy_pattern(
     r"\b[^\W\d_]+['’]s[ \t]+(?:message|text|sms|e-?mail|mail|note|letter|dm|reply|voicemail|"
     r"post|words|advice)\b|"
     r"\b(?:as per|per (?:the|my|our|his|her|their))\b|"
+    # a message that says it: "Mail from Northwind billing said to ...", "the letter reads"
+    r"\b(?:e-?mails?|mails?|messages?|texts?|sms|letters?|notes?|notices?|posts?|voicemails?|"
+    r"dms?|memos?|leaflets?|flyers?|signs?|websites?|pages?)\b(?:[ \t]+[\w'’-]+){0,4}?[ \t]+"
+    r"(?:said|says|told|tells|reads|asked|asks|stated|states|mentioned|wants|wanted|"
+    r"instructed|instructs|reminded|reminds)\b|"
     r"\([ \t]*(?:from|per|via|by|says?|said|according to)\b|"
+    r"\b(?:copied|pasted|forwarded|screenshotted|quoted|taken) (?:from|off|out of)\b|"
+    r"\([^()\n]{1,30}\b(?:asked|asks|wants|wanted|requested|insisted|told me|says|said)"
+    r"[ \t]*\)|"
     r"\b(?:it|this|that)(?:['’]s| is| came| was) from[ \t]+(?:my|the|our|his|her|their|"
     r"(?-i:[A-Z]))|"
     r"(?<!\bi )(?<!\bwe )\b(?:says|said|writes|wrote)[ \t]+(?-i:[A-Z][a-z]+)\b|"
@@ -1033,7 +1107,13 @@ _INTRODUCED_RE = lazy_pattern(
     r"docs?|posts?|notes?|chats?|conversations?|transcripts?|reviews?|comments?|files?|pdfs?|"
     r"threads?|tweets?|paragraphs?|excerpts?|snippets?|passages?)\b[^\n:]{0,30}|"
     r"\b(?:says?|said|wrote|writes|emailed|texted|posted|reads)\b[^\n:]{0,20}|"
-    r"\baccording to\b[^\n:.!?]{1,30}):[ \t]*(?=\S|\n)|"
+    r"\b(?:posted|commented|replied|tweeted|answered|shared|reviewed)(?:[ \t]+(?:by|on|at|in)\b"
+    r"[^\n:]{0,40})?|"
+    r"\baccording to\b[^\n:.!?]{1,30}|"
+    # a thing that is written on: "The notice on the door:", "a sign in the lobby:"
+    r"\b(?:the|a|an|this|that)[ \t]+(?:[^\W\d_]+[ \t]+)?(?:notice|sign|poster|leaflet|"
+    r"flyer|newsletter|memo|announcement|bulletin|noticeboard|placard|banner)s?\b[^\n:]{0,40}"
+    r"):[ \t]*(?=\S|\n)|"
     # "Bank wrote - ...": a dash right after the verb (mid-sentence, "says he ... - " is prose)
     r"\b(?:says?|said|wrote|writes|emailed|texted|messaged|posted|replied|tweeted)"
     r"[ \t]*(?:[ \t]-+|[–—]+)[ \t]*(?=\S)",
@@ -1053,6 +1133,13 @@ _RELAYED_RE = lazy_pattern(
     r"(?P<noun>[^\W\d_]+)[^\w\n]{1,3}(?:de|du|des|del|do|da|dos|das|dal|dalla|dello|della|der|"
     r"van)\b[^\n.!?:]{1,40}?[ \t]*:)[ \t]*(?=\S|\n)",
     re.M | re.I,
+)
+# A line that is only a source, "From the landlord", "From my boss", "From Kevin Hart": what
+# a relayed text is headed with. (A place one is from reads "From Leeds originally".)
+_SOURCE_LINE_RE = lazy_pattern(
+    r"(?:from|via|von|vom)[ \t]+(?:(?:the|my|our|his|her|their|a|an)[ \t]+[^\W\d_][\w'’-]*"
+    r"(?:[ \t]+[^\W\d_][\w'’-]*)?|(?-i:[A-Z])[\w'’-]*(?:[ \t]+(?-i:[A-Z])[\w'’-]*){0,2})",
+    re.I,
 )
 _RELAY_LEADS = frozenset(
     """just got received copied pasted forwarded quoted taken straight this that these it a an
@@ -1074,7 +1161,9 @@ def _relayed(match: re.Match[str]) -> bool:
         return fold(match.group("noun")) in _RELAY_NOUNS
     lead = words(match.group("lead"))
     if match.group("eol") is not None and not lead:
-        return False  # "From Leeds originally" at a line's end: a lead must say "received"
+        # "From Leeds originally" at a line's end: a lead must say "received", unless the
+        # line is a source alone above the text it gave ("From the landlord").
+        return _SOURCE_LINE_RE.fullmatch(match.group(0).strip()) is not None
     marks = [index for index, word in enumerate(lead) if word in ("this", "these")]
     return all(word in _RELAY_LEADS for word in lead[marks[-1] + 1 if marks else 0 :])
 
@@ -1204,14 +1293,30 @@ def _unnamed_labels(fact: str, own_words: str) -> list[Span]:
     fact_keys = {_key(stem(word)) for word in _fact_words(_one_word_phrases(fact))}
     families = {key[:_FAMILY] for key in fact_keys if len(key) >= _FAMILY}
     found: list[Span] = []
-    for match in _NAMED_LINE_RE.finditer(own_words):
+    labelled = [(m, m.end()) for m in _NAMED_LINE_RE.finditer(own_words)]
+    for match in _NAME_HEADING_RE.finditer(own_words):
+        if _ASK_RE.search(match.group("label")):
+            continue  # "Remember Tom" is a request
+        rest = _REST_RE.match(own_words, match.end())  # the text under a name: theirs too
+        labelled.append((match, match.end() + len(rest.group(0)) if rest else match.end()))
+    for match, end in labelled:
         label = match.group("label")
         if not _name_like(label):
             continue
         keys = {_key(stem(word)) for word in _fact_words(label) if _is_content(word)}
         if keys and not any(key in fact_keys or key[:_FAMILY] in families for key in keys):
-            found.append((match.start(), match.end(), "relayed"))
+            found.append((match.start(), end, "relayed"))
     return found
+
+
+# A name on a line of its own above a message, as a chat or a social site copies its sender
+# ("Marta Lopez", "Marta Lopez · 2nd"): a full name, or one with a site's mark after it. A
+# fact drawn from the text under it names them, or it is theirs.
+_NAME_HEADING_RE = lazy_pattern(
+    r"^[ \t]*(?P<label>[A-Z][\w'’.-]*(?:[ \t]+[A-Z][\w'’.-]*){1,2}|[A-Z][\w'’.-]*(?=[ \t]*[·•]))"
+    r"(?:[ \t]*[·•][^\n]{0,20})?[ \t]*\n(?=[ \t]*\S)",
+    re.M,
+)
 
 
 def _lines(text: str) -> Iterator[tuple[int, int]]:
@@ -1250,6 +1355,10 @@ def _structural_spans(text: str) -> Iterator[Span]:
     yield from _introduced_spans(text)
     yield from _sentences_with(text, _ADDRESSES_AI_RE, "instructions")
     yield from _runs(text, _CODE_LINE_RE, "code", min_lines=2)
+    yield from _runs(text, _INDENTED_LINE_RE, "code", min_lines=1)
+    yield from _csv_spans(text)
+    for match in _YAML_RECORD_RE.finditer(text):
+        yield (*_line_span(text, match.start(), match.end() - 1), "code")
     yield from _runs(text, _TABLE_ROW_RE, "markup", min_lines=2)
     for match in _ENCODED_RE.finditer(text):
         yield (*_line_span(text, match.start(), match.end() - 1), "code")
@@ -1297,6 +1406,9 @@ def _email_spans(text: str) -> Iterator[Span]:
         if text.count("\n", position, headers[index + 1]) <= 4:
             starts.append(position)
     starts += [m.start() for m in _EMAIL_MARK_RE.finditer(text)]
+    starts += [m.start() for m in _MAIL_TRACE_RE.finditer(text)]
+    if _SIGNATURE_MARK_RE.search(text):
+        starts.append(0)  # the body above the signature is the mail's too
     if re.search(r"^[ \t]*subject[ \t]*:", text, re.M | re.I):
         starts.append(re.search(r"^[ \t]*subject[ \t]*:", text, re.M | re.I).start())  # type: ignore[union-attr]
     greeting = _GREETING_RE.search(text)
@@ -1355,8 +1467,46 @@ def _speaker_spans(text: str) -> Iterator[Span]:
         yield named[0].start(), named[-1].end(), "conversation"
         return
     for match in named:
-        if _speaks(match.group("said")):
+        if _speaks(match.group("said")) and not _owners_note(text, match):
             yield match.start(), match.end(), "conversation"
+
+
+def _owners_note(text: str, match: re.Match[str]) -> bool:
+    """Whether a labelled line that asks first thing is the owner's own note, not someone
+    asking the owner: it is the whole message, and its label is the owner ("Me: remember I
+    prefer aisle seats"), or a thing or an appointment of theirs (`_TOPIC_LABELS`) above what
+    they say of themselves, with no number, code, address or amount but a date or a time
+    ("Dentist: remember my appointment is on the 12th"). A speaker asking the owner says
+    "your" or "the", or what is theirs ("Landlord: remember my new account is ..."), which
+    a person's label or a number keeps staged."""
+    if text.strip() != match.group(0).strip():
+        return False  # beside other lines: a chat copied out, whatever its labels
+    label = fold(match.group("label")).strip()
+    if label in _ME:
+        return True
+    return label in _TOPIC_LABELS and _first_person_plain(match.group("said"))
+
+
+def _first_person_plain(said: str) -> bool:
+    """Whether a request ("remember my appointment is on the 12th") goes on in the first
+    person, says no "you", and holds no number but a date or a clock time, no address and
+    no currency."""
+    said = said.strip()
+    lead = _ASK_LEAD_RE.match(said)
+    ask = _ASK_RE.match(said, lead.end() if lead else 0)
+    if ask is None:
+        return False
+    rest = said[ask.end() :]
+    first = _FIRST_WORD_RE.match(rest)
+    if first is None or fold(first.group(1)) not in _FIRST_PERSON:
+        return False
+    if _SECOND_PERSON_RE.search(_ASKING_YOU_RE.sub(" ", rest)) or _CURRENCY_RE.search(rest):
+        return False
+    if _ADDRESS_RE.search(rest):
+        return False
+    timeless = _blank(rest, [(start, end, "") for start, end, _ in _moments(rest)])
+    timeless = _ORDINAL_DAY_RE.sub(" ", timeless)
+    return _DIGIT_RE.search(timeless) is None
 
 
 def _stamped_spans(text: str) -> Iterator[Span]:
@@ -1412,6 +1562,22 @@ def _runs(text: str, pattern: re.Pattern[str], kind: str, *, min_lines: int) -> 
         if len(run) >= min_lines:
             yield run[0][0], run[-1][1], kind
         run = []
+
+
+def _csv_spans(text: str) -> Iterator[Span]:
+    """Runs of two or more lines of a CSV file: each a `_CSV_ROW_RE` row with as many fields
+    as the others, and none asking anything (the owner's "remember milk,eggs,bread")."""
+    run: list[tuple[int, int]] = []
+    fields = -1
+    for start, end in [*_lines(text), (len(text) + 1, len(text) + 1)]:
+        line = text[start:end]
+        row = start <= len(text) and _CSV_ROW_RE.fullmatch(line) and not _ASK_RE.search(line)
+        if row and line.count(",") == fields:
+            run.append((start, end))
+            continue
+        if len(run) >= 2:
+            yield run[0][0], run[-1][1], "markup"
+        run, fields = ([(start, end)], line.count(",")) if row else ([], -1)
 
 
 def _paragraphs(text: str) -> Iterator[tuple[int, int]]:
